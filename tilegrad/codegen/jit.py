@@ -1,0 +1,83 @@
+"""llvmlite: optimize a module at O3 for the host CPU and JIT it with MCJIT."""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from dataclasses import dataclass
+from functools import cache
+
+import llvmlite.binding as llb
+import llvmlite.ir as ir
+
+_lock = threading.Lock()
+
+
+@cache
+def _initialize() -> None:
+    llb.initialize_native_target()
+    llb.initialize_native_asmprinter()
+
+
+@cache
+def host_target_machine() -> llb.TargetMachine:
+    _initialize()
+    target = llb.Target.from_default_triple()
+    return target.create_target_machine(
+        cpu=llb.get_host_cpu_name(), features=llb.get_host_cpu_features().flatten(), opt=3,
+        codemodel="jitdefault",
+    )
+
+
+def optimize(module_ir: str) -> str:
+    """LLVM IR text after the O3 pipeline for this host."""
+    _initialize()
+    module = llb.parse_assembly(module_ir)
+    module.verify()
+    tm = host_target_machine()
+    module.triple = tm.triple
+    module.data_layout = str(tm.target_data)
+    options = llb.create_pipeline_tuning_options(speed_level=3)
+    options.loop_vectorization = True
+    options.slp_vectorization = True
+    options.loop_unrolling = True
+    builder = llb.create_pass_builder(tm, options)
+    manager = builder.getModulePassManager()
+    manager.run(module, builder)
+    return str(module)
+
+
+def assembly(optimized_ir: str) -> str:
+    module = llb.parse_assembly(optimized_ir)
+    return host_target_machine().emit_assembly(module)
+
+
+KERNEL_SIGNATURE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
+
+
+@dataclass
+class JitModule:
+    """Compiled code kept alive with its engine; `function(name)` gives a ctypes callable."""
+
+    engine: object
+    module: object
+
+    def function(self, name: str):
+        address = self.engine.get_function_address(name)
+        if not address:
+            raise KeyError(f"no function {name} in the JIT module")
+        return KERNEL_SIGNATURE(address)
+
+
+def jit(optimized_ir: str) -> JitModule:
+    _initialize()
+    with _lock:
+        module = llb.parse_assembly(optimized_ir)
+        engine = llb.create_mcjit_compiler(module, host_target_machine())
+        engine.finalize_object()
+        engine.run_static_constructors()
+    return JitModule(engine, module)
+
+
+def to_llvm_ir(module: ir.Module) -> str:
+    return str(module)

@@ -1,0 +1,225 @@
+"""The `tg` dialect: an op's math as stages over memrefs, and the tiled form's UB buffers and copies.
+
+Op level (what the DSL emits, one per stage):
+- `tg.compute`: every element of `dest` equals what the body yields for its index;
+- `tg.scatter_add`: for every point of a domain, add a value at the index the body picks;
+- `tg.check`: the body's condition must hold at every point, else the kernel reports an error;
+- `tg.reduce`: a sum or max over an axis, inside any of the above.
+Tiled level (what `tile-for-target` adds on scratchpad targets):
+- `tg.ub_alloc`: a buffer at a fixed offset of a core's unified buffer;
+- `tg.copy`: a GM<->UB copy of `length` consecutive elements along the last axis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    I64,
+    ArrayAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import HasParent, IsTerminator, MemoryWriteEffect, Pure, RecursiveMemoryEffect
+from xdsl.utils.exceptions import VerifyException
+
+_INDEX = IndexType()
+
+
+def _check_domain(op: IRDLOperation, extents: Sequence[SSAValue], body: Region) -> None:
+    block = body.block
+    if len(block.args) != len(extents):
+        raise VerifyException(f"{op.name}: body takes {len(block.args)} indices for a {len(extents)}-d domain")
+    if any(arg.type != _INDEX for arg in block.args):
+        raise VerifyException(f"{op.name}: body arguments must be of index type")
+    if not isinstance(block.last_op, YieldOp):
+        raise VerifyException(f"{op.name}: body must end with tg.yield")
+
+
+@irdl_op_definition
+class ComputeOp(IRDLOperation):
+    """Every element of `dest` becomes what the body yields for its index.
+
+    Example: `tg.compute %dx over (%n) { ^bb0(%i : index): ... tg.yield %v : f32 } : memref<?xf32>`
+    """
+
+    name = "tg.compute"
+    dest = operand_def(MemRefType)
+    extents = var_operand_def(IndexType)
+    body = region_def("single_block")
+    traits = traits_def(MemoryWriteEffect(), RecursiveMemoryEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = "$dest `over` `(` $extents `)` $body attr-dict `:` type($dest)"
+
+    def __init__(self, dest: SSAValue, extents: Sequence[SSAValue], body: Region):
+        super().__init__(operands=[dest, extents], regions=[body])
+
+    def verify_(self) -> None:
+        _check_domain(self, self.extents, self.body)
+        assert isinstance(self.dest.type, MemRefType)
+        if self.dest.type.get_num_dims() != len(self.extents):
+            raise VerifyException("tg.compute: domain rank must equal the rank of dest")
+        if len(self.body.block.last_op.operands) != 1:
+            raise VerifyException("tg.compute: body must yield exactly one value")
+
+
+@irdl_op_definition
+class ScatterAddOp(IRDLOperation):
+    """For every point of the domain, `dest[i...] += v` where the body yields `i..., v, when`.
+
+    Indices the body computes from data are range-checked: an out-of-range index sets the
+    kernel's error code to `code` and writes nothing.
+    """
+
+    name = "tg.scatter_add"
+    dest = operand_def(MemRefType)
+    extents = var_operand_def(IndexType)
+    code = prop_def(IntegerAttr[I64])
+    body = region_def("single_block")
+    traits = traits_def(MemoryWriteEffect(), RecursiveMemoryEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = "$dest `over` `(` $extents `)` `code` $code $body attr-dict `:` type($dest)"
+
+    def __init__(self, dest: SSAValue, extents: Sequence[SSAValue], body: Region, code: int):
+        super().__init__(operands=[dest, extents], regions=[body],
+                         properties={"code": IntegerAttr(code, i64)})
+
+    def verify_(self) -> None:
+        _check_domain(self, self.extents, self.body)
+        assert isinstance(self.dest.type, MemRefType)
+        rank = self.dest.type.get_num_dims()
+        if len(self.body.block.last_op.operands) != rank + 2:
+            raise VerifyException(f"tg.scatter_add: body must yield {rank} indices, a value and a predicate")
+
+
+@irdl_op_definition
+class CheckOp(IRDLOperation):
+    """The body's i1 must hold at every point of the domain, else the kernel reports `code`."""
+
+    name = "tg.check"
+    extents = var_operand_def(IndexType)
+    code = prop_def(IntegerAttr[I64])
+    body = region_def("single_block")
+    traits = traits_def(MemoryWriteEffect(), RecursiveMemoryEffect())
+    assembly_format = "`over` `(` $extents `)` `code` $code $body attr-dict"
+
+    def __init__(self, extents: Sequence[SSAValue], body: Region, code: int):
+        super().__init__(operands=[extents], regions=[body], properties={"code": IntegerAttr(code, i64)})
+
+    def verify_(self) -> None:
+        _check_domain(self, self.extents, self.body)
+
+
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """`combine` ("sum" or "max") of what the body yields over [0, extent), starting from `init`."""
+
+    name = "tg.reduce"
+    extent = operand_def(IndexType)
+    init = operand_def()
+    combine = prop_def(StringAttr)
+    result = result_def()
+    body = region_def("single_block")
+    traits = traits_def(RecursiveMemoryEffect())
+    assembly_format = "$combine `over` $extent `from` $init $body attr-dict `:` type($init) `->` type($result)"
+
+    def __init__(self, combine: str, extent: SSAValue, init: SSAValue, body: Region):
+        super().__init__(operands=[extent, init], regions=[body], result_types=[init.type],
+                         properties={"combine": StringAttr(combine)})
+
+    def verify_(self) -> None:
+        if self.combine.data not in ("sum", "max"):
+            raise VerifyException(f"tg.reduce: unknown combine {self.combine.data!r}")
+        _check_domain(self, [self.extent], self.body)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminates the body of a tg op with the values it defines."""
+
+    name = "tg.yield"
+    arguments = var_operand_def()
+    traits = traits_def(IsTerminator(), HasParent(ComputeOp, ScatterAddOp, CheckOp, ReduceOp), Pure())
+    assembly_format = "attr-dict ($arguments^ `:` type($arguments))?"
+
+    def __init__(self, *values: SSAValue | Operation):
+        super().__init__(operands=[values])
+
+
+@irdl_op_definition
+class UBAllocOp(IRDLOperation):
+    """A buffer at byte `offset` of a core's unified buffer `ub` (the tiled form only)."""
+
+    name = "tg.ub_alloc"
+    ub = operand_def(MemRefType)
+    offset = prop_def(IntegerAttr[I64])
+    label = prop_def(StringAttr)
+    result = result_def(MemRefType)
+    assembly_format = "$ub `[` $offset `]` $label attr-dict `:` type($ub) `->` type($result)"
+
+    def __init__(self, ub: SSAValue, offset: int, label: str, result_type: MemRefType):
+        super().__init__(operands=[ub], result_types=[result_type],
+                         properties={"offset": IntegerAttr(offset, i64), "label": StringAttr(label)})
+
+    def verify_(self) -> None:
+        if self.offset.value.data < 0:
+            raise VerifyException("tg.ub_alloc: negative offset")
+
+
+@irdl_op_definition
+class CopyOp(IRDLOperation):
+    """Copy `length` consecutive elements along the last axis from src[...] to dst[...] (GM<->UB)."""
+
+    name = "tg.copy"
+    src = operand_def(MemRefType)
+    src_indices = var_operand_def(IndexType)
+    dst = operand_def(MemRefType)
+    dst_indices = var_operand_def(IndexType)
+    length = operand_def(IndexType)
+    direction = prop_def(StringAttr)
+    traits = traits_def(MemoryWriteEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$direction $src `[` $src_indices `]` `to` $dst `[` $dst_indices `]` `len` $length "
+        "attr-dict `:` type($src) `,` type($dst)"
+    )
+
+    def __init__(self, direction: str, src: SSAValue, src_indices: Sequence[SSAValue],
+                 dst: SSAValue, dst_indices: Sequence[SSAValue], length: SSAValue):
+        super().__init__(operands=[src, src_indices, dst, dst_indices, length],
+                         properties={"direction": StringAttr(direction)})
+
+    def verify_(self) -> None:
+        if self.direction.data not in ("gm_to_ub", "ub_to_gm"):
+            raise VerifyException(f"tg.copy: unknown direction {self.direction.data!r}")
+        for mem, idx in ((self.src, self.src_indices), (self.dst, self.dst_indices)):
+            assert isinstance(mem.type, MemRefType)
+            if mem.type.get_num_dims() != len(idx):
+                raise VerifyException("tg.copy: one index per memref dimension")
+
+
+TG = Dialect("tg", [ComputeOp, ScatterAddOp, CheckOp, ReduceOp, YieldOp, UBAllocOp, CopyOp], [])
+
+
+def body_region(arg_count: int) -> tuple[Region, Block]:
+    block = Block(arg_types=[_INDEX] * arg_count)
+    return Region([block]), block
+
+
+__all__ = ["TG", "ComputeOp", "ScatterAddOp", "CheckOp", "ReduceOp", "YieldOp", "UBAllocOp",
+           "CopyOp", "body_region", "ArrayAttr", "Attribute"]

@@ -1,0 +1,94 @@
+"""Building scalar arith ops into a block, and converting between storage and compute types.
+
+Both the DSL emitter and the lowering passes use these, so a bfloat16 or int8 element is widened
+and narrowed in exactly one way everywhere.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    f32,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+INDEX = IndexType()
+
+
+class BlockBuilder:
+    """Appends ops to a block (or inserts them before an op) and returns their results."""
+
+    def __init__(self, block: Block, before: Operation | None = None):
+        self.block, self.before = block, before
+
+    def add(self, op: Operation) -> SSAValue:
+        if self.before is not None:
+            self.block.insert_op_before(op, self.before)
+        else:
+            self.block.add_op(op)
+        return op.results[0] if op.results else None
+
+    def const(self, value, type_: Attribute) -> SSAValue:
+        if isinstance(type_, (IndexType, IntegerType)):
+            return self.add(arith.ConstantOp(IntegerAttr(int(value), type_)))
+        return self.add(arith.ConstantOp(FloatAttr(float(value), type_)))
+
+    def index(self, value: int) -> SSAValue:
+        return self.const(value, INDEX)
+
+
+def is_float(t: Attribute) -> bool:
+    return isinstance(t, (Float16Type, BFloat16Type, Float32Type, Float64Type))
+
+
+def compute_type(storage: Attribute) -> Attribute:
+    """float16/bfloat16 compute in float32 (the vendors' PSEUDO_HALF); integers as index."""
+    if isinstance(storage, (Float16Type, BFloat16Type)):
+        return f32
+    if is_float(storage):
+        return storage
+    return INDEX
+
+
+def to_compute(b: BlockBuilder, value: SSAValue, unsigned: bool = False) -> SSAValue:
+    t = value.type
+    if isinstance(t, (Float16Type, BFloat16Type)):
+        return b.add(arith.ExtFOp(value, f32))
+    if isinstance(t, IntegerType):
+        if t.width.data < 64:
+            ext = arith.ExtUIOp if unsigned or t.width.data == 1 else arith.ExtSIOp
+            value = b.add(ext(value, i64))
+        return b.add(arith.IndexCastOp(value, INDEX))
+    return value
+
+
+def to_storage(b: BlockBuilder, value: SSAValue, storage: Attribute) -> SSAValue:
+    t = value.type
+    if t == storage:
+        return value
+    if is_float(storage):
+        if is_float(t):
+            bits = {Float16Type: 16, BFloat16Type: 16, Float32Type: 32, Float64Type: 64}
+            widen = bits[type(storage)] > bits[type(t)]
+            return b.add((arith.ExtFOp if widen else arith.TruncFOp)(value, storage))
+        value = b.add(arith.IndexCastOp(value, i64)) if isinstance(t, IndexType) else value
+        return b.add(arith.SIToFPOp(value, storage))
+    assert isinstance(storage, IntegerType)
+    if isinstance(t, IndexType):
+        value = b.add(arith.IndexCastOp(value, i64))
+    if storage.width.data < 64:
+        value = b.add(arith.TruncIOp(value, storage))
+    return value
+
+
+__all__ = ["BlockBuilder", "INDEX", "compute_type", "i1", "is_float", "to_compute", "to_storage"]

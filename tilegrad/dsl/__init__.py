@@ -1,0 +1,34 @@
+"""The authoring front end: declare an op's math; the compiler does the rest."""
+
+from tilegrad.dsl.expr import (
+    abs_,
+    cast,
+    exp,
+    log,
+    maximum,
+    minimum,
+    reduce_max,
+    reduce_sum,
+    sqrt,
+    tanh,
+    where,
+)
+from tilegrad.dsl.opdef import (
+    INDEX_DTYPES,
+    ONE,
+    attr,
+    get_op,
+    like,
+    list_ops,
+    op,
+    rule,
+    shaped,
+    tensor,
+)
+from tilegrad.dsl.trace import check, output, scatter_add, temp
+
+__all__ = [
+    "INDEX_DTYPES", "ONE", "abs_", "attr", "cast", "check", "exp", "get_op", "like", "list_ops",
+    "log", "maximum", "minimum", "op", "output", "reduce_max", "reduce_sum", "rule", "scatter_add",
+    "shaped", "sqrt", "tanh", "temp", "tensor", "where",
+]

@@ -1,0 +1,262 @@
+"""Emit a traced op as tg-dialect IR: one func.func whose arguments are memrefs, one tg op per stage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, func, math, memref
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DictionaryAttr,
+    Float32Type,
+    Float64Type,
+    FunctionType,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    StridedLayoutAttr,
+    StringAttr,
+    f32,
+    f64,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from tilegrad.dialect import tg
+from tilegrad.dialect.values import INDEX, BlockBuilder, to_compute, to_storage
+from tilegrad.dsl.expr import BinOp, Cast, Const, Dim, Expr, Read, Reduce, Select, UnOp, Var
+from tilegrad.dsl.tensor import Buffer, TensorArg
+from tilegrad.dsl.trace import Check, Compute, Scatter, Trace
+from tilegrad.dtypes import DTYPES, DType
+
+
+@dataclass(frozen=True)
+class KernelArg:
+    """One memref argument of a kernel, in order: inputs, then outputs, then temporaries."""
+
+    name: str
+    role: str  # "input" | "output" | "temp"
+    dtype: DType
+    rank: int
+    unit_inner_stride: bool
+
+
+@dataclass
+class EmittedOp:
+    module: ModuleOp
+    args: list[KernelArg]
+    messages: dict[int, str] = field(default_factory=dict)
+
+
+def memref_type(dtype: DType, rank: int, unit_inner_stride: bool) -> MemRefType:
+    storage = dtype.storage if dtype.name != "bfloat16" else _bf16()
+    strides = [None] * rank
+    if rank and unit_inner_stride:
+        strides[-1] = 1
+    return MemRefType(storage, [DYNAMIC_INDEX] * rank, StridedLayoutAttr(strides, 0))
+
+
+def _bf16() -> Attribute:
+    from xdsl.dialects.builtin import BFloat16Type
+
+    return BFloat16Type()
+
+
+_FLOAT_BIN = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
+              "max": arith.MaximumfOp, "min": arith.MinimumfOp}
+_INT_BIN = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "div": arith.DivSIOp,
+            "floordiv": arith.DivSIOp, "mod": arith.RemSIOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}
+_FCMP = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
+_ICMP = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
+_MATH = {"exp": math.ExpOp, "log": math.LogOp, "sqrt": math.SqrtOp, "abs": math.AbsFOp, "tanh": math.TanhOp}
+
+
+class _Emitter:
+    def __init__(self, trace: Trace, args: dict[str, SSAValue], float_type: Attribute, entry: Block):
+        self.trace, self.args, self.float_type, self.entry = trace, args, float_type, entry
+        self.top = BlockBuilder(entry)
+        self.dims: dict[tuple[str, int], SSAValue] = {}
+        self.messages: dict[int, str] = {}
+
+    def kind_type(self, kind: str) -> Attribute:
+        return {"f": self.float_type, "i": INDEX, "b": i1}[kind]
+
+    # ---- values usable anywhere (dims, extents) -------------------------------------------------
+    def dim(self, name: str, axis: int) -> SSAValue:
+        key = (name, axis)
+        if key not in self.dims:
+            self.dims[key] = self.top.add(memref.DimOp(self.args[name], self.top.index(axis)))
+        return self.dims[key]
+
+    def extent(self, expr: Expr) -> SSAValue:
+        return self.expr(expr, self.top, {})
+
+    # ---- scalar expressions -------------------------------------------------------------------
+    def expr(self, e: Expr, b: BlockBuilder, env: dict[int, SSAValue]) -> SSAValue:
+        match e:
+            case Var():
+                return env[e.uid]
+            case Const():
+                return b.const(e.value, self.kind_type(e.kind)) if e.kind != "b" else b.const(int(e.value), i1)
+            case Dim():
+                return self.dim(e.tensor, e.axis)
+            case Read():
+                indices = [self.expr(i, b, env) for i in e.indices]
+                indices = [self.clamp(v, e.buffer, axis, b) if _reads_data(i) else v
+                           for axis, (i, v) in enumerate(zip(e.indices, indices))]
+                loaded = b.add(memref.LoadOp.get(self.args[e.buffer.name], indices))
+                value = to_compute(b, loaded, unsigned=not e.buffer.dtype.signed)
+                if e.kind == "f" and value.type != self.float_type:
+                    value = to_storage(b, value, self.float_type)
+                return value
+            case BinOp():
+                lhs, rhs = self.expr(e.a, b, env), self.expr(e.b, b, env)
+                if e.op in ("and", "or"):
+                    return b.add((arith.AndIOp if e.op == "and" else arith.OrIOp)(lhs, rhs))
+                if e.kind == "b":
+                    if e.a.kind == "f":
+                        return b.add(arith.CmpfOp(lhs, rhs, _FCMP[e.op]))
+                    return b.add(arith.CmpiOp(lhs, rhs, _ICMP[e.op]))
+                table = _FLOAT_BIN if e.kind == "f" else _INT_BIN
+                return b.add(table[e.op](lhs, rhs))
+            case UnOp():
+                value = self.expr(e.a, b, env)
+                if e.op == "neg":
+                    if e.kind == "f":
+                        return b.add(arith.NegfOp(value))
+                    return b.add(arith.SubiOp(b.const(0, value.type), value))
+                if e.op == "not":
+                    return b.add(arith.XOrIOp(value, b.const(1, i1)))
+                return b.add(_MATH[e.op](value))
+            case Select():
+                cond = self.expr(e.cond, b, env)
+                return b.add(arith.SelectOp(cond, self.expr(e.a, b, env), self.expr(e.b, b, env)))
+            case Cast():
+                return self.cast(self.expr(e.a, b, env), e.a.kind, e.kind, b)
+            case Reduce():
+                return self.reduce(e, b, env)
+        raise TypeError(f"cannot emit {e!r}")
+
+    def clamp(self, index: SSAValue, buffer, axis: int, b: BlockBuilder) -> SSAValue:
+        """A gathered index is clamped into the buffer, so bad data never reads out of bounds;
+        the op reports it with a tg.check or the scatter's own range check."""
+        extent = self.extent(buffer.shape[axis]) if isinstance(buffer, Buffer) else self.dim(buffer.name, axis)
+        last = b.add(arith.SubiOp(extent, b.index(1)))
+        low = b.add(arith.MaxSIOp(index, b.index(0)))
+        return b.add(arith.MinSIOp(low, last))
+
+    def cast(self, value: SSAValue, src: str, dst: str, b: BlockBuilder) -> SSAValue:
+        if dst == "b":
+            zero = b.const(0, value.type)
+            return b.add(arith.CmpfOp(value, zero, "une") if src == "f" else arith.CmpiOp(value, zero, "ne"))
+        if src == "b":
+            value = b.add(arith.ExtUIOp(value, i64))
+            value = b.add(arith.IndexCastOp(value, INDEX))
+            src = "i"
+        if src == dst:
+            return value
+        if dst == "f":
+            return to_storage(b, value, self.float_type)
+        as_int = b.add(arith.FPToSIOp(value, i64))  # truncates toward zero
+        return b.add(arith.IndexCastOp(as_int, INDEX))
+
+    def reduce(self, e: Reduce, b: BlockBuilder, env: dict[int, SSAValue]) -> SSAValue:
+        init_value = 0 if e.combine == "sum" else float("-inf")
+        init = b.const(init_value, self.kind_type(e.kind))
+        region, block = tg.body_region(1)
+        inner = BlockBuilder(block)
+        value = self.expr(e.body, inner, {**env, e.var.uid: block.args[0]})
+        inner.add(tg.YieldOp(value))
+        return b.add(tg.ReduceOp(e.combine, self.expr(e.extent, b, env), init, region))
+
+    # ---- stages ---------------------------------------------------------------------------------
+    def stage(self, stage) -> None:
+        match stage:
+            case Compute():
+                extents = [self.extent(d) for d in stage.buffer.shape]
+                region, block = tg.body_region(len(extents))
+                b = BlockBuilder(block)
+                env = {v.uid: a for v, a in zip(stage.vars, block.args)}
+                value = self.expr(stage.value, b, env)
+                target = self.args[stage.buffer.name].type.element_type
+                b.add(tg.YieldOp(to_storage(b, value, target)))
+                self.top.add(tg.ComputeOp(self.args[stage.buffer.name], extents, region))
+            case Scatter():
+                extents = [self.extent(d) for d in stage.domain]
+                region, block = tg.body_region(len(extents))
+                b = BlockBuilder(block)
+                env = {v.uid: a for v, a in zip(stage.vars, block.args)}
+                indices = [self.expr(i, b, env) for i in stage.index]
+                dest_kind = "f" if stage.buffer.dtype.is_float else "i"
+                value = self.expr(stage.value, b, env)
+                if stage.value.kind != dest_kind:
+                    value = self.cast(value, stage.value.kind, dest_kind, b)
+                when = self.expr(stage.when, b, env) if stage.when is not None else b.const(1, i1)
+                b.add(tg.YieldOp(*indices, value, when))
+                code = self.new_code(stage.message)
+                self.top.add(tg.ScatterAddOp(self.args[stage.buffer.name], extents, region, code))
+            case Check():
+                extents = [self.extent(d) for d in stage.domain]
+                region, block = tg.body_region(len(extents))
+                b = BlockBuilder(block)
+                env = {v.uid: a for v, a in zip(stage.vars, block.args)}
+                b.add(tg.YieldOp(self.expr(stage.ok, b, env)))
+                self.top.add(tg.CheckOp(extents, region, self.new_code(stage.message)))
+
+    def new_code(self, message: str) -> int:
+        code = len(self.messages) + 1
+        self.messages[code] = message
+        return code
+
+
+def _reads_data(e: Expr) -> bool:
+    match e:
+        case Read():
+            return True
+        case BinOp():
+            return _reads_data(e.a) or _reads_data(e.b)
+        case UnOp() | Cast():
+            return _reads_data(e.a)
+        case Select():
+            return _reads_data(e.cond) or _reads_data(e.a) or _reads_data(e.b)
+    return False
+
+
+def float_type_for(dtypes: list[DType]) -> Attribute:
+    return f64 if any(d.name == "float64" for d in dtypes) else f32
+
+
+def emit_op(name: str, trace: Trace, inputs: dict[str, TensorArg | None],
+            unit_inner: dict[str, bool]) -> EmittedOp:
+    """The op-level module of one specialization."""
+    kernel_args: list[KernelArg] = []
+    for arg_name, arg in inputs.items():
+        if arg is not None:
+            kernel_args.append(KernelArg(arg_name, "input", arg.dtype, arg.rank, unit_inner.get(arg_name, False)))
+    buffers: list[Buffer] = list(trace.outputs.values()) + trace.temps
+    for buffer in buffers:
+        kernel_args.append(KernelArg(buffer.name, buffer.role, buffer.dtype, buffer.rank, True))
+    kernel_args.append(KernelArg("status", "status", DTYPES["int32"], 1, True))
+    types = [memref_type(a.dtype, a.rank, a.unit_inner_stride) for a in kernel_args]
+    types[-1] = MemRefType(i32, [1])
+    entry = Block(arg_types=types)
+    values = {a.name: v for a, v in zip(kernel_args, entry.args)}
+    for a, v in zip(kernel_args, entry.args):
+        v.name_hint = a.name if a.name != "self" else "self_"
+    float_type = float_type_for([a.dtype for a in kernel_args if a.dtype.is_float])
+    emitter = _Emitter(trace, values, float_type, entry)
+    for stage in trace.stages:
+        emitter.stage(stage)
+    entry.add_op(func.ReturnOp())
+    fn = func.FuncOp(name, FunctionType.from_lists(types, []), Region([entry]))
+    fn.arg_attrs = ArrayAttr([
+        DictionaryAttr({"tg.name": StringAttr(a.name), "tg.role": StringAttr(a.role)}) for a in kernel_args
+    ])
+    module = ModuleOp([fn])
+    return EmittedOp(module, kernel_args, emitter.messages)
+
+
+__all__ = ["EmittedOp", "KernelArg", "emit_op", "memref_type", "NoneAttr", "Float32Type", "Float64Type"]

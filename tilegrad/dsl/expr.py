@@ -1,0 +1,229 @@
+"""Scalar expressions: what one element of a compute, scatter or check equals.
+
+Three kinds exist: "f" (the op's float compute type), "i" (integers and indices, `index` in IR)
+and "b" (booleans, i1). Python numbers mix in freely and take the other operand's kind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import count
+
+Number = int | float | bool
+
+_var_ids = count()
+
+
+class Expr:
+    kind: str
+
+    def _bin(self, op: str, other, swap: bool = False) -> Expr:
+        if hasattr(other, "as_tensor_expr"):
+            from tilegrad.dsl.tensor import broadcast_apply
+
+            pair = (other, self) if swap else (self, other)
+            return broadcast_apply(lambda a, b: as_expr(a)._bin(op, b), *pair)
+        other = as_expr(other, like=self)
+        a, b = (other, self) if swap else (self, other)
+        return BinOp.make(op, a, b)
+
+    def __add__(self, o): return self._bin("add", o)
+    def __radd__(self, o): return self._bin("add", o, True)
+    def __sub__(self, o): return self._bin("sub", o)
+    def __rsub__(self, o): return self._bin("sub", o, True)
+    def __mul__(self, o): return self._bin("mul", o)
+    def __rmul__(self, o): return self._bin("mul", o, True)
+    def __truediv__(self, o): return self._bin("div", o)
+    def __rtruediv__(self, o): return self._bin("div", o, True)
+    def __floordiv__(self, o): return self._bin("floordiv", o)
+    def __mod__(self, o): return self._bin("mod", o)
+    def __lt__(self, o): return self._bin("lt", o)
+    def __le__(self, o): return self._bin("le", o)
+    def __gt__(self, o): return self._bin("gt", o)
+    def __ge__(self, o): return self._bin("ge", o)
+    def eq(self, o) -> Expr: return self._bin("eq", o)
+    def ne(self, o) -> Expr: return self._bin("ne", o)
+    def __and__(self, o): return self._bin("and", o)
+    def __or__(self, o): return self._bin("or", o)
+    def __neg__(self): return UnOp("neg", self, self.kind)
+    def __invert__(self): return UnOp("not", self, "b")
+    def __bool__(self):
+        raise TypeError("a tilegrad expression has no truth value at trace time; use tg.where")
+
+    __hash__ = object.__hash__
+
+
+@dataclass(eq=False)
+class Const(Expr):
+    value: Number
+    kind: str
+
+
+@dataclass(eq=False)
+class Var(Expr):
+    """A loop variable of a compute domain, scatter domain or reduction."""
+
+    name: str
+    kind: str = "i"
+    uid: int = field(default_factory=lambda: next(_var_ids))
+
+
+@dataclass(eq=False)
+class Dim(Expr):
+    """The runtime size of one axis of a tensor argument (no recompile when it changes)."""
+
+    tensor: str
+    axis: int
+    kind: str = "i"
+
+
+@dataclass(eq=False)
+class Read(Expr):
+    """One element of a tensor argument, output or temporary; an index that is itself data is a gather."""
+
+    buffer: object  # TensorArg | Buffer
+    indices: tuple[Expr, ...]
+    kind: str = "f"
+
+
+_COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}
+_LOGIC = {"and", "or"}
+
+
+@dataclass(eq=False)
+class BinOp(Expr):
+    op: str
+    a: Expr
+    b: Expr
+    kind: str
+
+    @staticmethod
+    def make(op: str, a: Expr, b: Expr) -> Expr:
+        if op in _LOGIC:
+            return BinOp(op, a, b, "b")
+        if a.kind != b.kind:
+            a, b = promote(a, b)
+        if op in _COMPARE:
+            return BinOp(op, a, b, "b")
+        if op == "div" and a.kind == "i":
+            a, b = cast(a, "f"), cast(b, "f")
+        return BinOp(op, a, b, a.kind)
+
+
+@dataclass(eq=False)
+class UnOp(Expr):
+    op: str
+    a: Expr
+    kind: str
+
+
+@dataclass(eq=False)
+class Select(Expr):
+    cond: Expr
+    a: Expr
+    b: Expr
+    kind: str
+
+
+@dataclass(eq=False)
+class Cast(Expr):
+    a: Expr
+    kind: str
+
+
+@dataclass(eq=False)
+class Reduce(Expr):
+    """`combine` over var in [0, extent) of body: a sum/max over an axis or window."""
+
+    combine: str
+    var: Var
+    extent: Expr
+    body: Expr
+    kind: str
+
+
+def as_expr(value, like: Expr | None = None) -> Expr:
+    if isinstance(value, Expr):
+        return value
+    if hasattr(value, "as_scalar_expr"):
+        return value.as_scalar_expr()
+    if isinstance(value, bool):
+        return Const(value, "b")
+    if isinstance(value, int):
+        return Const(value, like.kind if like is not None and like.kind != "b" else "i")
+    if isinstance(value, float):
+        return Const(value, "f")
+    raise TypeError(f"cannot use {value!r} in a tilegrad expression")
+
+
+def cast(value, kind: str) -> Expr:
+    e = as_expr(value)
+    if e.kind == kind:
+        return e
+    if isinstance(e, Const):
+        py = {"f": float, "i": int, "b": bool}[kind]
+        return Const(py(e.value), kind)
+    return Cast(e, kind)
+
+
+def promote(a: Expr, b: Expr) -> tuple[Expr, Expr]:
+    rank = {"b": 0, "i": 1, "f": 2}
+    kind = max(a.kind, b.kind, key=rank.__getitem__)
+    return cast(a, kind), cast(b, kind)
+
+
+def where(cond, a, b) -> Expr:
+    """`a` where `cond` holds, else `b` (a select, not a branch)."""
+    from tilegrad.dsl.tensor import broadcast_apply
+
+    return broadcast_apply(_select_scalar, cond, a, b)
+
+
+def _select_scalar(cond: Expr, a: Expr, b: Expr) -> Expr:
+    a, b = promote(as_expr(a, like=as_expr(b) if isinstance(b, Expr) else None), as_expr(b))
+    return Select(cast(cond, "b"), a, b, a.kind)
+
+
+def _unary(op: str):
+    def apply(x):
+        from tilegrad.dsl.tensor import broadcast_apply
+
+        return broadcast_apply(lambda e: UnOp(op, cast(e, "f"), "f"), x)
+
+    apply.__name__ = op
+    return apply
+
+
+exp, log, sqrt, abs_, tanh = (_unary(n) for n in ("exp", "log", "sqrt", "abs", "tanh"))
+
+
+def maximum(a, b) -> Expr:
+    from tilegrad.dsl.tensor import broadcast_apply
+
+    return broadcast_apply(lambda x, y: BinOp.make("max", *_pair(x, y)), a, b)
+
+
+def minimum(a, b) -> Expr:
+    from tilegrad.dsl.tensor import broadcast_apply
+
+    return broadcast_apply(lambda x, y: BinOp.make("min", *_pair(x, y)), a, b)
+
+
+def _pair(x, y) -> tuple[Expr, Expr]:
+    if isinstance(x, Expr):
+        return x, as_expr(y, like=x)
+    y = as_expr(y)
+    return as_expr(x, like=y), y
+
+
+def reduce_sum(extent, body) -> Expr:
+    """Σ_{r in [0, extent)} body(r): a reduction over an axis, inside any compute."""
+    var = Var("r")
+    value = as_expr(body(var))
+    return Reduce("sum", var, as_expr(extent), value, value.kind)
+
+
+def reduce_max(extent, body) -> Expr:
+    var = Var("r")
+    value = as_expr(body(var))
+    return Reduce("max", var, as_expr(extent), value, value.kind)

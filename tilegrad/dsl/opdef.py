@@ -1,0 +1,389 @@
+"""Declaring an op: typed tensor parameters with symbolic dims, attributes, outputs, rules.
+
+    @tg.op(outputs={"dx": tg.like("input_x")})
+    def my_op(x=tg.tensor("*S"), dy=tg.tensor("*S", dtype="x"), coef=tg.attr(1.0)):
+        return dy * x * coef
+
+Binding a call checks every declared rule in Python (shapes, dtypes, attributes) and yields a
+specialization key: dtypes, ranks, which shape pattern matched, which optionals are present,
+and the attribute values. Dims are not in the key, so a new batch size does not recompile.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tilegrad.dsl.expr import Const, Dim, Expr
+from tilegrad.dsl.tensor import Buffer, TensorArg, to_tensor_expr
+from tilegrad.dsl.trace import Trace, stop_tracing, tracing
+from tilegrad.dtypes import FLOATS, DType, dtype_of
+from tilegrad.errors import AttributeValueError, DTypeError, ShapeError, UnsupportedError
+from tilegrad.targets import Target, get_target
+
+ONE = "one-element"
+"""A shape pattern: any tensor with exactly one element ((), (1,), (1, 1), ...)."""
+
+INDEX_DTYPES = ("int32", "int64", "uint8")
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    patterns: tuple
+    dtype: str | tuple[str, ...] = "data"
+    """"data" (the op's data dtypes), a tuple of dtype names, or another argument's name."""
+    optional: bool = False
+    doc: str = ""
+
+
+def tensor(*patterns, dtype: str | Sequence[str] = "data", optional: bool = False, doc: str = "") -> TensorSpec:
+    """A tensor parameter. Each pattern is a string of dims ("N C", "*B E", "") or ONE."""
+    parsed = tuple(p if p == ONE else tuple(p.split()) for p in patterns) or (("*S",),)
+    return TensorSpec(parsed, dtype if isinstance(dtype, str) else tuple(dtype), optional, doc)
+
+
+@dataclass(frozen=True)
+class AttrSpec:
+    default: object
+    choices: tuple = ()
+    aliases: dict = field(default_factory=dict)
+    doc: str = ""
+
+    @property
+    def required(self) -> bool:
+        return isinstance(self.default, type)
+
+    def normalize(self, name: str, value) -> object:
+        if isinstance(value, type):
+            raise AttributeValueError(f"attribute {name} ({value.__name__}) is required")
+        value = self.aliases.get(value, value) if not isinstance(value, float) else value
+        if self.choices and value not in self.choices:
+            raise AttributeValueError(
+                f"attribute {name}={value!r} is not allowed; choose one of "
+                f"{', '.join(map(repr, self.choices))}"
+            )
+        kind = self.default if self.required else type(self.default)
+        if kind is bool:
+            return bool(value)
+        if kind is int and not self.choices:
+            if isinstance(value, (float, np.floating)) and not float(value).is_integer():
+                raise AttributeValueError(f"attribute {name} must be an integer, got {value!r}")
+            return int(value)
+        if kind is float:
+            return float(value)
+        return value
+
+
+def attr(default, choices: Sequence = (), aliases: dict | None = None, doc: str = "") -> AttrSpec:
+    return AttrSpec(default, tuple(choices), dict(aliases or {}), doc)
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    shape: str | tuple
+    """An argument's name (same shape) or a tuple of dim symbols, attribute names and ints."""
+    dtype: str
+    """The argument whose dtype the output takes."""
+
+
+def like(arg: str) -> OutputSpec:
+    return OutputSpec(arg, arg)
+
+
+def shaped(*dims, dtype: str) -> OutputSpec:
+    return OutputSpec(tuple(dims), dtype)
+
+
+@dataclass(frozen=True)
+class Rule:
+    check: Callable[[dict, dict], bool]
+    message: str
+    arg: str
+
+
+def rule(check: Callable[[dict, dict], bool], message: str, arg: str) -> Rule:
+    """A declared constraint: check(shapes, attrs) must hold, else ShapeError(arg: message)."""
+    return Rule(check, message, arg)
+
+
+@dataclass
+class Binding:
+    """One call, checked: what the kernel specializes on and what it needs at run time."""
+
+    tensors: dict[str, np.ndarray | None]
+    dtypes: dict[str, DType]
+    patterns: dict[str, int]
+    attrs: dict[str, object]
+    symbols: dict[str, object]
+    output_shapes: dict[str, tuple[int, ...]]
+    output_dtypes: dict[str, DType]
+
+    def key(self) -> tuple:
+        return (
+            tuple(sorted((n, d.name) for n, d in self.dtypes.items())),
+            tuple(sorted((n, a.ndim) for n, a in self.tensors.items() if a is not None)),
+            tuple(sorted(self.patterns.items())),
+            tuple(sorted((n, repr(v)) for n, v in self.attrs.items())),
+        )
+
+
+@dataclass
+class OpDef:
+    name: str
+    fn: Callable
+    tensors: dict[str, TensorSpec]
+    attrs: dict[str, AttrSpec]
+    outputs: dict[str, OutputSpec]
+    dtypes: tuple[str, ...]
+    targets: tuple[str, ...] | None
+    rules: tuple[Rule, ...]
+    schedule: dict
+    doc: str
+
+    # ---- what is supported where -------------------------------------------------------------
+    def supported_targets(self) -> list[str]:
+        from tilegrad.targets import list_targets
+
+        names = list_targets() if self.targets is None else list(self.targets)
+        return [n for n in names if self.dtypes_on(get_target(n))]
+
+    def dtypes_on(self, target: Target) -> list[str]:
+        return [d for d in self.dtypes if d in target.dtypes]
+
+    def check_target(self, target: Target) -> None:
+        if self.targets is not None and target.name not in self.targets:
+            raise UnsupportedError(
+                f"op {self.name} is not supported on target {target.name!r}; "
+                f"it runs on {', '.join(self.supported_targets())}"
+            )
+
+    # ---- binding a call ----------------------------------------------------------------------
+    def bind(self, target: Target, args: Sequence, kwargs: dict) -> Binding:
+        values = dict(zip(list(self.tensors) + list(self.attrs), args))
+        for name, value in kwargs.items():
+            if name in values:
+                raise TypeError(f"{self.name}: argument {name!r} given twice")
+            values[name] = value
+        known = set(self.tensors) | set(self.attrs) | set(self.outputs)
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise TypeError(
+                f"{self.name}: unknown argument(s) {', '.join(unknown)}; "
+                f"it takes {', '.join(self.tensors)}; attributes {', '.join(self.attrs)}"
+            )
+        attrs = {n: s.normalize(n, values.get(n, s.default)) for n, s in self.attrs.items()}
+        tensors: dict[str, np.ndarray | None] = {}
+        for name, spec in self.tensors.items():
+            value = values.get(name)
+            if value is None:
+                if not spec.optional:
+                    raise ShapeError(f"{self.name}: tensor argument {name!r} is required")
+                tensors[name] = None
+                continue
+            if not isinstance(value, np.ndarray):
+                value = np.asarray(value)
+            tensors[name] = value
+        dtypes = self._check_dtypes(target, tensors)
+        patterns, symbols = self._match_shapes(tensors, attrs)
+        shapes = {n: a.shape for n, a in tensors.items() if a is not None}
+        for r in self.rules:
+            if not r.check(shapes, attrs):
+                raise ShapeError(f"{self.name}: argument {r.arg!r}: {r.message} (got shapes {shapes})")
+        output_shapes, output_dtypes = {}, {}
+        for name, out in self.outputs.items():
+            output_dtypes[name] = dtypes[out.dtype]
+            if isinstance(out.shape, str):
+                output_shapes[name] = tuple(tensors[out.shape].shape)
+            else:
+                output_shapes[name] = tuple(
+                    d if isinstance(d, int) else attrs[d] if d in attrs else symbols[d] for d in out.shape
+                )
+            if any(int(d) < 0 for d in output_shapes[name]):
+                raise AttributeValueError(f"{self.name}: output {name} would have shape {output_shapes[name]}")
+        return Binding(tensors, dtypes, patterns, attrs, symbols, output_shapes, output_dtypes)
+
+    def _check_dtypes(self, target: Target, tensors: dict) -> dict[str, DType]:
+        dtypes: dict[str, DType] = {}
+        allowed_data = self.dtypes_on(target)
+        for name, spec in self.tensors.items():
+            array = tensors[name]
+            if array is None:
+                continue
+            dtype = dtype_of(array)
+            if spec.dtype == "data":
+                if dtype.name not in self.dtypes:
+                    raise DTypeError(f"{self.name}: argument {name!r} has dtype {dtype.name}; "
+                                     f"it must be one of {', '.join(self.dtypes)}")
+                if dtype.name not in allowed_data:
+                    raise UnsupportedError(
+                        f"op {self.name} on target {target.name!r} does not support dtype {dtype.name} "
+                        f"(argument {name!r}); it supports {', '.join(allowed_data) or 'none'}")
+            elif isinstance(spec.dtype, tuple):
+                if dtype.name not in spec.dtype:
+                    raise DTypeError(f"{self.name}: argument {name!r} has dtype {dtype.name}; "
+                                     f"it must be one of {', '.join(spec.dtype)}")
+            else:
+                other = dtypes.get(spec.dtype)
+                if other is not None and other != dtype:
+                    raise DTypeError(f"{self.name}: argument {name!r} has dtype {dtype.name}; "
+                                     f"it must match {spec.dtype!r} ({other.name})")
+            dtypes[name] = dtype
+        return dtypes
+
+    def _match_shapes(self, tensors: dict, attrs: dict) -> tuple[dict[str, int], dict[str, object]]:
+        symbols: dict[str, object] = {}
+        patterns: dict[str, int] = {}
+        for name, spec in self.tensors.items():
+            array = tensors[name]
+            if array is None:
+                continue
+            for number, pattern in enumerate(spec.patterns):
+                bound = _match(pattern, tuple(array.shape), symbols)
+                if bound is not None:
+                    symbols = bound
+                    patterns[name] = number
+                    break
+            else:
+                wanted = " or ".join(_describe(p, symbols) for p in spec.patterns)
+                raise ShapeError(f"{self.name}: argument {name!r} has shape {tuple(array.shape)}; "
+                                 f"expected {wanted}")
+        return patterns, symbols
+
+    # ---- tracing -----------------------------------------------------------------------------
+    def trace(self, binding: Binding) -> Trace:
+        trace = Trace()
+        args = {n: TensorArg(n, a.ndim, binding.dtypes[n]) if a is not None else None
+                for n, a in binding.tensors.items()}
+        for name, out in self.outputs.items():
+            if isinstance(out.shape, str):
+                dims = args[out.shape].shape
+            else:
+                dims = tuple(self._dim_expr(d, binding, args) for d in out.shape)
+            trace.outputs[name] = Buffer(name, dims, binding.output_dtypes[name], "output")
+        token = tracing(trace)
+        try:
+            result = self.fn(**args, **binding.attrs)
+        finally:
+            stop_tracing(token)
+        if result is not None:
+            from tilegrad.dsl.trace import compute
+
+            results = result if isinstance(result, tuple) else (result,)
+            token = tracing(trace)
+            try:
+                for buffer, value in zip(trace.outputs.values(), results):
+                    compute(buffer, value)
+            finally:
+                stop_tracing(token)
+        return trace
+
+    def _dim_expr(self, dim, binding: Binding, args: dict) -> Expr:
+        if isinstance(dim, int):
+            return Const(dim, "i")
+        if dim in binding.attrs:
+            return Const(int(binding.attrs[dim]), "i")
+        for name, spec in self.tensors.items():
+            if args[name] is None:
+                continue
+            pattern = spec.patterns[binding.patterns[name]]
+            if pattern != ONE and dim in pattern and not any(p.startswith("*") for p in pattern[: pattern.index(dim)]):
+                return Dim(name, pattern.index(dim))
+            if pattern != ONE and dim in pattern:
+                return Dim(name, args[name].rank - (len(pattern) - pattern.index(dim)))
+        raise KeyError(f"{self.name}: output dim {dim!r} is bound by no tensor")
+
+
+def _match(pattern, shape: tuple[int, ...], symbols: dict) -> dict | None:
+    if pattern == ONE:
+        return dict(symbols) if int(np.prod(shape)) == 1 and len(shape) <= 8 else None
+    stars = [i for i, p in enumerate(pattern) if p.startswith("*")]
+    if len(stars) > 1:
+        raise ValueError(f"shape pattern {pattern} has more than one starred group")
+    bound = dict(symbols)
+    if stars:
+        s = stars[0]
+        tail = len(pattern) - s - 1
+        if len(shape) < len(pattern) - 1:
+            return None
+        groups = list(pattern[:s]) + [pattern[s]] + list(pattern[s + 1:])
+        dims = list(shape[:s]) + [tuple(shape[s:len(shape) - tail])] + list(shape[len(shape) - tail:])
+    else:
+        if len(shape) != len(pattern):
+            return None
+        groups, dims = list(pattern), list(shape)
+    for symbol, dim in zip(groups, dims):
+        if symbol.isdigit():
+            if int(symbol) != dim:
+                return None
+            continue
+        if symbol in bound and bound[symbol] != dim:
+            return None
+        bound[symbol] = dim
+    return bound
+
+
+def _describe(pattern, symbols: dict) -> str:
+    if pattern == ONE:
+        return "one element"
+    parts = []
+    for p in pattern:
+        value = symbols.get(p)
+        parts.append(f"{p}={value}" if value is not None and not isinstance(value, tuple) else p)
+    return "[" + ", ".join(parts) + "]"
+
+
+_REGISTRY: dict[str, OpDef] = {}
+
+
+def op(
+    name: str | None = None,
+    *,
+    outputs: dict[str, OutputSpec],
+    dtypes: Sequence[str] = FLOATS,
+    targets: Sequence[str] | None = None,
+    rules: Sequence[Rule] = (),
+    schedule: dict | None = None,
+    replace: bool = False,
+):
+    """Register a function as a tilegrad op; its parameters' defaults declare the signature."""
+
+    def register(fn: Callable) -> OpDef:
+        params = inspect.signature(fn).parameters
+        tensors = {n: p.default for n, p in params.items() if isinstance(p.default, TensorSpec)}
+        attrs = {n: p.default for n, p in params.items() if isinstance(p.default, AttrSpec)}
+        loose = [n for n in params if n not in tensors and n not in attrs]
+        if loose:
+            raise TypeError(f"parameters {loose} of {fn.__name__} need tg.tensor(...) or tg.attr(...) defaults")
+        op_name = name or fn.__name__
+        if op_name in _REGISTRY and not replace:
+            raise ValueError(f"op {op_name!r} is already registered (pass replace=True)")
+        opdef = OpDef(op_name, fn, tensors, attrs, dict(outputs), tuple(dtypes),
+                      tuple(targets) if targets is not None else None, tuple(rules),
+                      dict(schedule or {}), inspect.getdoc(fn) or "")
+        _REGISTRY[op_name] = opdef
+        return opdef
+
+    return register
+
+
+def get_op(name: str) -> OpDef:
+    _load_library()
+    if name not in _REGISTRY:
+        raise UnsupportedError(f"unknown op {name!r}; known ops: {', '.join(list_ops())}")
+    return _REGISTRY[name]
+
+
+def list_ops() -> list[str]:
+    _load_library()
+    return sorted(_REGISTRY)
+
+
+def _load_library() -> None:
+    import tilegrad.opdefs  # noqa: F401  (registers the library's ops)
+
+
+def as_output(value):
+    return to_tensor_expr(value)

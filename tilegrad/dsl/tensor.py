@@ -1,0 +1,164 @@
+"""Tensor-valued values of an op body: arguments, lazy elementwise expressions, and buffers.
+
+Array-style arithmetic (`dy * y * (1 - y)`) builds a `TensorExpr`: a shape plus a function from
+an index to a scalar `Expr`. Nothing is materialized until a buffer is assigned, so a chain of
+elementwise ops becomes one loop nest with no temporaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import reduce
+
+from tilegrad.dsl.expr import Const, Dim, Expr, Read, Var, as_expr
+from tilegrad.dtypes import DType
+
+
+class _TensorOps:
+    """Elementwise operators for anything with `as_tensor_expr()`."""
+
+    def _apply(self, fn, *others, swap=False):
+        operands = (others[0], self) if swap else (self, *others)
+        return broadcast_apply(fn, *operands)
+
+    def __add__(self, o): return self._apply(lambda a, b: a + b, o)
+    def __radd__(self, o): return self._apply(lambda a, b: a + b, o, swap=True)
+    def __sub__(self, o): return self._apply(lambda a, b: a - b, o)
+    def __rsub__(self, o): return self._apply(lambda a, b: a - b, o, swap=True)
+    def __mul__(self, o): return self._apply(lambda a, b: a * b, o)
+    def __rmul__(self, o): return self._apply(lambda a, b: a * b, o, swap=True)
+    def __truediv__(self, o): return self._apply(lambda a, b: a / b, o)
+    def __rtruediv__(self, o): return self._apply(lambda a, b: a / b, o, swap=True)
+    def __neg__(self): return self._apply(lambda a: -a)
+    def __gt__(self, o): return self._apply(lambda a, b: a > b, o)
+    def __ge__(self, o): return self._apply(lambda a, b: a >= b, o)
+    def __lt__(self, o): return self._apply(lambda a, b: a < b, o)
+    def __le__(self, o): return self._apply(lambda a, b: a <= b, o)
+
+
+@dataclass(eq=False)
+class TensorExpr(_TensorOps):
+    shape: tuple[Expr, ...]
+    fn: Callable[[tuple[Expr, ...]], Expr]
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def as_tensor_expr(self) -> TensorExpr:
+        return self
+
+    def at(self, index: Sequence[Expr]) -> Expr:
+        return as_expr(self.fn(tuple(index)))
+
+
+class _Indexable(_TensorOps):
+    name: str
+    dtype: DType
+    rank: int
+
+    @property
+    def shape(self) -> tuple[Expr, ...]:
+        raise NotImplementedError
+
+    @property
+    def numel(self) -> Expr:
+        return reduce(lambda a, b: a * b, self.shape) if self.rank else Const(1, "i")
+
+    def __getitem__(self, index) -> Read:
+        if not isinstance(index, tuple):
+            index = (index,)
+        if len(index) != self.rank:
+            raise IndexError(f"{self.name} has rank {self.rank}, indexed with {len(index)} indices")
+        kind = "f" if self.dtype.is_float else "i"
+        return Read(self, tuple(as_expr(i) for i in index), kind)
+
+    def flat(self, n, *tail) -> Read:
+        """The element at flat (row-major) position n of the leading axes, then `tail` indices:
+        `grad.flat(n, e)` reads row n of grad seen as [numel / E, E], whatever its leading dims."""
+        lead = self.shape[: self.rank - len(tail)]
+        index: list[Expr] = []
+        rest = as_expr(n)
+        for axis in range(len(lead) - 1, 0, -1):
+            index.append(rest % lead[axis])
+            rest = rest // lead[axis]
+        if lead:
+            index.append(rest)
+        return self[tuple(reversed(index)) + tuple(as_expr(t) for t in tail)]
+
+    def item(self) -> Read:
+        """The single element of a one-element tensor (shape (), (1,) or (1, 1, ...))."""
+        return self[tuple(Const(0, "i") for _ in range(self.rank))]
+
+    def as_tensor_expr(self) -> TensorExpr:
+        return TensorExpr(self.shape, lambda idx: self[idx])
+
+
+class TensorArg(_Indexable):
+    """A tensor argument of the op, specialized on rank and dtype; its dims are runtime values."""
+
+    def __init__(self, name: str, rank: int, dtype: DType):
+        self.name, self.rank, self.dtype = name, rank, dtype
+
+    @property
+    def shape(self) -> tuple[Expr, ...]:
+        return tuple(Dim(self.name, axis) for axis in range(self.rank))
+
+    def __repr__(self) -> str:
+        return f"TensorArg({self.name}, rank={self.rank}, {self.dtype.name})"
+
+
+class Buffer(_Indexable):
+    """An output or a temporary the op writes, with a shape of runtime expressions."""
+
+    def __init__(self, name: str, shape: Sequence[Expr], dtype: DType, role: str):
+        self.name, self.dtype, self.role = name, dtype, role
+        self._shape = tuple(as_expr(d) for d in shape)
+        self.rank = len(self._shape)
+
+    @property
+    def shape(self) -> tuple[Expr, ...]:
+        return self._shape
+
+    def __repr__(self) -> str:
+        return f"Buffer({self.name}, {self.role}, rank={self.rank}, {self.dtype.name})"
+
+    def assign(self, value) -> None:
+        """Every element of the buffer becomes `value` (a tensor expression, a scalar, or a
+        function of the indices)."""
+        from tilegrad.dsl.trace import compute
+
+        compute(self, value)
+
+    def fill(self, value) -> None:
+        self.assign(value)
+
+
+def to_tensor_expr(value) -> TensorExpr | None:
+    if hasattr(value, "as_tensor_expr"):
+        return value.as_tensor_expr()
+    return None
+
+
+def broadcast_apply(fn: Callable[..., Expr], *operands):
+    """Apply a scalar function elementwise, broadcasting lower-rank operands over leading axes."""
+    tensors = [to_tensor_expr(o) for o in operands]
+    if all(t is None for t in tensors):
+        return fn(*operands)
+    shape = max((t.shape for t in tensors if t is not None), key=len)
+
+    def element(index: tuple[Expr, ...]) -> Expr:
+        args = []
+        for operand, t in zip(operands, tensors):
+            if t is None:
+                args.append(operand)
+            else:
+                args.append(t.at(index[len(index) - t.rank:]) if t.rank else t.at(()))
+        return fn(*args)
+
+    return TensorExpr(shape, element)
+
+
+def index_vars(rank: int, prefix: str = "i") -> tuple[Var, ...]:
+    return tuple(Var(f"{prefix}{axis}") for axis in range(rank))

@@ -1,0 +1,29 @@
+"""The exceptions tilegrad raises: each names the argument and the rule it broke."""
+
+
+class TilegradError(Exception):
+    """Base class of every error tilegrad raises on purpose."""
+
+
+class ShapeError(TilegradError, ValueError):
+    """A tensor's shape breaks the op's declared shape rules."""
+
+
+class DTypeError(TilegradError, TypeError):
+    """A tensor's dtype is not one the op accepts for that argument."""
+
+
+class AttributeValueError(TilegradError, ValueError):
+    """An attribute is missing, unknown, or outside its allowed values."""
+
+
+class UnsupportedError(TilegradError):
+    """The target does not support the op or dtype; the message lists what it does support."""
+
+
+class UBCapacityError(TilegradError):
+    """A tiling does not fit the target's unified buffer."""
+
+
+class IndexOutOfRangeError(TilegradError, IndexError):
+    """An index tensor holds a value outside the range the op allows."""

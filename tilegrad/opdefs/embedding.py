@@ -1,0 +1,54 @@
+"""embedding_dense_backward (SPEC 6.3, seed 002, aclnnEmbeddingDenseBackward)."""
+
+import tilegrad.dsl as tg
+
+EMBEDDING_INDEX_DTYPES = ("int32", "int64", "int16", "int8", "uint8", "bool", "float16", "float32", "float64")
+
+
+@tg.op(
+    outputs={"out": tg.shaped("num_weights", "E", dtype="grad")},
+    targets=("ascend910", "ascend910b", "cpu", "metax-c500"),
+    rules=[
+        tg.rule(lambda s, a: 2 <= len(s["grad"]) <= 8, "must have 2 to 8 dims", "grad"),
+        tg.rule(lambda s, a: 1 <= len(s["indices"]) <= 8, "must have 1 to 8 dims", "indices"),
+        tg.rule(lambda s, a: _numel(s["indices"]) == _numel(s["grad"][:-1]),
+                "must have as many elements as grad without its last axis", "indices"),
+        tg.rule(lambda s, a: a["num_weights"] >= 0, "must be >= 0", "num_weights"),
+    ],
+    schedule={"scatter_rows": {"ascend910": "index_block"}},
+)
+def embedding_dense_backward(
+    grad=tg.tensor("*B E"),
+    indices=tg.tensor("*I", dtype=EMBEDDING_INDEX_DTYPES),
+    num_weights=tg.attr(int),
+    padding_idx=tg.attr(-1),
+    scale_grad_by_freq=tg.attr(False),
+):
+    """out[k] = Σ grad rows n with indices[n] == k (k != padding_idx), / count of k when scaling."""
+    E = grad.shape[-1]
+    rows = indices.numel
+    out = tg.output("out")
+
+    def index(n):
+        return tg.cast(indices.flat(n), "i")
+
+    keep = (lambda n, *e: index(n).ne(padding_idx)) if padding_idx >= 0 else None
+    message = "indices: a value is outside [0, num_weights)"
+    out.fill(0.0)
+    if not scale_grad_by_freq:
+        tg.scatter_add(out, (rows, E), index=lambda n, e: (index(n), e),
+                       value=lambda n, e: grad.flat(n, e), when=keep, message=message)
+        return
+    counts_dtype = indices.dtype.name if indices.dtype.name in ("int32", "int64") else "int32"
+    counts = tg.temp("counts", (num_weights,), counts_dtype)
+    counts.fill(0)
+    tg.scatter_add(counts, (rows,), index=lambda n: (index(n),), value=lambda n: 1, message=message)
+    tg.scatter_add(out, (rows, E), index=lambda n, e: (index(n), e),
+                   value=lambda n, e: grad.flat(n, e) / counts[index(n)], when=keep, message=message)
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n

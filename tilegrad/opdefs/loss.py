@@ -1,0 +1,83 @@
+"""Loss backward ops: NLL (SPEC 6.1, seed 000) and binary cross-entropy (SPEC 6.4, seed 003)."""
+
+import tilegrad.dsl as tg
+
+REDUCTIONS = ("none", "mean", "sum")
+REDUCTION_CODES = {0: "none", 1: "mean", 2: "sum"}
+
+
+@tg.op(
+    outputs={"out": tg.like("self")},
+    dtypes=("float32", "float16", "bfloat16", "float64"),
+    rules=[
+        tg.rule(lambda s, a: len(s["self"]) == 1 or len(s["target"]) == 1, "must be [N] when self is [N, C]", "target"),
+        tg.rule(lambda s, a: len(s["self"]) == 2 or len(s["target"]) == 0, "must be [] when self is [C]", "target"),
+        tg.rule(lambda s, a: a["reduction"] != "none" or len(s["self"]) == 1
+                or tuple(s["grad_output"]) == tuple(s["self"][:1]),
+                "must be [N] when reduction='none'", "grad_output"),
+        tg.rule(lambda s, a: (a["reduction"] == "none" and len(s["self"]) == 2)
+                or _numel(s["grad_output"]) == 1,
+                "must have one element unless reduction='none' with self [N, C]", "grad_output"),
+        tg.rule(lambda s, a: _numel(s["total_weight"]) == 1, "must have one element", "total_weight"),
+    ],
+)
+def nll_loss_backward(
+    grad_output=tg.tensor(tg.ONE, "N", dtype="self"),
+    self=tg.tensor("N C", "C"),
+    target=tg.tensor("N", "", dtype=tg.INDEX_DTYPES),
+    weight=tg.tensor("C", dtype="self", optional=True),
+    total_weight=tg.tensor(tg.ONE, dtype="self"),
+    reduction=tg.attr("mean", REDUCTIONS, REDUCTION_CODES),
+    ignore_index=tg.attr(-100),
+):
+    """out[i, t_i] = -g_i * w[t_i] (/ total_weight for mean) for every row whose target is kept."""
+    C = self.shape[-1]
+    w = (lambda c: weight[c]) if weight is not None else (lambda c: 1.0)
+
+    def g(i):
+        per_row = reduction == "none" and self.rank == 2
+        value = grad_output[i] if per_row and grad_output.rank == 1 else grad_output.item()
+        return value / total_weight.item() if reduction == "mean" else value
+
+    def t(i):
+        return target[i] if target.rank == 1 else target.item()
+
+    def kept_in_range(t_i):
+        return t_i.eq(ignore_index) | ((t_i >= 0) & (t_i < C))
+
+    if self.rank == 2:
+        tg.check(target.shape, lambda i: kept_in_range(t(i)), "target: a value is outside [0, C) and is not ignore_index")
+        return lambda i, c: tg.where(c.eq(t(i)) & t(i).ne(ignore_index), -g(i) * w(c), 0.0)
+    tg.check((), lambda: kept_in_range(t(0)), "target: the value is outside [0, C) and is not ignore_index")
+    return lambda c: tg.where(c.eq(t(0)) & t(0).ne(ignore_index), -g(0) * w(c), 0.0)
+
+
+@tg.op(
+    outputs={"dx": tg.like("input_x")},
+    rules=[
+        tg.rule(lambda s, a: a["reduction"] != "none" or tuple(s["dloss"]) == tuple(s["input_x"]),
+                "must have the shape of input_x when reduction='none'", "dloss"),
+        tg.rule(lambda s, a: a["reduction"] == "none" or _numel(s["dloss"]) == 1,
+                "must have one element when reduction is 'mean' or 'sum'", "dloss"),
+    ],
+)
+def binary_cross_entropy_grad(
+    input_x=tg.tensor("*S"),
+    input_y=tg.tensor("*S", dtype="input_x"),
+    weight=tg.tensor("*S", dtype="input_x", optional=True),
+    dloss=tg.tensor("*S", tg.ONE, dtype="input_x"),
+    reduction=tg.attr("mean", REDUCTIONS, REDUCTION_CODES),
+):
+    """dx = dloss * w * (x - y) / max(x * (1 - x), 1e-12), divided by numel for mean."""
+    x, y = input_x, input_y
+    g = dloss if reduction == "none" else dloss.item()
+    w = weight if weight is not None else 1.0
+    dx = g * w * (x - y) / tg.maximum(x * (1.0 - x), 1e-12)
+    return dx / x.numel if reduction == "mean" else dx
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n

@@ -1,0 +1,509 @@
+"""lower-to-llvm: func/scf/arith/math/memref/tg -> the llvm dialect, ready for llvmlite.
+
+xDSL converts only the llvm dialect to llvmlite and has no in-process arith/memref->llvm
+lowering, so this pass is tilegrad's. It is table-driven, one table per source dialect, and
+walks each function once, turning structured control flow into blocks as it goes:
+
+- a memref is a descriptor (pointer, sizes, strides) tracked here, never a struct in IR; an
+  element address is one `getelementptr` of `base + Σ index·stride` (strides that the type
+  says are 1 are the constant 1, so inner loops are unit-stride and vectorize);
+- each kernel becomes `@NAME_impl` with `noalias` pointer arguments and `@NAME(args, block,
+  ub)`, which reads the pointers, sizes and strides from one i64 array: the launcher fills that
+  array once per call instead of passing each argument through ctypes;
+- bfloat16 is stored as i16 and widened / rounded (to nearest even) with shifts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, llvm, math, memref, scf
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DictionaryAttr,
+    ArrayAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StridedLayoutAttr,
+    UnitAttr,
+    f32,
+    i1,
+    i16,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from tilegrad.dialect import tg
+from tilegrad.passes.common import arg_info
+
+PTR = llvm.LLVMPointerType()
+NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
+
+
+def llvm_type(t: Attribute) -> Attribute:
+    if isinstance(t, IndexType):
+        return i64
+    if isinstance(t, BFloat16Type):
+        return i16
+    return t
+
+
+def element_bytes(t: Attribute) -> int:
+    if isinstance(t, (BFloat16Type, Float16Type)):
+        return 2
+    if isinstance(t, Float32Type):
+        return 4
+    if isinstance(t, Float64Type):
+        return 8
+    assert isinstance(t, IntegerType)
+    return max(1, t.width.data // 8)
+
+
+@dataclass
+class Descriptor:
+    """A memref as this pass sees it: a pointer plus per-axis sizes and strides (in elements)."""
+
+    ptr: SSAValue
+    element: Attribute
+    sizes: list[SSAValue]
+    strides: list[SSAValue]
+
+
+def descriptor_slots(t: MemRefType) -> int:
+    return 1 + 2 * t.get_num_dims()
+
+
+def _static_strides(t: MemRefType) -> list[int | None]:
+    layout = t.layout
+    if isinstance(layout, StridedLayoutAttr):
+        return [s.data if hasattr(s, "data") else None for s in layout.strides.data]
+    shape = t.get_shape()
+    strides, acc = [], 1
+    for dim in reversed(shape):
+        strides.append(acc)
+        acc = acc * dim if dim > 0 else None  # type: ignore[operator]
+        if acc is None:
+            break
+    strides = list(reversed(strides))
+    return [None] * (len(shape) - len(strides)) + strides
+
+
+_INT_BIN: dict[type, type] = {
+    arith.AddiOp: llvm.AddOp, arith.SubiOp: llvm.SubOp, arith.MuliOp: llvm.MulOp,
+    arith.DivSIOp: llvm.SDivOp, arith.RemSIOp: llvm.SRemOp, arith.AndIOp: llvm.AndOp,
+    arith.OrIOp: llvm.OrOp, arith.XOrIOp: llvm.XOrOp,
+}
+_FLOAT_BIN: dict[type, type] = {
+    arith.AddfOp: llvm.FAddOp, arith.SubfOp: llvm.FSubOp, arith.MulfOp: llvm.FMulOp,
+    arith.DivfOp: llvm.FDivOp,
+}
+_FLOAT_INTRINSIC_BIN = {arith.MaximumfOp: "llvm.maximum", arith.MinimumfOp: "llvm.minimum"}
+_MATH: dict[type, type] = {
+    math.ExpOp: llvm.FExpOp, math.LogOp: llvm.FLogOp, math.SqrtOp: llvm.FSqrtOp, math.AbsFOp: llvm.FAbsOp,
+}
+_MATH_INTRINSIC = {math.TanhOp: "llvm.tanh"}
+
+
+def _suffix(t: Attribute) -> str:
+    return {Float32Type: "f32", Float64Type: "f64", Float16Type: "f16"}.get(type(t), "i64")
+
+
+class _FunctionLowering:
+    def __init__(self, fn: func.FuncOp):
+        self.fn = fn
+        self.values: dict[SSAValue, SSAValue] = {}
+        self.memrefs: dict[SSAValue, Descriptor] = {}
+        self.blocks: list[Block] = []
+
+    # ---- emission helpers -----------------------------------------------------------------------
+    def new_block(self, arg_types=()) -> Block:
+        block = Block(arg_types=arg_types)
+        self.blocks.append(block)
+        return block
+
+    def add(self, block: Block, op: Operation) -> SSAValue:
+        block.add_op(op)
+        return op.results[0] if op.results else None
+
+    def const(self, block: Block, value, t: Attribute) -> SSAValue:
+        attr = FloatAttr(float(value), t) if not isinstance(t, IntegerType) else IntegerAttr(int(value), t)
+        return self.add(block, llvm.ConstantOp(attr, t))
+
+    def v(self, value: SSAValue) -> SSAValue:
+        return self.values[value]
+
+    # ---- the function -----------------------------------------------------------------------
+    def lower(self) -> list[llvm.FuncOp]:
+        name = self.fn.sym_name.data
+        entry = self.new_block()
+        impl_types: list[Attribute] = []
+        impl_attrs: list[DictionaryAttr] = []
+        layout: list[tuple[str, object]] = []
+        for index, arg in enumerate(self.fn.body.block.args):
+            info = arg_info(self.fn, index)
+            if isinstance(arg.type, MemRefType):
+                rank = arg.type.get_num_dims()
+                first = len(entry.args)
+                for t in [PTR] + [i64] * (2 * rank):
+                    entry.insert_arg(t, len(entry.args))
+                impl_types += [PTR] + [i64] * (2 * rank)
+                impl_attrs += [DictionaryAttr({"llvm.noalias": UnitAttr()})] + [DictionaryAttr({})] * (2 * rank)
+                static = _static_strides(arg.type)
+                sizes = list(entry.args[first + 1: first + 1 + rank])
+                strides = []
+                for axis in range(rank):
+                    if static[axis] is not None:
+                        strides.append(self.const(entry, static[axis], i64))
+                    else:
+                        strides.append(entry.args[first + 1 + rank + axis])
+                self.memrefs[arg] = Descriptor(entry.args[first], arg.type.element_type, sizes, strides)
+                layout.append((info.get("tg.role", ""), arg.type))
+            else:
+                entry.insert_arg(i64, len(entry.args))
+                impl_types.append(i64)
+                impl_attrs.append(DictionaryAttr({}))
+                self.values[arg] = entry.args[-1]
+                layout.append((info.get("tg.role", ""), arg.type))
+        last = self.lower_ops(list(self.fn.body.block.ops), entry)
+        del last
+        impl = llvm.FuncOp(f"{name}_impl", llvm.LLVMFunctionType(impl_types, llvm.LLVMVoidType()),
+                           linkage=llvm.LinkageAttr("internal"), body=Region(self.blocks))
+        impl.properties["arg_attrs"] = ArrayAttr(impl_attrs)
+        return [impl, self.wrapper(name, layout, impl_types)]
+
+    def wrapper(self, name: str, layout, impl_types) -> llvm.FuncOp:
+        """`@NAME(ptr args, i64 block, ptr ub)`: unpack the argument array and call the impl."""
+        block = Block(arg_types=[PTR, i64, PTR])
+        args_ptr, block_id, ub = block.args
+        call_args: list[SSAValue] = []
+        slot = 0
+        for role, t in layout:
+            count = descriptor_slots(t) if isinstance(t, MemRefType) else 1
+            if role == "block_id":
+                call_args.append(block_id)
+            elif role == "ub":
+                call_args.append(ub)
+                call_args += [self._slot(block, args_ptr, slot + k, i64) for k in range(1, count)]
+            else:
+                for k in range(count):
+                    kind = PTR if (isinstance(t, MemRefType) and k == 0) else i64
+                    call_args.append(self._slot(block, args_ptr, slot + k, kind))
+            slot += count
+        block.add_op(llvm.CallOp(f"{name}_impl", *call_args))
+        block.add_op(llvm.ReturnOp())
+        return llvm.FuncOp(name, llvm.LLVMFunctionType([PTR, i64, PTR], llvm.LLVMVoidType()),
+                           linkage=llvm.LinkageAttr("external"), body=Region([block]))
+
+    def _slot(self, block: Block, base: SSAValue, slot: int, t: Attribute) -> SSAValue:
+        address = self.add(block, llvm.GEPOp(base, [slot], i64))
+        return self.add(block, llvm.LoadOp(address, t))
+
+    # ---- structured control flow ----------------------------------------------------------------
+    def lower_ops(self, ops: list[Operation], block: Block) -> Block:
+        for op in ops:
+            block = self.lower_op(op, block)
+        return block
+
+    def lower_op(self, op: Operation, block: Block) -> Block:
+        match op:
+            case scf.ForOp():
+                return self.lower_for(op, block)
+            case scf.IfOp():
+                return self.lower_if(op, block)
+            case func.ReturnOp():
+                block.add_op(llvm.ReturnOp())
+                return block
+            case tg.CopyOp():
+                return self.lower_copy(op, block)
+        handler = _HANDLERS.get(type(op))
+        if handler is None:
+            raise NotImplementedError(f"lower-to-llvm: no lowering for {op.name}")
+        handler(self, op, block)
+        return block
+
+    def lower_for(self, op: scf.ForOp, block: Block) -> Block:
+        carried = [llvm_type(a.type) for a in op.iter_args]
+        header = self.new_block([i64, *carried])
+        body = self.new_block()
+        exit_ = self.new_block()
+        block.add_op(llvm.BrOp(header, self.v(op.lb), *[self.v(a) for a in op.iter_args]))
+        iv, *iters = header.args
+        cond = self.add(header, llvm.ICmpOp(iv, self.v(op.ub), IntegerAttr(2, i64)))  # slt
+        header.add_op(llvm.CondBrOp(cond, body, [], exit_, []))
+        inner = op.body.block
+        self.values[inner.args[0]] = iv
+        for arg, value in zip(inner.args[1:], iters):
+            self.values[arg] = value
+        *ops, yield_op = list(inner.ops)
+        end = self.lower_ops(ops, body)
+        step = self.add(end, llvm.AddOp(iv, self.v(op.step), overflow=NSW))
+        end.add_op(llvm.BrOp(header, step, *[self.v(a) for a in yield_op.operands]))
+        for result, value in zip(op.results, iters):
+            self.values[result] = value
+        return exit_
+
+    def lower_if(self, op: scf.IfOp, block: Block) -> Block:
+        merge = self.new_block([llvm_type(r.type) for r in op.results])
+        then = self.new_block()
+        other = self.new_block() if op.false_region.blocks else merge
+        block.add_op(llvm.CondBrOp(self.v(op.cond), then, [], other, []))
+        for region, start in ((op.true_region, then), (op.false_region, other)):
+            if not region.blocks:
+                continue
+            *ops, yield_op = list(region.block.ops)
+            end = self.lower_ops(ops, start)
+            end.add_op(llvm.BrOp(merge, *[self.v(a) for a in yield_op.operands]))
+        for result, value in zip(op.results, merge.args):
+            self.values[result] = value
+        return merge
+
+    # ---- memory -----------------------------------------------------------------------------
+    def address(self, block: Block, mem: SSAValue, indices) -> tuple[SSAValue, Attribute]:
+        d = self.memrefs[mem]
+        offset = None
+        for index, stride in zip(indices, d.strides):
+            term = self.add(block, llvm.MulOp(self.v(index), stride, overflow=NSW))
+            offset = term if offset is None else self.add(block, llvm.AddOp(offset, term, overflow=NSW))
+        element = llvm_type(d.element)
+        if offset is None:
+            return d.ptr, element
+        return self.add(block, llvm.GEPOp(d.ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[offset],
+                                          inbounds=True)), element
+
+    def lower_copy(self, op: tg.CopyOp, block: Block) -> Block:
+        """A GM<->UB copy: a memcpy when both sides are unit-stride, else an element loop."""
+        src, dst = self.memrefs[op.src], self.memrefs[op.dst]
+        src_ptr, element = self.address(block, op.src, op.src_indices)
+        dst_ptr, _ = self.address(block, op.dst, op.dst_indices)
+        length = self.v(op.length)
+        unit = all(_is_const_one(d.strides[-1]) for d in (src, dst))
+        if unit:
+            size = self.const(block, element_bytes(src.element), i64)
+            nbytes = self.add(block, llvm.MulOp(length, size, overflow=NSW))
+            false = self.const(block, 0, i1)
+            block.add_op(llvm.CallIntrinsicOp("llvm.memcpy.p0.p0.i64", [dst_ptr, src_ptr, nbytes, false], []))
+            return block
+        header = self.new_block([i64])
+        body = self.new_block()
+        exit_ = self.new_block()
+        zero = self.const(block, 0, i64)
+        block.add_op(llvm.BrOp(header, zero))
+        k = header.args[0]
+        cond = self.add(header, llvm.ICmpOp(k, length, IntegerAttr(2, i64)))
+        header.add_op(llvm.CondBrOp(cond, body, [], exit_, []))
+        src_off = self.add(body, llvm.MulOp(k, src.strides[-1], overflow=NSW))
+        dst_off = self.add(body, llvm.MulOp(k, dst.strides[-1], overflow=NSW))
+        s = self.add(body, llvm.GEPOp(src_ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[src_off]))
+        d = self.add(body, llvm.GEPOp(dst_ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[dst_off]))
+        value = self.add(body, llvm.LoadOp(s, element))
+        body.add_op(llvm.StoreOp(value, d))
+        one = self.const(body, 1, i64)
+        body.add_op(llvm.BrOp(header, self.add(body, llvm.AddOp(k, one, overflow=NSW))))
+        return exit_
+
+
+def _is_const_one(value: SSAValue) -> bool:
+    owner = value.owner
+    return isinstance(owner, llvm.ConstantOp) and isinstance(owner.value, IntegerAttr) and owner.value.value.data == 1
+
+
+# ---- per-dialect tables: op type -> handler(lowering, op, block) --------------------------------
+
+def _constant(L: _FunctionLowering, op: arith.ConstantOp, block: Block) -> None:
+    t = llvm_type(op.result.type)
+    value = op.value
+    if isinstance(value, IntegerAttr):
+        L.values[op.result] = L.const(block, value.value.data, t)
+    else:
+        L.values[op.result] = L.const(block, value.value.data, t)
+
+
+def _binary(table):
+    def handler(L: _FunctionLowering, op: Operation, block: Block) -> None:
+        kwargs = {"overflow": NSW} if table[type(op)] in (llvm.AddOp, llvm.SubOp, llvm.MulOp) and isinstance(op.result.type, IndexType) else {}
+        L.values[op.result] = L.add(block, table[type(op)](L.v(op.lhs), L.v(op.rhs), **kwargs))
+    return handler
+
+
+def _float_intrinsic(name_of):
+    def handler(L: _FunctionLowering, op: Operation, block: Block) -> None:
+        t = op.results[0].type
+        args = [L.v(o) for o in op.operands]
+        L.values[op.results[0]] = L.add(block, llvm.CallIntrinsicOp(f"{name_of[type(op)]}.{_suffix(t)}", args, [t]))
+    return handler
+
+
+def _minmax_si(L: _FunctionLowering, op: Operation, block: Block) -> None:
+    predicate = 4 if isinstance(op, arith.MaxSIOp) else 2  # sgt / slt
+    a, b = L.v(op.lhs), L.v(op.rhs)
+    cond = L.add(block, llvm.ICmpOp(a, b, IntegerAttr(predicate, i64)))
+    L.values[op.result] = L.add(block, llvm.SelectOp(cond, a, b))
+
+
+def _cmpi(L: _FunctionLowering, op: arith.CmpiOp, block: Block) -> None:
+    L.values[op.result] = L.add(block, llvm.ICmpOp(L.v(op.lhs), L.v(op.rhs), IntegerAttr(op.predicate.value.data, i64)))
+
+
+def _cmpf(L: _FunctionLowering, op: arith.CmpfOp, block: Block) -> None:
+    L.values[op.result] = L.add(block, llvm.FCmpOp(L.v(op.lhs), L.v(op.rhs), IntegerAttr(op.predicate.value.data, i64)))
+
+
+def _select(L: _FunctionLowering, op: arith.SelectOp, block: Block) -> None:
+    L.values[op.result] = L.add(block, llvm.SelectOp(L.v(op.cond), L.v(op.lhs), L.v(op.rhs)))
+
+
+def _negf(L: _FunctionLowering, op: arith.NegfOp, block: Block) -> None:
+    L.values[op.result] = L.add(block, llvm.FNegOp(L.v(op.operand)))
+
+
+def _extf(L: _FunctionLowering, op: arith.ExtFOp, block: Block) -> None:
+    source = op.input.type
+    value = L.v(op.input)
+    if isinstance(source, BFloat16Type):
+        wide = L.add(block, llvm.ZExtOp(value, i32))
+        shifted = L.add(block, llvm.ShlOp(wide, L.const(block, 16, i32)))
+        value = L.add(block, llvm.BitcastOp(shifted, f32))
+        if op.result.type != f32:
+            value = L.add(block, llvm.FPExtOp(value, op.result.type))
+        L.values[op.result] = value
+        return
+    L.values[op.result] = L.add(block, llvm.FPExtOp(value, op.result.type))
+
+
+def _truncf(L: _FunctionLowering, op: arith.TruncFOp, block: Block) -> None:
+    value = L.v(op.input)
+    if isinstance(op.result.type, BFloat16Type):
+        if op.input.type != f32:
+            value = L.add(block, llvm.FPTruncOp(value, f32))
+        bits = L.add(block, llvm.BitcastOp(value, i32))
+        lsb = L.add(block, llvm.AndOp(L.add(block, llvm.LShrOp(bits, L.const(block, 16, i32))), L.const(block, 1, i32)))
+        bias = L.add(block, llvm.AddOp(lsb, L.const(block, 0x7FFF, i32)))
+        rounded = L.add(block, llvm.LShrOp(L.add(block, llvm.AddOp(bits, bias)), L.const(block, 16, i32)))
+        narrow = L.add(block, llvm.TruncOp(rounded, i16))
+        is_nan = L.add(block, llvm.FCmpOp(value, value, "uno"))
+        L.values[op.result] = L.add(block, llvm.SelectOp(is_nan, L.const(block, 0x7FC0, i16), narrow))
+        return
+    L.values[op.result] = L.add(block, llvm.FPTruncOp(value, op.result.type))
+
+
+def _int_cast(L: _FunctionLowering, op: Operation, block: Block) -> None:
+    source, target = llvm_type(op.operands[0].type), llvm_type(op.results[0].type)
+    value = L.v(op.operands[0])
+    sw, tw = source.width.data, target.width.data
+    if sw == tw:
+        L.values[op.results[0]] = value
+    elif tw < sw:
+        L.values[op.results[0]] = L.add(block, llvm.TruncOp(value, target))
+    elif isinstance(op, arith.ExtUIOp):
+        L.values[op.results[0]] = L.add(block, llvm.ZExtOp(value, target))
+    else:
+        L.values[op.results[0]] = L.add(block, llvm.SExtOp(value, target))
+
+
+def _sitofp(L: _FunctionLowering, op: arith.SIToFPOp, block: Block) -> None:
+    L.values[op.result] = L.add(block, llvm.SIToFPOp(L.v(op.input), op.result.type))
+
+
+def _fptosi(L: _FunctionLowering, op: arith.FPToSIOp, block: Block) -> None:
+    # saturating: NaN -> 0 and out-of-range -> the extreme, never undefined behaviour
+    t = op.input.type
+    name = f"llvm.fptosi.sat.i64.{_suffix(t)}"
+    L.values[op.result] = L.add(block, llvm.CallIntrinsicOp(name, [L.v(op.input)], [i64]))
+
+
+def _math(L: _FunctionLowering, op: Operation, block: Block) -> None:
+    L.values[op.results[0]] = L.add(block, _MATH[type(op)](L.v(op.operands[0])))
+
+
+def _load(L: _FunctionLowering, op: memref.LoadOp, block: Block) -> None:
+    address, element = L.address(block, op.memref, op.indices)
+    L.values[op.res] = L.add(block, llvm.LoadOp(address, element))
+
+
+def _store(L: _FunctionLowering, op: memref.StoreOp, block: Block) -> None:
+    address, _ = L.address(block, op.memref, op.indices)
+    block.add_op(llvm.StoreOp(L.v(op.value), address))
+
+
+def _dim(L: _FunctionLowering, op: memref.DimOp, block: Block) -> None:
+    index_op = op.index.owner
+    assert isinstance(index_op, arith.ConstantOp), "memref.dim needs a constant axis"
+    L.values[op.result] = L.memrefs[op.source].sizes[index_op.value.value.data]
+
+
+def _ub_alloc(L: _FunctionLowering, op: tg.UBAllocOp, block: Block) -> None:
+    ub = L.memrefs[op.ub]
+    t = op.result.type
+    ptr = L.add(block, llvm.GEPOp(ub.ptr, [op.offset.value.data], IntegerType(8)))
+    shape = t.get_shape()
+    strides, acc = [], 1
+    for dim in reversed(shape):
+        strides.append(acc)
+        acc *= dim
+    L.memrefs[op.result] = Descriptor(ptr, t.element_type, [L.const(block, d, i64) for d in shape],
+                                      [L.const(block, s, i64) for s in reversed(strides)])
+
+
+_HANDLERS: dict[type, Callable] = {
+    arith.ConstantOp: _constant,
+    **{t: _binary(_INT_BIN) for t in _INT_BIN},
+    **{t: _binary(_FLOAT_BIN) for t in _FLOAT_BIN},
+    **{t: _float_intrinsic(_FLOAT_INTRINSIC_BIN) for t in _FLOAT_INTRINSIC_BIN},
+    arith.MaxSIOp: _minmax_si,
+    arith.MinSIOp: _minmax_si,
+    arith.CmpiOp: _cmpi,
+    arith.CmpfOp: _cmpf,
+    arith.SelectOp: _select,
+    arith.NegfOp: _negf,
+    arith.ExtFOp: _extf,
+    arith.TruncFOp: _truncf,
+    arith.ExtSIOp: _int_cast,
+    arith.ExtUIOp: _int_cast,
+    arith.TruncIOp: _int_cast,
+    arith.IndexCastOp: _int_cast,
+    arith.SIToFPOp: _sitofp,
+    arith.FPToSIOp: _fptosi,
+    **{t: _math for t in _MATH},
+    **{t: _float_intrinsic(_MATH_INTRINSIC) for t in _MATH_INTRINSIC},
+    memref.LoadOp: _load,
+    memref.StoreOp: _store,
+    memref.DimOp: _dim,
+    tg.UBAllocOp: _ub_alloc,
+}
+
+
+@dataclass(frozen=True)
+class LowerToLLVM(ModulePass):
+    """Replace every func.func by an llvm.func pair (`NAME_impl` with noalias pointers, `NAME`)."""
+
+    name = "lower-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lowered: list[Operation] = []
+        for fn in list(op.ops):
+            assert isinstance(fn, func.FuncOp)
+            lowered += _FunctionLowering(fn).lower()
+            fn.detach()
+            fn.erase()
+        op.body.block.add_ops(lowered)
+
+
+def argument_layout(fn: func.FuncOp) -> list[tuple[str, str, int]]:
+    """(name, role, slots) of each function argument in the i64 argument array."""
+    layout = []
+    for index, arg in enumerate(fn.body.block.args):
+        info = arg_info(fn, index)
+        slots = descriptor_slots(arg.type) if isinstance(arg.type, MemRefType) else 1
+        layout.append((info.get("tg.name", f"arg{index}"), info.get("tg.role", ""), slots))
+    return layout

@@ -1,0 +1,103 @@
+"""Targets are data: cores, UB capacity and alignment, dtypes, and whether GM<->UB staging is explicit."""
+
+import os
+from dataclasses import dataclass, field
+
+from tilegrad.errors import UnsupportedError
+
+
+def _l2_bytes_per_core() -> int:
+    path = "/sys/devices/system/cpu/cpu0/cache/index2/size"
+    try:
+        text = open(path).read().strip()
+    except OSError:
+        return 1 << 20
+    scale = {"K": 1 << 10, "M": 1 << 20}.get(text[-1], 1)
+    return int(text.rstrip("KM")) * scale
+
+
+@dataclass(frozen=True)
+class Target:
+    """An accelerator (or this host) as the tiler sees it.
+
+    `staged` targets have a scratchpad: the tiled kernel copies every tile GM->UB, computes in UB
+    and copies back, and each core's UB is emulated by a scratch buffer of exactly `ub_bytes`.
+    """
+
+    name: str
+    cores: int
+    ub_bytes: int
+    ub_align: int
+    vector_bytes: int
+    dtypes: tuple[str, ...]
+    staged: bool
+    description: str = ""
+    aliases: tuple[str, ...] = ()
+    ub_reserve_bytes: int = 0
+    """Bytes of UB a kernel may not use (the vendor's kernel reserve)."""
+    core_mask_option: bool = False
+    """The target launches with a `core_mask` that picks which cores run (DSP targets)."""
+    unverified: tuple[str, ...] = field(default=())
+
+    def check_dtype(self, dtype: str, what: str) -> None:
+        if dtype not in self.dtypes:
+            raise UnsupportedError(
+                f"target {self.name!r} does not support dtype {dtype} for {what}; "
+                f"it supports {', '.join(self.dtypes)}"
+            )
+
+
+_ALL_DTYPES = ("float64", "float32", "float16", "bfloat16")
+
+BUILTIN_TARGETS = [
+    Target("cpu", os.cpu_count() or 1, _l2_bytes_per_core(), 64, 64, _ALL_DTYPES, staged=False,
+           description="this host; tiles for cache, threads for cores"),
+    Target("ascend910", 32, 196608, 32, 256, ("float32", "float16"), staged=True,
+           aliases=("atlas-training",), ub_reserve_bytes=16384,
+           description="Atlas training series"),
+    Target("ascend910b", 24, 196608, 32, 256, ("float32", "float16", "bfloat16"), staged=True,
+           aliases=("atlas-a2",), ub_reserve_bytes=16384,
+           description="Atlas A2 training / 800I A2 (910B1/B2), 24 cube cores (48 vector)"),
+    Target("ascend310p", 8, 262144, 32, 256, ("float32", "float16"), staged=True,
+           aliases=("atlas-inference",), ub_reserve_bytes=16384,
+           description="Atlas inference series (310P3)"),
+    Target("ft78ne", 8, 786432, 64, 64, ("float32",), staged=True, core_mask_option=True,
+           description="FT78NE DSP (AM as UB)", unverified=("ub_bytes",)),
+    Target("mt7004", 8, 786432, 64, 64, ("float16", "float32"), staged=True, core_mask_option=True,
+           description="MT7004 DSP (AM as UB)", unverified=("ub_bytes",)),
+    Target("metax-c500", 64, 65536, 64, 64, _ALL_DTYPES, staged=True,
+           description="MetaX C500 GPU (mcDNN), shared memory as UB",
+           unverified=("cores", "ub_bytes")),
+]
+
+_REGISTRY: dict[str, Target] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def register_target(target: Target, replace: bool = False) -> Target:
+    """Make a user-defined target available to compile(), the CLI and plans."""
+    if target.name in _REGISTRY and not replace:
+        raise ValueError(f"target {target.name!r} is already registered (pass replace=True)")
+    _REGISTRY[target.name] = target
+    for alias in target.aliases:
+        _ALIASES[alias] = target.name
+    return target
+
+
+for _target in BUILTIN_TARGETS:
+    register_target(_target)
+
+
+def get_target(name: "str | Target") -> Target:
+    if isinstance(name, Target):
+        return name
+    canonical = _ALIASES.get(name, name)
+    if canonical not in _REGISTRY:
+        raise UnsupportedError(
+            f"unknown target {name!r}; known targets: {', '.join(list_targets())}"
+        )
+    return _REGISTRY[canonical]
+
+
+def list_targets() -> list[str]:
+    return sorted(_REGISTRY)
