@@ -38,10 +38,11 @@ class KernelArg:
     """One memref argument of a kernel, in order: inputs, then outputs, then temporaries."""
 
     name: str
-    role: str  # "input" | "output" | "temp"
+    role: str  # "input" | "output" | "temp" | "status"
     dtype: DType
     rank: int
     unit_inner_stride: bool
+    static: tuple = ()
 
 
 @dataclass
@@ -51,12 +52,14 @@ class EmittedOp:
     messages: dict[int, str] = field(default_factory=dict)
 
 
-def memref_type(dtype: DType, rank: int, unit_inner_stride: bool) -> MemRefType:
+def memref_type(dtype: DType, rank: int, unit_inner_stride: bool, static: tuple = ()) -> MemRefType:
+    """A strided memref; dims known at trace time (attribute-sized) are static, the rest dynamic."""
     storage = dtype.storage if dtype.name != "bfloat16" else _bf16()
     strides = [None] * rank
     if rank and unit_inner_stride:
         strides[-1] = 1
-    return MemRefType(storage, [DYNAMIC_INDEX] * rank, StridedLayoutAttr(strides, 0))
+    shape = [d if d is not None else DYNAMIC_INDEX for d in (static or (None,) * rank)]
+    return MemRefType(storage, shape, StridedLayoutAttr(strides, 0))
 
 
 def _bf16() -> Attribute:
@@ -238,9 +241,10 @@ def emit_op(name: str, trace: Trace, inputs: dict[str, TensorArg | None],
             kernel_args.append(KernelArg(arg_name, "input", arg.dtype, arg.rank, unit_inner.get(arg_name, False)))
     buffers: list[Buffer] = list(trace.outputs.values()) + trace.temps
     for buffer in buffers:
-        kernel_args.append(KernelArg(buffer.name, buffer.role, buffer.dtype, buffer.rank, True))
+        static = tuple(d.value if isinstance(d, Const) else None for d in buffer.shape)
+        kernel_args.append(KernelArg(buffer.name, buffer.role, buffer.dtype, buffer.rank, True, static))
     kernel_args.append(KernelArg("status", "status", DTYPES["int32"], 1, True))
-    types = [memref_type(a.dtype, a.rank, a.unit_inner_stride) for a in kernel_args]
+    types = [memref_type(a.dtype, a.rank, a.unit_inner_stride, a.static) for a in kernel_args]
     types[-1] = MemRefType(i32, [1])
     entry = Block(arg_types=types)
     values = {a.name: v for a, v in zip(kernel_args, entry.args)}

@@ -36,13 +36,16 @@ class TensorSpec:
     dtype: str | tuple[str, ...] = "data"
     """"data" (the op's data dtypes), a tuple of dtype names, or another argument's name."""
     optional: bool = False
+    collapse: bool = False
+    """The kernel sees the starred group of dims as one axis (a free view for contiguous data)."""
     doc: str = ""
 
 
-def tensor(*patterns, dtype: str | Sequence[str] = "data", optional: bool = False, doc: str = "") -> TensorSpec:
+def tensor(*patterns, dtype: str | Sequence[str] = "data", optional: bool = False,
+           collapse: bool = False, doc: str = "") -> TensorSpec:
     """A tensor parameter. Each pattern is a string of dims ("N C", "*B E", "") or ONE."""
     parsed = tuple(p if p == ONE else tuple(p.split()) for p in patterns) or (("*S",),)
-    return TensorSpec(parsed, dtype if isinstance(dtype, str) else tuple(dtype), optional, doc)
+    return TensorSpec(parsed, dtype if isinstance(dtype, str) else tuple(dtype), optional, collapse, doc)
 
 
 @dataclass(frozen=True)
@@ -192,11 +195,14 @@ class OpDef:
         for r in self.rules:
             if not r.check(shapes, attrs):
                 raise ShapeError(f"{self.name}: argument {r.arg!r}: {r.message} (got shapes {shapes})")
+        for name, spec in self.tensors.items():
+            if spec.collapse and tensors[name] is not None:
+                tensors[name] = _collapse(tensors[name], spec.patterns[patterns[name]])
         output_shapes, output_dtypes = {}, {}
         for name, out in self.outputs.items():
             output_dtypes[name] = dtypes[out.dtype]
             if isinstance(out.shape, str):
-                output_shapes[name] = tuple(tensors[out.shape].shape)
+                output_shapes[name] = tuple(shapes[out.shape])
             else:
                 output_shapes[name] = tuple(
                     d if isinstance(d, int) else attrs[d] if d in attrs else symbols[d] for d in out.shape
@@ -294,6 +300,15 @@ class OpDef:
             if pattern != ONE and dim in pattern:
                 return Dim(name, args[name].rank - (len(pattern) - pattern.index(dim)))
         raise KeyError(f"{self.name}: output dim {dim!r} is bound by no tensor")
+
+
+def _collapse(array: np.ndarray, pattern) -> np.ndarray:
+    if pattern == ONE:
+        return array.reshape(1)
+    star = next(i for i, p in enumerate(pattern) if p.startswith("*"))
+    tail = len(pattern) - star - 1
+    lead, group = array.shape[:star], array.shape[star:array.ndim - tail]
+    return array.reshape(lead + (int(np.prod(group, dtype=np.int64)),) + array.shape[array.ndim - tail:])
 
 
 def _match(pattern, shape: tuple[int, ...], symbols: dict) -> dict | None:

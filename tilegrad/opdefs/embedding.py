@@ -18,33 +18,32 @@ EMBEDDING_INDEX_DTYPES = ("int32", "int64", "int16", "int8", "uint8", "bool", "f
     schedule={"scatter_rows": {"ascend910": "index_block"}},
 )
 def embedding_dense_backward(
-    grad=tg.tensor("*B E"),
-    indices=tg.tensor("*I", dtype=EMBEDDING_INDEX_DTYPES),
+    grad=tg.tensor("*B E", collapse=True),
+    indices=tg.tensor("*I", dtype=EMBEDDING_INDEX_DTYPES, collapse=True),
     num_weights=tg.attr(int),
     padding_idx=tg.attr(-1),
     scale_grad_by_freq=tg.attr(False),
 ):
     """out[k] = Σ grad rows n with indices[n] == k (k != padding_idx), / count of k when scaling."""
-    E = grad.shape[-1]
-    rows = indices.numel
+    rows, E = grad.shape  # grad seen as [rows, E], indices as [rows]
     out = tg.output("out")
 
     def index(n):
-        return tg.cast(indices.flat(n), "i")
+        return tg.cast(indices[n], "i")
 
     keep = (lambda n, *e: index(n).ne(padding_idx)) if padding_idx >= 0 else None
     message = "indices: a value is outside [0, num_weights)"
     out.fill(0.0)
     if not scale_grad_by_freq:
         tg.scatter_add(out, (rows, E), index=lambda n, e: (index(n), e),
-                       value=lambda n, e: grad.flat(n, e), when=keep, message=message)
+                       value=lambda n, e: grad[n, e], when=keep, message=message)
         return
     counts_dtype = indices.dtype.name if indices.dtype.name in ("int32", "int64") else "int32"
     counts = tg.temp("counts", (num_weights,), counts_dtype)
     counts.fill(0)
     tg.scatter_add(counts, (rows,), index=lambda n: (index(n),), value=lambda n: 1, message=message)
     tg.scatter_add(out, (rows, E), index=lambda n, e: (index(n), e),
-                   value=lambda n, e: grad.flat(n, e) / counts[index(n)], when=keep, message=message)
+                   value=lambda n, e: grad[n, e] / counts[index(n)], when=keep, message=message)
 
 
 def _numel(shape) -> int:

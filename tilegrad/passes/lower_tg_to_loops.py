@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i1, i32
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr, i1, i32, i64
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -31,11 +31,13 @@ from tilegrad.passes.common import make_for, status_arg
 
 def _nest(extents, role: str, rewriter: PatternRewriter, anchor: Operation) -> tuple[list[SSAValue], Block | None, Operation | None]:
     """Loops 0..extent for each extent, inserted before `anchor`; returns ivs and innermost body."""
-    if not extents:
-        return [], None, None
     zero = arith.ConstantOp(IntegerAttr.from_index_int_value(0))
     one = arith.ConstantOp(IntegerAttr.from_index_int_value(1))
     rewriter.insert_op([zero, one], InsertPoint.before(anchor))
+    if not extents:  # a single point: one trip, so every stage is one loop nest the tiler can split
+        loop, inner = make_for(zero.result, one.result, one.result, role, 0)
+        rewriter.insert_op(loop, InsertPoint.before(anchor))
+        return [], inner, loop
     ivs: list[SSAValue] = []
     outer: Operation | None = None
     body: Block | None = None
@@ -101,68 +103,102 @@ class LowerCheck(RewritePattern):
         rewriter.erase(op)
 
 
-def _index_slice(yield_op: tg.YieldOp, count: int) -> set[Operation]:
-    """Ops (in the yield's block) that the first `count` yielded values depend on."""
-    block = yield_op.parent_block()
+class LowerScatterAdd(RewritePattern):
+    """for r_0..r_k: idx = ...; if in_range(idx) { for r_k+1..: value; if when: dest[idx] += value }
+    else report. k is the deepest axis the checked indices depend on, so the range check (and the
+    tiler's owner guard) sit outside the inner loops, and a whole row is staged at once."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tg.ScatterAddOp, rewriter: PatternRewriter) -> None:
+        status = status_arg(op)
+        dest = op.dest
+        rank = len(dest.type.get_shape())
+        block = op.body.block
+        yield_op = block.last_op
+        assert isinstance(yield_op, tg.YieldOp)
+        indices = list(yield_op.arguments[:rank])
+        value, when = yield_op.arguments[rank], yield_op.arguments[rank + 1]
+        checked = [i for i in indices if not (isinstance(i, BlockArgument) and i.block is block)]
+        depth = _axis_depths(block)
+        split = max((depth[i] for i in checked), default=-1)
+        index_ops = [o for o in _slice(checked, block) if all(depth[r] <= split for r in o.results)]
+
+        extents = list(op.extents)
+        outer_ivs, outer_body, _ = _nest(extents[: split + 1], "scatter", rewriter, op)
+        for o in index_ops:
+            o.detach()
+            outer_body.add_op(o)
+        b = BlockBuilder(outer_body)
+        ok = b.const(1, i1)
+        for axis, index in enumerate(indices):
+            if index not in checked:
+                continue
+            extent = b.add(memref.DimOp(dest, b.index(axis)))
+            low = b.add(arith.CmpiOp(index, b.index(0), "sge"))
+            high = b.add(arith.CmpiOp(index, extent, "slt"))
+            ok = b.add(arith.AndIOp(ok, b.add(arith.AndIOp(low, high))))
+
+        in_range = Block()
+        inner_ivs, inner_body = [], in_range
+        zero, one = BlockBuilder(in_range).index(0), BlockBuilder(in_range).index(1)
+        for axis in range(split + 1, len(extents)):
+            loop, body = make_for(zero, extents[axis], one, "scatter", axis)
+            inner_body.add_op(loop)
+            if inner_body is not in_range:
+                inner_body.add_op(scf.YieldOp())
+            inner_ivs.append(body.args[0])
+            inner_body = body
+        for o in [o for o in block.ops if o is not yield_op]:
+            o.detach()
+            inner_body.add_op(o)
+        a = BlockBuilder(inner_body)
+        accumulate = Block()
+        acc = BlockBuilder(accumulate)
+        old = to_compute(acc, acc.add(memref.LoadOp.get(dest, indices)))
+        summed = acc.add((arith.AddiOp if _is_index(old) else arith.AddfOp)(old, value))
+        store = memref.StoreOp.get(to_storage(acc, summed, dest.type.element_type), dest, indices)
+        store.attributes["tg.scatter_store"] = UnitAttr()
+        acc.add(store)
+        acc.add(scf.YieldOp())
+        a.add(scf.IfOp(when, [], Region([accumulate])))
+        a.add(scf.YieldOp())
+        if inner_body is not in_range:
+            in_range.add_op(scf.YieldOp())
+        guard = scf.IfOp(ok, [], Region([in_range]), _report(op.code.value.data, status))
+        guard.attributes["tg.in_range"] = UnitAttr()
+        b.add(guard)
+        ivs = outer_ivs + inner_ivs
+        for arg, iv in zip(block.args, ivs):
+            arg.replace_all_uses_with(iv)
+        _finish(outer_body)
+        rewriter.erase(yield_op)
+        rewriter.erase(op)
+
+
+def _axis_depths(block: Block) -> dict[SSAValue, int]:
+    """For each value of the body: the deepest domain axis it depends on (-1: none)."""
+    depth: dict[SSAValue, int] = {arg: axis for axis, arg in enumerate(block.args)}
+    for o in block.ops:
+        deps = [depth.get(v, -1) for v in o.operands]
+        for region in o.regions:
+            for inner in region.walk():
+                deps += [depth.get(v, -1) for v in inner.operands]
+        for r in o.results:
+            depth[r] = max(deps, default=-1)
+    return depth
+
+
+def _slice(values, block: Block) -> list[Operation]:
+    """Ops of `block` the values depend on, in block order."""
     needed: set[Operation] = set()
-    work = [v for v in yield_op.arguments[:count]]
+    work = list(values)
     while work:
         value = work.pop()
         owner = value.owner
         if isinstance(owner, Operation) and owner.parent_block() is block and owner not in needed:
             needed.add(owner)
             work.extend(owner.operands)
-            for region in owner.regions:
-                for inner in region.walk():
-                    work.extend(v for v in inner.operands)
-    return needed
-
-
-class LowerScatterAdd(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: tg.ScatterAddOp, rewriter: PatternRewriter) -> None:
-        status = status_arg(op)
-        dest = op.dest
-        rank = len(dest.type.get_shape())
-        ivs, body, _ = _nest(list(op.extents), "scatter", rewriter, op)
-        block = op.body.block
-        yield_op = block.last_op
-        assert isinstance(yield_op, tg.YieldOp)
-        indices = list(yield_op.arguments[:rank])
-        value, when = yield_op.arguments[rank], yield_op.arguments[rank + 1]
-        index_ops = _index_slice(yield_op, rank)
-        value_ops = [o for o in block.ops if o not in index_ops and o is not yield_op]
-
-        # indices first, then the range check; the value is computed only for in-range points
-        in_range_block = Block()
-        for o in value_ops:
-            o.detach()
-            in_range_block.add_op(o)
-        b = BlockBuilder(in_range_block)
-        accumulate = Block()
-        a = BlockBuilder(accumulate)
-        old = to_compute(a, a.add(memref.LoadOp.get(dest, indices)))
-        summed = a.add((arith.AddiOp if _is_index(old) else arith.AddfOp)(old, value))
-        a.add(memref.StoreOp.get(to_storage(a, summed, dest.type.element_type), dest, indices))
-        a.add(scf.YieldOp())
-        b.add(scf.IfOp(when, [], Region([accumulate])))
-        b.add(scf.YieldOp())
-
-        checked = [i for i in indices if not isinstance(i, BlockArgument)]
-        rewriter.inline_block(block, InsertPoint.at_end(body) if body else InsertPoint.before(op), ivs)
-        rewriter.erase(yield_op)
-        where = BlockBuilder(body) if body is not None else BlockBuilder(op.parent_block(), op)
-        ok = where.const(1, i1)
-        for axis, index in enumerate(indices):
-            if index not in checked:
-                continue
-            extent = where.add(memref.DimOp(dest, where.index(axis)))
-            low = where.add(arith.CmpiOp(index, where.index(0), "sge"))
-            high = where.add(arith.CmpiOp(index, extent, "slt"))
-            ok = where.add(arith.AndIOp(ok, where.add(arith.AndIOp(low, high))))
-        where.add(scf.IfOp(ok, [], Region([in_range_block]), _report(op.code.value.data, status)))
-        _finish(body)
-        rewriter.erase(op)
+    return [o for o in block.ops if o in needed]
 
 
 def _is_index(value: SSAValue) -> bool:
@@ -200,3 +236,7 @@ class LowerTgToLoops(ModulePass):
             GreedyRewritePatternApplier([LowerCompute(), LowerCheck(), LowerScatterAdd(), LowerReduce()]),
             apply_recursively=True,
         ).rewrite_module(op)
+        for fn in op.ops:
+            nests = [o for o in fn.body.block.ops if isinstance(o, scf.ForOp)]
+            for number, nest in enumerate(nests):
+                nest.attributes["tg.stage"] = IntegerAttr(number, i64)

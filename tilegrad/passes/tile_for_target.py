@@ -1,0 +1,529 @@
+"""tile-for-target: split every stage over the target's cores, tile it, stage tiles in UB.
+
+Driven only by target data and the op's ScheduleHint, like Ascend C host tiling:
+1. block split: a stage's outer axis [0, D) is split over `num_blocks` cores the vendor way
+   (D // blocks each, the remainder to the last). A scatter is split by its *destination*: every
+   core walks the whole domain and accumulates only the rows it owns, so accumulation is
+   deterministic (same order as serial) and needs no atomics or cross-core partial results;
+2. strip-mining: the inner axis is tiled by T (or per the hint, rows by K and the inner axis as
+   one whole tile);
+3. staging (scratchpad targets): each GM access whose last index walks a tiled axis gets a UB
+   buffer covering that tile (double buffered when it fits), with explicit `tg.copy` GM->UB
+   before the tile and UB->GM after it; temporaries indexed by the split axis live in UB for the
+   whole kernel. T is the largest aligned size whose buffers fit the UB.
+Each stage then becomes its own function (`OP_stageK`), run over all blocks in turn, which is the
+barrier between stages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    i8,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+
+from tilegrad.dialect import tg
+from tilegrad.dialect.values import INDEX, BlockBuilder
+from tilegrad.errors import UBCapacityError
+from tilegrad.passes.common import arg_info, loop_role, make_for
+from tilegrad.passes.lower_to_llvm import element_bytes
+from tilegrad.passes.tiling_plan import ScheduleHint, StagePlan, TilingPlan, UBBuffer
+from tilegrad.targets import Target
+
+MAX_TILE = 16384
+CPU_MAX_TILE = 65536
+
+
+@dataclass
+class TiledAxis:
+    axis: int
+    tile_loop: scf.ForOp
+    point_loop: scf.ForOp
+    size: int
+    whole: bool
+    tile_start: SSAValue  # the tile loop's iv
+    tile_end: SSAValue  # min(t + T, ub)
+    size_value: SSAValue  # the constant T (rewritten once T is chosen)
+    fixed: bool  # the size came from the schedule hint, not from the UB budget
+
+
+@dataclass
+class StagingGroup:
+    """Accesses to one GM memref with the same non-tile indices, staged at one tile loop."""
+
+    mem: SSAValue
+    level: TiledAxis
+    positions: list[tuple[int, TiledAxis]]  # index position -> the tiled axis it walks
+    fixed: dict[int, SSAValue]  # other index positions -> their (tile-invariant) values
+    accesses: list[Operation] = field(default_factory=list)
+    buffer: UBBuffer | None = None
+
+
+@dataclass
+class StageState:
+    nest: scf.ForOp
+    plan: StagePlan
+    lo: SSAValue
+    hi: SSAValue
+    split_extent: SSAValue
+    axes: dict[int, TiledAxis] = field(default_factory=dict)
+    groups: list[StagingGroup] = field(default_factory=list)
+
+
+def _const_value(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    if isinstance(owner, memref.DimOp) and isinstance(owner.source.type, MemRefType):
+        axis = _const_value(owner.index)
+        if axis is not None and owner.source.type.get_shape()[axis] >= 0:
+            return owner.source.type.get_shape()[axis]
+    return None
+
+
+def _same_extent(a: SSAValue, b: SSAValue) -> bool:
+    if a is b:
+        return True
+    ca, cb = _const_value(a), _const_value(b)
+    if ca is not None and ca == cb:
+        return True
+    oa, ob = a.owner, b.owner
+    if isinstance(oa, memref.DimOp) and isinstance(ob, memref.DimOp):
+        return oa.source is ob.source and _const_value(oa.index) == _const_value(ob.index)
+    return False
+
+
+def _defined_outside(value: SSAValue, loop: Operation) -> bool:
+    owner = value.owner
+    op = owner if isinstance(owner, Operation) else owner.parent_op()  # block argument -> its op
+    while op is not None:
+        if op is loop:
+            return False
+        op = op.parent_op()
+    return True
+
+
+def _is_within(op: Operation, ancestor: Operation) -> bool:
+    p = op.parent_op()
+    while p is not None:
+        if p is ancestor:
+            return True
+        p = p.parent_op()
+    return False
+
+
+class _Tiler:
+    def __init__(self, fn: func.FuncOp, target: Target, num_blocks: int, hint: ScheduleHint):
+        self.fn, self.target, self.num_blocks, self.hint = fn, target, num_blocks, hint
+        self.entry = fn.body.block
+        self.block_id = self._add_arg(INDEX, "block_id", "block_id")
+        self.ub = self._add_arg(MemRefType(i8, [target.ub_bytes]), "ub", "ub") if target.staged else None
+        self.top_zero = self._top_const(0)
+        self.top_one = self._top_const(1)
+
+    def _top_const(self, value: int) -> SSAValue:
+        op = arith.ConstantOp(IntegerAttr(value, INDEX))
+        self.entry.insert_op_before(op, self.entry.first_op)
+        return op.result
+
+    def _add_arg(self, type_, name: str, role: str) -> SSAValue:
+        arg = self.entry.insert_arg(type_, len(self.entry.args))
+        arg.name_hint = name
+        attrs = list(self.fn.arg_attrs.data) if self.fn.arg_attrs else []
+        attrs.append(DictionaryAttr({"tg.name": StringAttr(name), "tg.role": StringAttr(role)}))
+        self.fn.arg_attrs = ArrayAttr(attrs)
+        self.fn.function_type = func.FunctionType.from_lists([a.type for a in self.entry.args], [])
+        return arg
+
+    def roles(self) -> dict[SSAValue, str]:
+        return {a: arg_info(self.fn, i).get("tg.role", "") for i, a in enumerate(self.entry.args)}
+
+    # ---- 1. block split ---------------------------------------------------------------------
+    def split(self, extent: SSAValue, before: Operation) -> tuple[SSAValue, SSAValue]:
+        """[lo, hi) of this block: extent // blocks rows each, the remainder to the last block."""
+        b = BlockBuilder(self.entry, before)
+        blocks = b.index(self.num_blocks)
+        per = b.add(arith.DivUIOp(extent, blocks))
+        lo = b.add(arith.MuliOp(self.block_id, per))
+        is_last = b.add(arith.CmpiOp(self.block_id, b.index(self.num_blocks - 1), "eq"))
+        hi = b.add(arith.SelectOp(is_last, extent, b.add(arith.AddiOp(lo, per))))
+        return lo, hi
+
+    def loops(self, nest: scf.ForOp, role: str | None = None) -> dict[int, scf.ForOp]:
+        role = role or loop_role(nest)
+        found = {}
+        for op in nest.walk():
+            if isinstance(op, scf.ForOp) and loop_role(op) == role:
+                found[op.attributes["tg.axis"].value.data] = op
+        return found
+
+    def split_stage(self, number: int, nest: scf.ForOp) -> StageState:
+        kind = loop_role(nest)
+        loops = self.loops(nest)
+        if kind != "scatter":
+            outer = loops[0]
+            extent = outer.ub
+            lo, hi = self.split(extent, nest)
+            outer.operands = [lo, hi, outer.step, *outer.iter_args]
+            split = "outer axis split over cores"
+        else:
+            store = next(o for o in nest.walk() if isinstance(o, memref.StoreOp) and "tg.scatter_store" in o.attributes)
+            b = BlockBuilder(self.entry, nest)
+            extent = b.add(memref.DimOp(store.memref, b.index(0)))
+            lo, hi = self.split(extent, nest)
+            self.guard_owner(nest, store.indices[0], lo, hi)
+            split = "destination rows split over cores (owner computes)"
+        plan = StagePlan(number, kind, split, {})
+        return StageState(nest, plan, lo, hi, extent)
+
+    def guard_owner(self, nest: scf.ForOp, row: SSAValue, lo: SSAValue, hi: SSAValue) -> None:
+        guard = next(o for o in nest.walk() if isinstance(o, scf.IfOp) and "tg.in_range" in o.attributes)
+        then = guard.true_region.block
+        body = [o for o in then.ops][:-1]
+        inner = Block()
+        for o in body:
+            o.detach()
+            inner.add_op(o)
+        inner.add_op(scf.YieldOp())
+        b = BlockBuilder(then, then.last_op)
+        owned = b.add(arith.AndIOp(b.add(arith.CmpiOp(row, lo, "sge")), b.add(arith.CmpiOp(row, hi, "slt"))))
+        b.add(scf.IfOp(owned, [], Region([inner])))
+
+    # ---- 2. strip-mining ----------------------------------------------------------------------
+    def strip_mine(self, state: StageState, axis: int, size: int, whole: bool, fixed: bool = True) -> None:
+        point = self.loops(state.nest, state.plan.kind)[axis]
+        parent = point.parent_block()
+        size_op = arith.ConstantOp(IntegerAttr(size, INDEX))
+        parent.insert_op_before(size_op, point)
+        tile, body = make_for(point.lb, point.ub, size_op.result, "tile", axis)
+        parent.insert_op_before(tile, point)
+        t = body.args[0]
+        b = BlockBuilder(body)
+        end = b.add(arith.MinSIOp(b.add(arith.AddiOp(t, size_op.result)), point.ub))
+        point.detach()
+        point.operands = [t, end, point.step, *point.iter_args]
+        body.add_ops([point, scf.YieldOp()])
+        if state.nest is point:
+            state.nest = tile
+            tile.attributes["tg.stage"] = point.attributes.pop("tg.stage")
+            tile.attributes["tg.loop"] = StringAttr("tile")
+        state.axes[axis] = TiledAxis(axis, tile, point, size, whole, t, end, size_op.result, fixed)
+        state.plan.tiles[axis] = size
+
+    # ---- 3. staging analysis --------------------------------------------------------------------
+    def staging_groups(self, state: StageState, gm: set[SSAValue]) -> list[StagingGroup]:
+        by_point = {a.point_loop.body.block.args[0]: a for a in state.axes.values()}
+        groups: dict[tuple, StagingGroup] = {}
+        for op in state.nest.walk():
+            if not isinstance(op, (memref.LoadOp, memref.StoreOp)) or op.memref not in gm:
+                continue
+            indices = list(op.indices)
+            if not indices or indices[-1] not in by_point:
+                continue
+            level = self.staging_level(op, indices, by_point, state)
+            if level is None:
+                continue
+            positions = [(p, by_point[v]) for p, v in enumerate(indices) if v in by_point
+                         and (by_point[v] is level or _is_within(by_point[v].tile_loop, level.tile_loop))]
+            fixed = {p: v for p, v in enumerate(indices) if p not in dict(positions)}
+            key = (op.memref, id(level), tuple((p, id(a)) for p, a in positions), tuple(fixed.items()))
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = StagingGroup(op.memref, level, positions, fixed)
+            group.accesses.append(op)
+        return list(groups.values())
+
+    def staging_level(self, op, indices, by_point, state: StageState) -> TiledAxis | None:
+        """The outermost tile loop at which this access can be staged as one box."""
+        enclosing = [a for a in state.axes.values() if _is_within(op, a.tile_loop)]
+        enclosing.sort(key=lambda a: a.axis)
+        best = None
+        for level in reversed(enclosing):  # from the innermost tile loop outwards
+            ok = True
+            for v in indices:
+                axis = by_point.get(v)
+                if axis is not None and (axis is level or (_is_within(axis.tile_loop, level.tile_loop) and axis.whole)):
+                    continue
+                if _defined_outside(v, level.tile_loop):
+                    continue
+                ok = False
+            if ok:
+                best = level
+            else:
+                break
+        return best
+
+    # ---- 4. rewriting a staged group ----------------------------------------------------------
+    def stage_group(self, group: StagingGroup, buffer_value: SSAValue, double: bool) -> None:
+        level = group.level
+        body = level.tile_loop.body.block
+        anchor = level.point_loop
+        b = BlockBuilder(body, anchor)
+        slot: list[SSAValue] = []
+        if double:
+            number = b.add(arith.DivUIOp(b.add(arith.SubiOp(level.tile_start, level.tile_loop.lb)), level.size_value))
+            slot = [b.add(arith.RemUIOp(number, b.index(2)))]
+        loads = any(isinstance(a, memref.LoadOp) for a in group.accesses)
+        stores = any(isinstance(a, memref.StoreOp) for a in group.accesses)
+        ub_zero = b.index(0)
+
+        def copies(builder: BlockBuilder, direction: str) -> None:
+            last_pos, last_axis = group.positions[-1]
+            if len(group.positions) == 1:
+                gm_idx = [group.fixed.get(p, level.tile_start) for p in range(len(group.positions) + len(group.fixed))]
+                length = builder.add(arith.SubiOp(level.tile_end, level.tile_start))
+                self.copy(builder, direction, group.mem, gm_idx, buffer_value, slot + [ub_zero], length)
+                return
+            row_pos = group.positions[0][0]
+            loop, row_body = make_for(level.tile_start, level.tile_end, builder.index(1), "copy", level.axis)
+            rb = BlockBuilder(row_body)
+            row = row_body.args[0]
+            gm_idx = []
+            for p in range(len(group.positions) + len(group.fixed)):
+                gm_idx.append(row if p == row_pos else rb.index(0) if p == last_pos else group.fixed[p])
+            local = rb.add(arith.SubiOp(row, level.tile_start))
+            self.copy(rb, direction, group.mem, gm_idx, buffer_value, slot + [local, rb.index(0)], rb.index(last_axis.size))
+            rb.add(scf.YieldOp())
+            builder.add(loop)
+
+        if loads:
+            copies(b, "gm_to_ub")
+        if stores:
+            copies(BlockBuilder(body, body.last_op), "ub_to_gm")
+        for access in group.accesses:
+            a = BlockBuilder(access.parent_block(), access)
+            local = [a.add(arith.SubiOp(access.indices[p], axis.tile_start)) for p, axis in group.positions]
+            new_indices = slot + local
+            if isinstance(access, memref.LoadOp):
+                new = memref.LoadOp.get(buffer_value, new_indices)
+                access.parent_block().insert_op_before(new, access)
+                access.res.replace_all_uses_with(new.res)
+            else:
+                new = memref.StoreOp.get(access.value, buffer_value, new_indices)
+                access.parent_block().insert_op_before(new, access)
+            access.detach()
+            access.erase()
+
+    def copy(self, b: BlockBuilder, direction, gm, gm_idx, ub, ub_idx, length) -> None:
+        if direction == "gm_to_ub":
+            b.add(tg.CopyOp(direction, gm, gm_idx, ub, ub_idx, length))
+        else:
+            b.add(tg.CopyOp(direction, ub, ub_idx, gm, gm_idx, length))
+
+    def ub_alloc(self, buffer: UBBuffer, element_type) -> SSAValue:
+        shape = ([buffer.slots] if buffer.slots > 1 else []) + list(buffer.shape)
+        op = tg.UBAllocOp(self.ub, buffer.offset, buffer.name, MemRefType(element_type, shape))
+        first_nest = next(o for o in self.entry.ops if isinstance(o, scf.ForOp))
+        self.entry.insert_op_before(op, first_nest)
+        return op.result
+
+    # ---- the whole function ------------------------------------------------------------------
+    def run(self) -> TilingPlan:
+        nests = [o for o in self.entry.ops if isinstance(o, scf.ForOp) and "tg.stage" in o.attributes]
+        states = [self.split_stage(i, n) for i, n in enumerate(nests)]
+        for state in states:
+            depth = len(self.loops(state.nest, state.plan.kind))
+            row_tile = self.hint.scatter_row_tile if state.plan.kind == "scatter" and depth >= 2 else None
+            if row_tile:
+                self.strip_mine(state, depth - 2, row_tile, False)
+                self.strip_mine(state, depth - 1, self.hint.scatter_whole_inner or 1, True)
+            else:
+                self.strip_mine(state, depth - 1, 1, False, fixed=False)
+        roles = self.roles()
+        temps = [a for a, r in roles.items() if r == "temp"]
+        resident, workspace = self.place_temps(states, temps)
+        gm = {a for a, r in roles.items() if r in ("input", "output")}
+        if not self.target.staged:
+            gm = set()
+        for state in states:
+            state.groups = self.staging_groups(state, gm)
+        plan = TilingPlan(self.target, self.num_blocks, [s.plan for s in states], resident, workspace)
+        self.choose_tiles(states, plan)
+        self.rewrite(states, plan, resident)
+        return plan
+
+    def place_temps(self, states: list[StageState], temps: list[SSAValue]) -> tuple[list[UBBuffer], dict[str, int]]:
+        resident: list[UBBuffer] = []
+        workspace: dict[str, int] = {}
+        self.resident_values: dict[SSAValue, UBBuffer] = {}
+        for temp in temps:
+            name = arg_info(self.fn, list(self.entry.args).index(temp)).get("tg.name", "temp")
+            eb = element_bytes(temp.type.element_type)
+            using = [s for s in states if any(getattr(o, "memref", None) is temp for o in s.nest.walk())]
+            extent_const = None
+            if self.target.staged and using:
+                extents = [s.split_extent for s in using]
+                values = {_const_value(e) for e in extents}
+                if len(values) == 1 and None not in values and len(temp.type.get_shape()) == 1:
+                    extent_const = values.pop()
+            if extent_const is None:
+                workspace[name] = eb
+                continue
+            rows = extent_const // self.num_blocks + extent_const % self.num_blocks
+            buffer = UBBuffer(name, None, (rows,), 1, eb, "resident", self.hint.packed, self.target.ub_align,
+                              affine={f"{name}_size": eb})
+            resident.append(buffer)
+            self.resident_values[temp] = buffer
+        return resident, workspace
+
+    def choose_tiles(self, states: list[StageState], plan: TilingPlan) -> None:
+        """T per stage: the largest aligned tile whose buffers (double buffered if possible) fit."""
+        target, align = self.target, self.target.ub_align
+        offset = 0
+        for buffer in plan.resident:
+            buffer.offset = offset
+            offset += buffer.padded_bytes
+        resident_bytes = offset
+        for state in states:
+            free = [a for a in state.axes.values() if not a.fixed]
+            streamed = [g for g in state.groups if len(g.positions) == 1 and not g.positions[0][1].fixed]
+            if not target.staged:
+                per = sum(element_bytes(a.type.element_type) for a in self._touched(state)) or 8
+                size = self._align_down(min(CPU_MAX_TILE, (target.ub_bytes // 2) // per), 16)
+                for axis in free:
+                    self._set_size(state, axis, max(size, 16))
+                continue
+            fixed = [self._fixed_buffer(g, state) for g in state.groups if g not in streamed]
+            fixed_bytes = sum(b.padded_bytes for b in fixed)
+            available = plan.capacity - resident_bytes - fixed_bytes - 1  # the fit is strict
+            per_element = sum(element_bytes(g.mem.type.element_type) for g in streamed)
+            smallest = min((element_bytes(g.mem.type.element_type) for g in streamed), default=1)
+            quantum = max(1, align // smallest)
+            size, slots = quantum, 1
+            if per_element:
+                for slots in (2, 1):
+                    size = self._align_down(min(MAX_TILE, available // (per_element * slots)), quantum)
+                    if size >= quantum * (8 if slots == 2 else 1):
+                        break
+                if size < quantum:
+                    raise UBCapacityError(
+                        f"target {target.name}: stage {state.plan.index} cannot fit one aligned tile of "
+                        f"{quantum} elements: {max(available, 0)} B of {plan.capacity} B UB remain after "
+                        f"resident buffers ({resident_bytes} B) and fixed buffers ({fixed_bytes} B); "
+                        f"shape bound: {plan.bound()}")
+            for axis in free:
+                self._set_size(state, axis, size)
+            state.plan.double_buffered = slots == 2 and bool(streamed)
+            for g in streamed:
+                eb = element_bytes(g.mem.type.element_type)
+                g.buffer = UBBuffer(self._name(g.mem), state.plan.index, (size,), slots, eb,
+                                    self._copies(g), False, align, min_bytes=-(-quantum * eb // align) * align)
+            state.plan.buffers = fixed + [g.buffer for g in streamed]
+            stage_offset = resident_bytes
+            for buffer in state.plan.buffers:
+                buffer.offset = stage_offset
+                stage_offset += buffer.padded_bytes
+
+    def _fixed_buffer(self, g: StagingGroup, state: StageState) -> UBBuffer:
+        """A buffer whose box comes from the hint: sized by its tiles, affine in the inner symbol."""
+        eb = element_bytes(g.mem.type.element_type)
+        affine = {}
+        if any(a.whole for _, a in g.positions):
+            rows = 1
+            for _, a in g.positions:
+                rows *= 1 if a.whole else a.size
+            affine = {self.hint.inner_symbol: rows * eb}
+        g.buffer = UBBuffer(self._name(g.mem), state.plan.index, tuple(a.size for _, a in g.positions), 1,
+                            eb, self._copies(g), self.hint.packed, self.target.ub_align, affine)
+        return g.buffer
+
+    def _touched(self, state: StageState) -> list[SSAValue]:
+        roles = self.roles()
+        seen = []
+        for op in state.nest.walk():
+            mem = getattr(op, "memref", None)
+            if isinstance(op, (memref.LoadOp, memref.StoreOp)) and roles.get(mem) in ("input", "output", "temp"):
+                if mem not in seen:
+                    seen.append(mem)
+        return seen
+
+    def _set_size(self, state: StageState, axis: TiledAxis, size: int) -> None:
+        axis.size = size
+        axis.size_value.owner.value = IntegerAttr(size, INDEX)
+        state.plan.tiles[axis.axis] = size
+
+    @staticmethod
+    def _align_down(value: int, quantum: int) -> int:
+        return max(0, value // quantum * quantum)
+
+    def _name(self, mem: SSAValue) -> str:
+        return arg_info(self.fn, list(self.entry.args).index(mem)).get("tg.name", "buffer")
+
+    @staticmethod
+    def _copies(g: StagingGroup) -> str:
+        loads = any(isinstance(a, memref.LoadOp) for a in g.accesses)
+        stores = any(isinstance(a, memref.StoreOp) for a in g.accesses)
+        return "in+out" if loads and stores else "in" if loads else "out"
+
+    def rewrite(self, states: list[StageState], plan: TilingPlan, resident: list[UBBuffer]) -> None:
+        if not self.target.staged:
+            return
+        for temp, buffer in self.resident_values.items():
+            value = self.ub_alloc(buffer, temp.type.element_type)
+            for state in states:
+                for op in list(state.nest.walk()):
+                    if isinstance(op, (memref.LoadOp, memref.StoreOp)) and op.memref is temp:
+                        b = BlockBuilder(op.parent_block(), op)
+                        local = b.add(arith.SubiOp(op.indices[0], state.lo))
+                        if isinstance(op, memref.LoadOp):
+                            new = memref.LoadOp.get(value, [local])
+                            op.parent_block().insert_op_before(new, op)
+                            op.res.replace_all_uses_with(new.res)
+                        else:
+                            new = memref.StoreOp.get(op.value, value, [local])
+                            op.parent_block().insert_op_before(new, op)
+                        op.detach()
+                        op.erase()
+        for state in states:
+            for group in state.groups:
+                value = self.ub_alloc(group.buffer, group.mem.type.element_type)
+                self.stage_group(group, value, group.buffer.slots == 2)
+
+
+def split_stages(module: ModuleOp) -> None:
+    """One function per stage (`OP_stageK`): running them in order over all blocks is the barrier."""
+    for fn in list(module.ops):
+        nests = [o for o in fn.body.block.ops if isinstance(o, scf.ForOp) and "tg.stage" in o.attributes]
+        for number in range(len(nests)):
+            clone = fn.clone()
+            clone.sym_name = StringAttr(f"{fn.sym_name.data}_stage{number}")
+            for op in list(clone.body.block.ops):
+                if isinstance(op, scf.ForOp) and "tg.stage" in op.attributes and op.attributes["tg.stage"].value.data != number:
+                    op.detach()
+                    op.erase()
+            module.body.block.add_op(clone)
+        fn.detach()
+        fn.erase()
+
+
+@dataclass(frozen=True)
+class TileForTarget(ModulePass):
+    """Split, tile and stage every stage for `target`; the plan is left in `plans`."""
+
+    name = "tile-for-target"
+    target: Target
+    num_blocks: int
+    hint: ScheduleHint = ScheduleHint()
+    plans: list = field(default_factory=list, compare=False, hash=False)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        CommonSubexpressionElimination().apply(ctx, op)
+        for fn in list(op.ops):
+            self.plans.append(_Tiler(fn, self.target, self.num_blocks, self.hint).run())
+        split_stages(op)
+
+
+__all__ = ["TileForTarget", "ScheduleHint", "IntegerType"]

@@ -1,0 +1,135 @@
+"""The tiling plan: what `tile-for-target` decided, as data a user can print and check.
+
+Sizes of UB buffers are affine in the shape symbols they depend on (`E`, `counts_size`), so a plan
+states the shape bound the UB implies, like the vendor documents do:
+`36*E < 180192 - 4*counts_size`. A kernel fits iff its buffers use *less* than `ub_bytes` minus the
+target's reserve (the vendor's documented bounds are strict).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tilegrad.errors import UBCapacityError
+from tilegrad.targets import Target
+
+
+@dataclass(frozen=True)
+class ScheduleHint:
+    """Per-op, per-target layout choices kept beside the opdef (Halide's schedule apart from the
+    algorithm). The default is the tiler's own: split the outer axis over cores, tile the inner one."""
+
+    scatter_row_tile: int | None = None
+    """Tile the row axis of scatter stages by this many rows, staging that block of rows in UB."""
+    scatter_whole_inner: int | None = None
+    """The inner axis of scatter stages is one tile of exactly this many elements (specialized)."""
+    inner_symbol: str = "E"
+    packed: bool = False
+    """Buffers are packed back to back with no alignment padding (the vendor kernel's layout)."""
+
+
+@dataclass
+class UBBuffer:
+    name: str
+    stage: int | None  # None: resident for the whole kernel (a temporary)
+    shape: tuple[int, ...]
+    slots: int
+    element_bytes: int
+    copies: str
+    packed: bool
+    align: int
+    affine: dict[str, int] = field(default_factory=dict)
+    offset: int = 0
+    min_bytes: int | None = None
+    """For a streamed tile: the bytes of the smallest tile the tiler could fall back to."""
+
+    @property
+    def bytes(self) -> int:
+        n = self.slots * self.element_bytes
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def padded_bytes(self) -> int:
+        if self.packed:
+            return self.bytes
+        return -(-self.bytes // self.align) * self.align
+
+    @property
+    def padding(self) -> int:
+        return self.padded_bytes - self.bytes
+
+
+@dataclass
+class StagePlan:
+    index: int
+    kind: str
+    split: str
+    tiles: dict[int, int]
+    buffers: list[UBBuffer] = field(default_factory=list)
+    double_buffered: bool = False
+
+
+@dataclass
+class TilingPlan:
+    target: Target
+    num_blocks: int
+    stages: list[StagePlan]
+    resident: list[UBBuffer]
+    workspace_temps: dict[str, int]
+    """Temporaries kept in GM: name -> element bytes (times their element count at run time)."""
+
+    @property
+    def capacity(self) -> int:
+        return self.target.ub_bytes - self.target.ub_reserve_bytes
+
+    def stage_bytes(self, stage: StagePlan) -> int:
+        return sum(b.padded_bytes for b in self.resident) + sum(b.padded_bytes for b in stage.buffers)
+
+    @property
+    def ub_used(self) -> int:
+        if not self.target.staged:
+            return 0
+        return max((self.stage_bytes(s) for s in self.stages), default=sum(b.padded_bytes for b in self.resident))
+
+    def bound(self) -> str:
+        """The shape bound the UB implies, as an inequality on shape symbols."""
+        if not self.target.staged:
+            return "none (no staging on this target)"
+        statements = []
+        for stage in self.stages or [None]:
+            buffers = self.resident + (stage.buffers if stage else [])
+            terms: dict[str, int] = {}
+            constant = 0
+            for b in buffers:
+                if not b.affine:
+                    constant += b.min_bytes if b.min_bytes is not None else b.padded_bytes
+                    continue
+                for symbol, coef in b.affine.items():
+                    terms[symbol] = terms.get(symbol, 0) + coef
+            if not terms:
+                continue
+            rhs = self.capacity - constant
+            ordered = sorted(terms.items(), key=lambda kv: (kv[0] != "E", kv[0]))
+            lhs, rest = ordered[0], ordered[1:]
+            text = f"{lhs[1]}*{lhs[0]} < {rhs}" + "".join(f" - {c}*{s}" for s, c in rest)
+            if text not in statements:
+                statements.append(text)
+        return "; ".join(statements) if statements else "none (tiles loop over any shape)"
+
+    def check(self, symbols: dict[str, int] | None = None) -> None:
+        """Raise UBCapacityError unless every stage fits (strictly) for these symbol values."""
+        if not self.target.staged:
+            return
+        for stage in self.stages:
+            used = self.stage_bytes(stage)
+            if used >= self.capacity:
+                worst = max(self.resident + stage.buffers, key=lambda b: b.padded_bytes)
+                sizes = ", ".join(f"{b.name}={b.padded_bytes}" for b in self.resident + stage.buffers)
+                raise UBCapacityError(
+                    f"target {self.target.name}: stage {stage.index} needs {used} B of UB but "
+                    f"{self.capacity} B are available ({self.target.ub_bytes} B UB - "
+                    f"{self.target.ub_reserve_bytes} B reserve); largest buffer {worst.name!r}; "
+                    f"buffers: {sizes}; shape bound: {self.bound()}"
+                )
