@@ -143,7 +143,8 @@ class OpDef:
     dtypes: tuple[str, ...]
     targets: tuple[str, ...] | None
     rules: tuple[Rule, ...]
-    schedule: dict
+    schedule: Callable | None
+    """(target, binding) -> ScheduleHint: per-target layout choices, kept apart from the math."""
     doc: str
 
     # ---- what is supported where -------------------------------------------------------------
@@ -258,6 +259,11 @@ class OpDef:
                                  f"expected {wanted}")
         return patterns, symbols
 
+    def schedule_hint(self, target: Target, binding: Binding):
+        from tilegrad.passes.tiling_plan import ScheduleHint
+
+        return self.schedule(target, binding) if self.schedule is not None else ScheduleHint()
+
     # ---- tracing -----------------------------------------------------------------------------
     def trace(self, binding: Binding) -> Trace:
         trace = Trace()
@@ -360,7 +366,7 @@ def op(
     dtypes: Sequence[str] = FLOATS,
     targets: Sequence[str] | None = None,
     rules: Sequence[Rule] = (),
-    schedule: dict | None = None,
+    schedule: Callable | None = None,
     replace: bool = False,
 ):
     """Register a function as a tilegrad op; its parameters' defaults declare the signature."""
@@ -377,7 +383,7 @@ def op(
             raise ValueError(f"op {op_name!r} is already registered (pass replace=True)")
         opdef = OpDef(op_name, fn, tensors, attrs, dict(outputs), tuple(dtypes),
                       tuple(targets) if targets is not None else None, tuple(rules),
-                      dict(schedule or {}), inspect.getdoc(fn) or "")
+                      schedule, inspect.getdoc(fn) or "")
         _REGISTRY[op_name] = opdef
         return opdef
 

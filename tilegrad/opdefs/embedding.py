@@ -1,6 +1,7 @@
 """embedding_dense_backward (SPEC 6.3, seed 002, aclnnEmbeddingDenseBackward)."""
 
 import tilegrad.dsl as tg
+from tilegrad.passes.tiling_plan import ScheduleHint
 
 EMBEDDING_INDEX_DTYPES = ("int32", "int64", "int16", "int8", "uint8", "bool", "float16", "float32", "float64")
 
@@ -15,7 +16,7 @@ EMBEDDING_INDEX_DTYPES = ("int32", "int64", "int16", "int8", "uint8", "bool", "f
                 "must have as many elements as grad without its last axis", "indices"),
         tg.rule(lambda s, a: a["num_weights"] >= 0, "must be >= 0", "num_weights"),
     ],
-    schedule={"scatter_rows": {"ascend910": "index_block"}},
+    schedule=lambda target, binding: _vendor_layout(target, binding),
 )
 def embedding_dense_backward(
     grad=tg.tensor("*B E", collapse=True),
@@ -51,3 +52,15 @@ def _numel(shape) -> int:
     for d in shape:
         n *= d
     return n
+
+
+def _vendor_layout(target, binding) -> ScheduleHint:
+    """On Atlas training (ascend910) with scale_grad_by_freq, lay out UB as the vendor kernel does
+    (seed 002): per core a counts buffer for its rows, then for each 32-byte block of indices
+    (8 int32 / 4 int64) that many whole grad rows and one accumulation row, packed. This is
+    what makes the documented bound `36*E < 180192 - 4*counts_size` come out of the UB model."""
+    if target.name != "ascend910" or not binding.attrs["scale_grad_by_freq"]:
+        return ScheduleHint()
+    rows_per_index_block = max(1, 32 // binding.dtypes["indices"].itemsize)
+    return ScheduleHint(scatter_row_tile=rows_per_index_block,
+                        scatter_whole_inner=int(binding.symbols["E"]), packed=True)

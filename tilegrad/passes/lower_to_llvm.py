@@ -101,7 +101,8 @@ def _static_strides(t: MemRefType) -> list[int | None]:
 
 _INT_BIN: dict[type, type] = {
     arith.AddiOp: llvm.AddOp, arith.SubiOp: llvm.SubOp, arith.MuliOp: llvm.MulOp,
-    arith.DivSIOp: llvm.SDivOp, arith.RemSIOp: llvm.SRemOp, arith.AndIOp: llvm.AndOp,
+    arith.DivSIOp: llvm.SDivOp, arith.RemSIOp: llvm.SRemOp, arith.DivUIOp: llvm.UDivOp,
+    arith.RemUIOp: llvm.URemOp, arith.AndIOp: llvm.AndOp,
     arith.OrIOp: llvm.OrOp, arith.XOrIOp: llvm.XOrOp,
 }
 _FLOAT_BIN: dict[type, type] = {
@@ -439,7 +440,12 @@ def _store(L: _FunctionLowering, op: memref.StoreOp, block: Block) -> None:
 def _dim(L: _FunctionLowering, op: memref.DimOp, block: Block) -> None:
     index_op = op.index.owner
     assert isinstance(index_op, arith.ConstantOp), "memref.dim needs a constant axis"
-    L.values[op.result] = L.memrefs[op.source].sizes[index_op.value.value.data]
+    axis = index_op.value.value.data
+    static = op.source.type.get_shape()[axis]
+    if static >= 0:  # a static size needs no descriptor (a UB-resident temporary has none in GM)
+        L.values[op.result] = L.const(block, static, i64)
+    else:
+        L.values[op.result] = L.memrefs[op.source].sizes[axis]
 
 
 def _ub_alloc(L: _FunctionLowering, op: tg.UBAllocOp, block: Block) -> None:

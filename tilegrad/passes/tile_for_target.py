@@ -186,8 +186,18 @@ class _Tiler:
             lo, hi = self.split(extent, nest)
             self.guard_owner(nest, store.indices[0], lo, hi)
             split = "destination rows split over cores (owner computes)"
-        plan = StagePlan(number, kind, split, {})
+        plan = StagePlan(number, kind, split, {}, extent=self._describe_extent(extent))
         return StageState(nest, plan, lo, hi, extent)
+
+    def _describe_extent(self, extent: SSAValue) -> object:
+        value = _const_value(extent)
+        if value is not None:
+            return value
+        owner = extent.owner
+        if isinstance(owner, memref.DimOp) and owner.source in self.entry.args:
+            name = arg_info(self.fn, list(self.entry.args).index(owner.source)).get("tg.name")
+            return [name, _const_value(owner.index)]
+        return None
 
     def guard_owner(self, nest: scf.ForOp, row: SSAValue, lo: SSAValue, hi: SSAValue) -> None:
         guard = next(o for o in nest.walk() if isinstance(o, scf.IfOp) and "tg.in_range" in o.attributes)

@@ -69,6 +69,8 @@ class StagePlan:
     tiles: dict[int, int]
     buffers: list[UBBuffer] = field(default_factory=list)
     double_buffered: bool = False
+    extent: object = None
+    """What the cores split: an int, or [argument, axis] read from the call's shapes."""
 
 
 @dataclass
@@ -133,3 +135,29 @@ class TilingPlan:
                     f"{self.target.ub_reserve_bytes} B reserve); largest buffer {worst.name!r}; "
                     f"buffers: {sizes}; shape bound: {self.bound()}"
                 )
+
+
+def plan_to_dict(plan: TilingPlan) -> dict:
+    from dataclasses import asdict
+
+    return {
+        "target": asdict(plan.target),
+        "num_blocks": plan.num_blocks,
+        "stages": [asdict(s) for s in plan.stages],
+        "resident": [asdict(b) for b in plan.resident],
+        "workspace_temps": plan.workspace_temps,
+    }
+
+
+def plan_from_dict(data: dict) -> TilingPlan:
+    target_fields = {k: tuple(v) if isinstance(v, list) else v for k, v in data["target"].items()}
+
+    def buffer(d: dict) -> UBBuffer:
+        return UBBuffer(**{**d, "shape": tuple(d["shape"])})
+
+    stages = []
+    for s in data["stages"]:
+        stages.append(StagePlan(s["index"], s["kind"], s["split"], {int(k): v for k, v in s["tiles"].items()},
+                                [buffer(b) for b in s["buffers"]], s["double_buffered"], s.get("extent")))
+    return TilingPlan(Target(**target_fields), data["num_blocks"], stages,
+                      [buffer(b) for b in data["resident"]], dict(data["workspace_temps"]))

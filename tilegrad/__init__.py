@@ -1,0 +1,28 @@
+"""tilegrad: a Python compiler DSL for deep-learning backward operators.
+
+    k = tilegrad.compile("binary_cross_entropy_grad", target="ascend910b")
+    dx = k(input_x=x, input_y=y, dloss=g, reduction="mean")
+    print(k.ir("tiled", input_x=x, input_y=y, dloss=g))
+"""
+
+from tilegrad.dsl.opdef import get_op, list_ops
+from tilegrad.errors import (
+    AttributeValueError,
+    DTypeError,
+    IndexOutOfRangeError,
+    ShapeError,
+    TilegradError,
+    UBCapacityError,
+    UnsupportedError,
+)
+from tilegrad.kernel import Kernel, Spec, compile
+from tilegrad.pipeline import STAGES
+from tilegrad.targets import Target, get_target, list_targets, register_target
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AttributeValueError", "DTypeError", "IndexOutOfRangeError", "Kernel", "STAGES", "ShapeError",
+    "Spec", "Target", "TilegradError", "UBCapacityError", "UnsupportedError", "compile", "get_op",
+    "get_target", "list_ops", "list_targets", "register_target",
+]

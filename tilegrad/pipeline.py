@@ -1,0 +1,88 @@
+"""The pipeline, stage by stage: op -> loops -> tiled -> llvm -> asm, verifying after each.
+
+    trace the opdef -> emit tg IR ("op") -> lower-tg-to-loops ("loops")
+    -> tile-for-target ("tiled") -> lower-to-llvm, llvmlite, O3 ("llvm") -> MCJIT (+ "asm")
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.backend.llvm.convert import convert_module
+from xdsl.dialects.builtin import ModuleOp
+
+from tilegrad.dialect import make_context
+from tilegrad.dsl.emit import KernelArg, emit_op
+from tilegrad.dsl.opdef import Binding, OpDef
+from tilegrad.dsl.tensor import TensorArg
+from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
+from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout
+from tilegrad.passes.tile_for_target import TileForTarget
+from tilegrad.passes.tiling_plan import ScheduleHint, TilingPlan
+from tilegrad.targets import Target
+
+STAGES = ("op", "loops", "tiled", "llvm", "asm")
+
+
+def unit_inner_stride(array: np.ndarray) -> bool:
+    return array.ndim == 0 or array.shape[-1] <= 1 or array.strides[-1] == array.itemsize
+
+
+@dataclass
+class Lowered:
+    """A specialization lowered to the tiled stage: enough to print IR and plans, not yet code."""
+
+    module: ModuleOp
+    ir: dict[str, str]
+    args: list[KernelArg]
+    messages: dict[int, str]
+    plan: TilingPlan | None
+    functions: list[str]
+    layout: list[tuple[str, str, int]]
+    num_blocks: int
+    temps: dict[str, tuple] = field(default_factory=dict)
+
+
+def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint: ScheduleHint,
+          untiled: bool = False) -> Lowered:
+    trace = opdef.trace(binding)
+    inputs = {n: TensorArg(n, a.ndim, binding.dtypes[n]) if a is not None else None
+              for n, a in binding.tensors.items()}
+    unit = {n: unit_inner_stride(a) for n, a in binding.tensors.items() if a is not None}
+    emitted = emit_op(opdef.name, trace, inputs, unit)
+    module = emitted.module
+    ctx = make_context()
+    module.verify()
+    ir = {"op": str(module)}
+    LowerTgToLoops().apply(ctx, module)
+    module.verify()
+    ir["loops"] = str(module)
+    plan = None
+    if untiled:
+        num_blocks = 1
+        ir["tiled"] = ir["loops"]
+    else:
+        tiler = TileForTarget(target, num_blocks, hint)
+        tiler.apply(ctx, module)
+        module.verify()
+        ir["tiled"] = str(module)
+        plan = tiler.plans[0]
+    functions = [f.sym_name.data for f in module.ops]
+    layout = argument_layout(next(iter(module.ops)))
+    temps = {b.name: (b.dtype, b.shape) for b in trace.temps}
+    return Lowered(module, ir, emitted.args, emitted.messages, plan, functions, layout, num_blocks, temps)
+
+
+def to_llvm(lowered: Lowered) -> str:
+    """lower-to-llvm, then xDSL's llvmlite conversion and LLVM's O3 for this host."""
+    from tilegrad.codegen.jit import optimize
+
+    ctx = make_context()
+    LowerToLLVM().apply(ctx, lowered.module)
+    lowered.module.verify()
+    llvm_module = convert_module(lowered.module, fallback_target_triple=None)
+    for function in llvm_module.functions:
+        if not function.is_declaration:
+            function.attributes.add("nounwind")
+    return optimize(str(llvm_module))

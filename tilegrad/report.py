@@ -1,0 +1,89 @@
+"""The tiling plan of one call, as a table a kernel engineer reads (`tilegrad plan`, `Kernel.plan`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilegrad.errors import UBCapacityError
+
+
+@dataclass
+class PlanReport:
+    op: str
+    target: str
+    block_dim: int
+    stages: list[dict]
+    buffers: list[dict]
+    ub_used: int
+    ub_bytes: int
+    ub_reserve: int
+    workspace_bytes: int
+    bound: str
+    fits: bool
+    error: str = ""
+    staged: bool = True
+
+    @classmethod
+    def build(cls, kernel, binding, spec) -> PlanReport:
+        from tilegrad.kernel import workspace_bytes
+
+        target = kernel.target
+        arrays = {n: a for n, a in binding.tensors.items() if a is not None}
+        plan = spec.plan
+        stages, buffers = [], []
+        if plan is not None:
+            for stage in plan.stages:
+                extent = _extent(stage.extent, arrays)
+                per = extent // spec.num_blocks if extent is not None else None
+                last = per + extent % spec.num_blocks if extent is not None else None
+                stages.append({"stage": stage.index, "kind": stage.kind, "split": stage.split, "extent": extent,
+                               "per_core": per, "last_core": last, "tiles": dict(stage.tiles),
+                               "double_buffered": stage.double_buffered})
+            for b in plan.resident + [b for s in plan.stages for b in s.buffers]:
+                buffers.append({"stage": "all" if b.stage is None else b.stage, "name": b.name,
+                                "shape": "x".join(map(str, ((b.slots,) if b.slots > 1 else ()) + tuple(b.shape))),
+                                "bytes": b.bytes, "padding": b.padding, "align": 1 if b.packed else b.align,
+                                "copies": b.copies, "offset": b.offset})
+        error, fits = "", True
+        if plan is not None:
+            try:
+                plan.check()
+            except UBCapacityError as exc:
+                error, fits = str(exc), False
+        return cls(kernel.op.name, target.name, spec.num_blocks, stages, buffers,
+                   plan.ub_used if plan else 0, target.ub_bytes, target.ub_reserve_bytes,
+                   workspace_bytes(spec, arrays), plan.bound() if plan else "untiled", fits, error,
+                   target.staged)
+
+    def __str__(self) -> str:
+        lines = [f"{self.op} on {self.target}: block dim {self.block_dim}"]
+        lines.append(f"{'stage':>5}  {'kind':<9} {'extent':>8} {'per core':>9} {'last core':>9}  tiles  split")
+        for s in self.stages:
+            tiles = ",".join(f"axis{a}={t}" for a, t in s["tiles"].items())
+            lines.append(f"{s['stage']:>5}  {s['kind']:<9} {str(s['extent']):>8} {str(s['per_core']):>9} "
+                         f"{str(s['last_core']):>9}  {tiles}{' (double buffered)' if s['double_buffered'] else ''}"
+                         f"  {s['split']}")
+        if self.staged:
+            lines.append("UB buffers:")
+            lines.append(f"  {'stage':>5}  {'name':<14} {'shape':<12} {'bytes':>8} {'pad':>5} {'align':>5} "
+                         f"{'offset':>7}  copies")
+            for b in self.buffers:
+                lines.append(f"  {str(b['stage']):>5}  {b['name']:<14} {b['shape']:<12} {b['bytes']:>8} "
+                             f"{b['padding']:>5} {b['align']:>5} {b['offset']:>7}  {b['copies']}")
+            lines.append(f"UB used: {self.ub_used} B of {self.ub_bytes - self.ub_reserve} B available "
+                         f"({self.ub_bytes} B UB - {self.ub_reserve} B reserve); the fit is strict")
+        else:
+            lines.append(f"no UB staging on {self.target}: tiles are sized for cache, blocks are threads")
+        lines.append(f"workspace: {self.workspace_bytes} B")
+        lines.append(f"shape bound: {self.bound}")
+        if not self.fits:
+            lines.append(f"DOES NOT FIT: {self.error}")
+        return "\n".join(lines)
+
+
+def _extent(extent, arrays) -> int | None:
+    if isinstance(extent, int):
+        return extent
+    if isinstance(extent, list) and extent[0] in arrays:
+        return int(arrays[extent[0]].shape[extent[1]])
+    return None
