@@ -107,11 +107,7 @@ class _Emitter:
             case Dim():
                 return self.dim(e.tensor, e.axis)
             case Read():
-                indices = [self.expr(i, b, env) for i in e.indices]
-                indices = [self.clamp(v, e.buffer, axis, b) if _reads_data(i) else v
-                           for axis, (i, v) in enumerate(zip(e.indices, indices))]
-                loaded = b.add(memref.LoadOp.get(self.args[e.buffer.name], indices))
-                value = to_compute(b, loaded, unsigned=not e.buffer.dtype.signed)
+                value = self.read(e, b, env)
                 if e.kind == "f" and value.type != self.float_type:
                     value = to_storage(b, value, self.float_type)
                 return value
@@ -137,11 +133,23 @@ class _Emitter:
             case Select():
                 cond = self.expr(e.cond, b, env)
                 return b.add(arith.SelectOp(cond, self.expr(e.a, b, env), self.expr(e.b, b, env)))
+            case Cast() if isinstance(e.a, Read) and e.a.kind == "f" and e.kind == "i":
+                # a float index tensor converts from its own precision, truncating toward zero
+                raw = self.read(e.a, b, env)
+                return b.add(arith.IndexCastOp(b.add(arith.FPToSIOp(raw, i64)), INDEX))
             case Cast():
                 return self.cast(self.expr(e.a, b, env), e.a.kind, e.kind, b)
             case Reduce():
                 return self.reduce(e, b, env)
         raise TypeError(f"cannot emit {e!r}")
+
+    def read(self, e: Read, b: BlockBuilder, env: dict[int, SSAValue]) -> SSAValue:
+        """The element in its own compute type (f32 for half types, f64, or index)."""
+        indices = [self.expr(i, b, env) for i in e.indices]
+        indices = [self.clamp(v, e.buffer, axis, b) if _reads_data(i) else v
+                   for axis, (i, v) in enumerate(zip(e.indices, indices))]
+        loaded = b.add(memref.LoadOp.get(self.args[e.buffer.name], indices))
+        return to_compute(b, loaded, unsigned=not e.buffer.dtype.signed)
 
     def clamp(self, index: SSAValue, buffer, axis: int, b: BlockBuilder) -> SSAValue:
         """A gathered index is clamped into the buffer, so bad data never reads out of bounds;
@@ -250,7 +258,7 @@ def emit_op(name: str, trace: Trace, inputs: dict[str, TensorArg | None],
     values = {a.name: v for a, v in zip(kernel_args, entry.args)}
     for a, v in zip(kernel_args, entry.args):
         v.name_hint = a.name if a.name != "self" else "self_"
-    float_type = float_type_for([a.dtype for a in kernel_args if a.dtype.is_float])
+    float_type = float_type_for([a.dtype for a in kernel_args if a.role == "output"])
     emitter = _Emitter(trace, values, float_type, entry)
     for stage in trace.stages:
         emitter.stage(stage)

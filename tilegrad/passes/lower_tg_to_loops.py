@@ -33,10 +33,10 @@ def _nest(extents, role: str, rewriter: PatternRewriter, anchor: Operation) -> t
     """Loops 0..extent for each extent, inserted before `anchor`; returns ivs and innermost body."""
     zero = arith.ConstantOp(IntegerAttr.from_index_int_value(0))
     one = arith.ConstantOp(IntegerAttr.from_index_int_value(1))
-    rewriter.insert_op([zero, one], InsertPoint.before(anchor))
+    rewriter.insert([zero, one], InsertPoint.before(anchor))
     if not extents:  # a single point: one trip, so every stage is one loop nest the tiler can split
         loop, inner = make_for(zero.result, one.result, one.result, role, 0)
-        rewriter.insert_op(loop, InsertPoint.before(anchor))
+        rewriter.insert(loop, InsertPoint.before(anchor))
         return [], inner, loop
     ivs: list[SSAValue] = []
     outer: Operation | None = None
@@ -49,7 +49,7 @@ def _nest(extents, role: str, rewriter: PatternRewriter, anchor: Operation) -> t
             body.add_ops([loop, scf.YieldOp()])
         ivs.append(inner.args[0])
         body = inner
-    rewriter.insert_op(outer, InsertPoint.before(anchor))
+    rewriter.insert(outer, InsertPoint.before(anchor))
     return ivs, body, outer
 
 

@@ -99,7 +99,7 @@ class TilingPlan:
         """The shape bound the UB implies, as an inequality on shape symbols."""
         if not self.target.staged:
             return "none (no staging on this target)"
-        statements = []
+        statements: dict[tuple, tuple[int, str]] = {}
         for stage in self.stages or [None]:
             buffers = self.resident + (stage.buffers if stage else [])
             terms: dict[str, int] = {}
@@ -116,9 +116,11 @@ class TilingPlan:
             ordered = sorted(terms.items(), key=lambda kv: (kv[0] != "E", kv[0]))
             lhs, rest = ordered[0], ordered[1:]
             text = f"{lhs[1]}*{lhs[0]} < {rhs}" + "".join(f" - {c}*{s}" for s, c in rest)
-            if text not in statements:
-                statements.append(text)
-        return "; ".join(statements) if statements else "none (tiles loop over any shape)"
+            shape = tuple(ordered)
+            if shape not in statements or rhs < statements[shape][0]:
+                statements[shape] = (rhs, text)  # the tightest stage states the bound
+        texts = [text for _, text in sorted(statements.values(), key=lambda v: -len(v[1]))]
+        return "; ".join(texts) if texts else "none (tiles loop over any shape)"
 
     def check(self, symbols: dict[str, int] | None = None) -> None:
         """Raise UBCapacityError unless every stage fits (strictly) for these symbol values."""
@@ -130,10 +132,10 @@ class TilingPlan:
                 worst = max(self.resident + stage.buffers, key=lambda b: b.padded_bytes)
                 sizes = ", ".join(f"{b.name}={b.padded_bytes}" for b in self.resident + stage.buffers)
                 raise UBCapacityError(
-                    f"target {self.target.name}: stage {stage.index} needs {used} B of UB but "
-                    f"{self.capacity} B are available ({self.target.ub_bytes} B UB - "
+                    f"target {self.target.name}: stage {stage.index} needs {used} B of UB, which must "
+                    f"stay below {self.capacity} B ({self.target.ub_bytes} B UB - "
                     f"{self.target.ub_reserve_bytes} B reserve); largest buffer {worst.name!r}; "
-                    f"buffers: {sizes}; shape bound: {self.bound()}"
+                    f"buffers (B): {sizes}; shape bound: {self.bound()}"
                 )
 
 

@@ -1,0 +1,57 @@
+"""Shared fixtures: oracles come from PyTorch (CPU) or float64 numpy; kernels are shared across
+tests through tilegrad's in-process specialization cache (one compile per specialization)."""
+
+import os
+import tempfile
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+os.environ.setdefault("TILEGRAD_CACHE_DIR", tempfile.mkdtemp(prefix="tilegrad-test-cache-"))
+
+torch = pytest.importorskip("torch")
+
+TOLERANCE = {
+    "float64": dict(rtol=1e-10, atol=1e-10),
+    "float32": dict(rtol=1e-5, atol=1e-6),
+    "float16": dict(rtol=1e-2, atol=1e-3),
+    "bfloat16": dict(rtol=1e-2, atol=1e-2),
+}
+REDUCTION_TOLERANCE = {**TOLERANCE, "float32": dict(rtol=1e-4, atol=1e-5)}
+
+NUMPY = {"float64": np.float64, "float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+
+TARGET_DTYPES = {
+    "cpu": ("float32", "float16", "bfloat16", "float64"),
+    "ascend910": ("float32", "float16"),
+    "ascend910b": ("float32", "float16", "bfloat16"),
+    "ascend310p": ("float32", "float16"),
+    "ft78ne": ("float32",),
+    "mt7004": ("float16", "float32"),
+    "metax-c500": ("float64", "float32", "float16", "bfloat16"),
+}
+
+
+def cases(targets=None):
+    """(target, dtype) pairs: every dtype each target supports."""
+    return [(t, d) for t, ds in TARGET_DTYPES.items() if targets is None or t in targets for d in ds]
+
+
+def to_torch(array):
+    """A float32/float64 torch tensor of a (possibly half) numpy array: the float32 reference."""
+    if array.dtype in (np.float16, ml_dtypes.bfloat16):
+        array = array.astype(np.float32)
+    return torch.from_numpy(np.ascontiguousarray(array))
+
+
+def assert_close(out, ref, dtype, reduction=False):
+    table = REDUCTION_TOLERANCE if reduction else TOLERANCE
+    got = np.asarray(out).astype(np.float64)
+    want = np.asarray(ref.detach().numpy() if hasattr(ref, "detach") else ref).astype(np.float64)
+    np.testing.assert_allclose(got, want, **table[dtype])
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)
