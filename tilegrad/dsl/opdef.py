@@ -38,14 +38,18 @@ class TensorSpec:
     optional: bool = False
     collapse: bool = False
     """The kernel sees the starred group of dims as one axis (a free view for contiguous data)."""
+    values: tuple | None = None
+    """The range valid values lie in, (low, high): numbers, or a dim symbol / attribute name.
+    Used to make random inputs (`tilegrad run`); the kernel itself checks index ranges."""
     doc: str = ""
 
 
 def tensor(*patterns, dtype: str | Sequence[str] = "data", optional: bool = False,
-           collapse: bool = False, doc: str = "") -> TensorSpec:
+           collapse: bool = False, values: tuple | None = None, doc: str = "") -> TensorSpec:
     """A tensor parameter. Each pattern is a string of dims ("N C", "*B E", "") or ONE."""
     parsed = tuple(p if p == ONE else tuple(p.split()) for p in patterns) or (("*S",),)
-    return TensorSpec(parsed, dtype if isinstance(dtype, str) else tuple(dtype), optional, collapse, doc)
+    return TensorSpec(parsed, dtype if isinstance(dtype, str) else tuple(dtype), optional, collapse,
+                      values, doc)
 
 
 @dataclass(frozen=True)

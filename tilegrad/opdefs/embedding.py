@@ -20,7 +20,7 @@ EMBEDDING_INDEX_DTYPES = ("int32", "int64", "int16", "int8", "uint8", "bool", "f
 )
 def embedding_dense_backward(
     grad=tg.tensor("*B E", collapse=True),
-    indices=tg.tensor("*I", dtype=EMBEDDING_INDEX_DTYPES, collapse=True),
+    indices=tg.tensor("*I", dtype=EMBEDDING_INDEX_DTYPES, collapse=True, values=(0, "num_weights")),
     num_weights=tg.attr(int),
     padding_idx=tg.attr(-1),
     scale_grad_by_freq=tg.attr(False),

@@ -24,9 +24,9 @@ REDUCTION_CODES = {0: "none", 1: "mean", 2: "sum"}
 def nll_loss_backward(
     grad_output=tg.tensor(tg.ONE, "N", dtype="self"),
     self=tg.tensor("N C", "C"),
-    target=tg.tensor("N", "", dtype=tg.INDEX_DTYPES),
+    target=tg.tensor("N", "", dtype=tg.INDEX_DTYPES, values=(0, "C")),
     weight=tg.tensor("C", dtype="self", optional=True),
-    total_weight=tg.tensor(tg.ONE, dtype="self"),
+    total_weight=tg.tensor(tg.ONE, dtype="self", values=(1.0, 10.0)),
     reduction=tg.attr("mean", REDUCTIONS, REDUCTION_CODES),
     ignore_index=tg.attr(-100),
 ):
@@ -62,8 +62,8 @@ def nll_loss_backward(
     ],
 )
 def binary_cross_entropy_grad(
-    input_x=tg.tensor("*S"),
-    input_y=tg.tensor("*S", dtype="input_x"),
+    input_x=tg.tensor("*S", values=(0.01, 0.99)),
+    input_y=tg.tensor("*S", dtype="input_x", values=(0.0, 1.0)),
     weight=tg.tensor("*S", dtype="input_x", optional=True),
     dloss=tg.tensor("*S", tg.ONE, dtype="input_x"),
     reduction=tg.attr("mean", REDUCTIONS, REDUCTION_CODES),

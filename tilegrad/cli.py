@@ -1,0 +1,178 @@
+"""The `tilegrad` command: ops, targets, show, plan, run, bench, demo."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+import tilegrad
+from tilegrad.dsl.opdef import get_op
+from tilegrad.errors import TilegradError
+from tilegrad.inputs import complete_shapes, parse_dims, random_inputs
+from tilegrad.pipeline import STAGES
+
+
+def _pairs(items: list[str], what: str) -> dict[str, str]:
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            raise TilegradError(f"{what} {item!r} must look like name=value")
+        key, value = item.split("=", 1)
+        out[key] = value
+    return out
+
+
+def _attr_value(text: str):
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _call_arguments(args) -> tuple[object, dict, dict]:
+    op = get_op(args.op)
+    attrs = {k: _attr_value(v) for k, v in _pairs(args.attr, "--attr").items()}
+    shapes, symbols = {}, {}
+    for key, value in _pairs(args.shape, "--shape").items():
+        if key in op.tensors:
+            shapes[key] = parse_dims(value)
+        else:
+            symbols[key] = int(value)
+    dtypes = {}
+    for item in args.dtype or []:
+        if "=" in item:
+            key, value = item.split("=", 1)
+            dtypes[key] = value
+        else:
+            dtypes["*"] = item
+    normalized = {n: s.normalize(n, attrs.get(n, s.default)) for n, s in op.attrs.items() if n in attrs or not s.required}
+    shapes = complete_shapes(op, shapes, symbols, normalized)
+    arrays = random_inputs(op, shapes, dtypes, normalized, np.random.default_rng(args.seed))
+    return op, arrays, attrs
+
+
+def cmd_ops(args) -> None:
+    for name in tilegrad.list_ops():
+        op = get_op(name)
+        targets = ", ".join(f"{t}[{','.join(op.dtypes_on(tilegrad.get_target(t)))}]" for t in op.supported_targets())
+        print(f"{name}\n    {targets}")
+
+
+def cmd_targets(args) -> None:
+    print(f"{'name':<12} {'cores':>5} {'ub_bytes':>9} {'align':>5} {'staged':>6}  dtypes  (aliases)")
+    for name in tilegrad.list_targets():
+        t = tilegrad.get_target(name)
+        note = f"  unverified: {', '.join(t.unverified)}" if t.unverified else ""
+        print(f"{t.name:<12} {t.cores:>5} {t.ub_bytes:>9} {t.ub_align:>5} {str(t.staged):>6}  "
+              f"{','.join(t.dtypes)}  ({', '.join(t.aliases) or '-'}){note}")
+
+
+def cmd_show(args) -> None:
+    op, arrays, attrs = _call_arguments(args)
+    kernel = tilegrad.compile(op, args.target)
+    stages = STAGES if args.stage == "all" else (args.stage,)
+    for stage in stages:
+        if len(stages) > 1:
+            print(f"// ----- IR after stage {stage!r} -----")
+        print(kernel.ir(stage, **arrays, **attrs))
+
+
+def cmd_plan(args) -> int:
+    op, arrays, attrs = _call_arguments(args)
+    report = tilegrad.compile(op, args.target).plan(**arrays, **attrs, check=False)
+    print(report)
+    if not report.fits:
+        raise tilegrad.UBCapacityError(report.error)
+    return 0
+
+
+def cmd_run(args) -> None:
+    from tilegrad.references import reference, reference_name
+
+    op, arrays, attrs = _call_arguments(args)
+    kernel = tilegrad.compile(op, args.target)
+    start = time.perf_counter()
+    result = kernel(**arrays, **attrs)
+    first = time.perf_counter() - start
+    times = []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        kernel(**arrays, **attrs)
+        times.append(time.perf_counter() - start)
+    best = min(times) if times else first
+    print(f"{op.name} on {args.target}: first call (with compile) {first * 1e3:.2f} ms, "
+          f"best of {len(times)} {best * 1e3:.3f} ms")
+    if args.check:
+        normalized = {n: s.normalize(n, attrs.get(n, s.default)) for n, s in op.attrs.items()}
+        expected = reference(op.name, arrays, normalized)
+        got = np.asarray(result).astype(np.float64)
+        error = float(np.max(np.abs(got - expected))) if got.size else 0.0
+        scale = float(np.max(np.abs(expected))) if got.size else 0.0
+        print(f"max |error| vs {reference_name()}: {error:.3g} (max |reference| {scale:.3g})")
+
+
+def cmd_bench(args) -> None:
+    from tilegrad.bench import run_benchmarks
+
+    run_benchmarks(args.ops or None, quick=args.quick)
+
+
+def cmd_demo(args) -> None:
+    from tilegrad.demo import main as demo
+
+    demo()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tilegrad", description=__doc__)
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("ops", help="list ops with the targets and dtypes each supports").set_defaults(fn=cmd_ops)
+    sub.add_parser("targets", help="list targets with their figures").set_defaults(fn=cmd_targets)
+
+    def call(name: str, help_: str, fn):
+        p = sub.add_parser(name, help=help_)
+        p.add_argument("op")
+        p.add_argument("--target", default="cpu")
+        p.add_argument("--shape", nargs="*", default=[], help="name=64x1000 (tensor) or N=64 (dim symbol)")
+        p.add_argument("--dtype", nargs="*", default=[], help="float16 (all data tensors) or name=int32")
+        p.add_argument("--attr", nargs="*", default=[], help="k=v")
+        p.add_argument("--seed", type=int, default=0)
+        p.set_defaults(fn=fn)
+        return p
+
+    call("show", "print one stage's IR (--stage all: every stage)", cmd_show).add_argument(
+        "--stage", default="tiled", choices=list(STAGES) + ["all"])
+    call("plan", "the tiling plan as a table", cmd_plan)
+    run = call("run", "JIT, run on random inputs, time it", cmd_run)
+    run.add_argument("--check", action="store_true", help="compare with the reference")
+    run.add_argument("--repeat", type=int, default=10)
+    bench = sub.add_parser("bench", help="benchmark table vs PyTorch and numpy")
+    bench.add_argument("ops", nargs="*")
+    bench.add_argument("--quick", action="store_true", help="smaller sizes")
+    bench.set_defaults(fn=cmd_bench)
+    sub.add_parser("demo", help="compile, plan and run the library's ops on two targets").set_defaults(fn=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args) or 0
+    except (TilegradError, ValueError, TypeError, KeyError) as exc:
+        if args.debug:
+            raise
+        print(f"tilegrad: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""Shapes from the command line, and random inputs that respect each tensor's declared range."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tilegrad.dsl.opdef import ONE, OpDef
+from tilegrad.dtypes import dtype_of
+from tilegrad.errors import ShapeError
+
+
+def parse_dims(text: str) -> tuple[int, ...]:
+    """"64x1000" -> (64, 1000); "" or "scalar" -> ()."""
+    if text in ("", "scalar", "()"):
+        return ()
+    try:
+        return tuple(int(d) for d in text.lower().split("x"))
+    except ValueError:
+        raise ShapeError(f"cannot read shape {text!r}; write dims like 64x1000") from None
+
+
+def complete_shapes(op: OpDef, shapes: dict[str, tuple], symbols: dict[str, int], attrs: dict) -> dict[str, tuple]:
+    """Fill in required tensors whose shape follows from the given ones (same dim symbols)."""
+    bound: dict[str, object] = dict(symbols)
+    for name, shape in shapes.items():
+        if name not in op.tensors:
+            raise ShapeError(f"{op.name} has no tensor {name!r}; it takes {', '.join(op.tensors)}")
+        for pattern in op.tensors[name].patterns:
+            got = _bind(pattern, shape)
+            if got is not None:
+                for k, v in got.items():
+                    bound.setdefault(k, v)
+                break
+    choices: dict[str, list[tuple]] = {}
+    for name, spec in op.tensors.items():
+        if name in shapes or spec.optional:
+            continue
+        choices[name] = [s for s in (_build(p, bound, attrs) for p in spec.patterns) if s is not None]
+        if not choices[name]:
+            raise ShapeError(f"give --shape {name}=... (its dims {spec.patterns[0]} are not known from the others)")
+    picked = {name: 0 for name in choices}
+    while True:  # the first choice of each inferred shape that satisfies the op's rules
+        out = {**shapes, **{n: choices[n][i] for n, i in picked.items()}}
+        broken = [r.arg for r in op.rules if r.arg in picked and not _holds(r, out, attrs)]
+        if not broken:
+            return out
+        name = broken[0]
+        if picked[name] + 1 >= len(choices[name]):
+            return out  # let binding report the broken rule
+        picked[name] += 1
+
+
+def _holds(rule, shapes, attrs) -> bool:
+    try:
+        return bool(rule.check(shapes, attrs))
+    except (KeyError, IndexError, TypeError):
+        return True
+
+
+def _bind(pattern, shape) -> dict | None:
+    if pattern == ONE:
+        return {} if int(np.prod(shape)) == 1 else None
+    star = [i for i, p in enumerate(pattern) if p.startswith("*")]
+    if star:
+        s = star[0]
+        tail = len(pattern) - s - 1
+        if len(shape) < len(pattern) - 1:
+            return None
+        bound = dict(zip(pattern[:s], shape[:s]))
+        bound[pattern[s]] = tuple(shape[s:len(shape) - tail])
+        bound.update(zip(pattern[s + 1:], shape[len(shape) - tail:]))
+        return bound
+    if len(pattern) != len(shape):
+        return None
+    return dict(zip(pattern, shape))
+
+
+def _build(pattern, bound: dict, attrs: dict) -> tuple | None:
+    if pattern == ONE:
+        return (1,)
+    shape: list[int] = []
+    for p in pattern:
+        value = bound.get(p, attrs.get(p))
+        if p.isdigit():
+            value = int(p)
+        if value is None:
+            return None
+        shape.extend(value if isinstance(value, tuple) else [int(value)])
+    return tuple(shape)
+
+
+def random_inputs(op: OpDef, shapes: dict[str, tuple], dtypes: dict[str, str], attrs: dict,
+                  rng: np.random.Generator) -> dict[str, np.ndarray]:
+    symbols: dict[str, object] = {}
+    for name, shape in shapes.items():
+        for pattern in op.tensors[name].patterns:
+            got = _bind(pattern, shape)
+            if got is not None:
+                symbols.update(got)
+                break
+    arrays = {}
+    for name, shape in shapes.items():
+        spec = op.tensors[name]
+        dtype = dtypes.get(name) or _default_dtype(op, name, dtypes)
+        low, high = spec.values or (-1.0, 1.0)
+        low, high = (_resolve(v, symbols, attrs) for v in (low, high))
+        np_dtype = dtype_of(dtype).numpy
+        if dtype_of(dtype).is_float and not (isinstance(low, int) and isinstance(high, int)):
+            arrays[name] = rng.uniform(low, high, shape).astype(np_dtype)
+        else:
+            arrays[name] = rng.integers(int(low), max(int(high), int(low) + 1), shape).astype(np_dtype)
+    return arrays
+
+
+def _default_dtype(op: OpDef, name: str, dtypes: dict[str, str]) -> str:
+    spec = op.tensors[name]
+    if spec.dtype == "data":
+        return dtypes.get("*", "float32")
+    if isinstance(spec.dtype, tuple):
+        return "int64" if "int64" in spec.dtype else spec.dtype[0]
+    return dtypes.get(spec.dtype) or _default_dtype(op, spec.dtype, dtypes)
+
+
+def _resolve(value, symbols: dict, attrs: dict):
+    if isinstance(value, str):
+        return attrs[value] if value in attrs else symbols[value]
+    return value

@@ -1,0 +1,110 @@
+"""Oracles for `tilegrad run --check`, the demo and the benchmarks (never used by kernels):
+PyTorch's ATen backward ops when torch is installed, else float64 numpy of the SPEC formula."""
+
+from __future__ import annotations
+
+import numpy as np
+
+CODES = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def _f(a):
+    return None if a is None else np.asarray(a, dtype=np.float64)
+
+
+def reference(op: str, arrays: dict, attrs: dict) -> np.ndarray:
+    """The float64 result of `op` on these inputs (torch computes in float64 too)."""
+    torch = _torch()
+    fn = _TORCH.get(op) if torch is not None else None
+    if fn is not None:
+        return fn(torch, arrays, attrs)
+    if op not in _NUMPY:
+        raise KeyError(f"no reference for {op}")
+    return _NUMPY[op](arrays, attrs)
+
+
+def reference_name() -> str:
+    return "torch" if _torch() is not None else "float64 numpy"
+
+
+def _t(torch, a):
+    return None if a is None else torch.from_numpy(np.ascontiguousarray(_f(a)))
+
+
+def _bce_torch(torch, a, attrs):
+    reduction = attrs["reduction"]
+    g = _t(torch, a["dloss"])
+    if reduction != "none":
+        g = g.reshape(())
+    return torch.ops.aten.binary_cross_entropy_backward(
+        g, _t(torch, a["input_x"]), _t(torch, a["input_y"]), _t(torch, a.get("weight")), CODES[reduction]).numpy()
+
+
+def _bce_numpy(a, attrs):
+    x, y, g = _f(a["input_x"]), _f(a["input_y"]), _f(a["dloss"])
+    w = _f(a.get("weight")) if a.get("weight") is not None else 1.0
+    g = g if attrs["reduction"] == "none" else g.reshape(-1)[0]
+    dx = g * w * (x - y) / np.maximum(x * (1 - x), 1e-12)
+    return dx / x.size if attrs["reduction"] == "mean" else dx
+
+
+def _nll_torch(torch, a, attrs):
+    g = _t(torch, a["grad_output"])
+    if g.numel() == 1 and not (attrs["reduction"] == "none" and a["self"].ndim == 2):
+        g = g.reshape(())
+    target = torch.from_numpy(np.asarray(a["target"]).astype(np.int64))
+    return torch.ops.aten.nll_loss_backward(
+        g, _t(torch, a["self"]), target, _t(torch, a.get("weight")), CODES[attrs["reduction"]],
+        attrs["ignore_index"], _t(torch, a["total_weight"]).reshape(())).numpy()
+
+
+def _nll_numpy(a, attrs):
+    x = _f(a["self"])
+    out = np.zeros_like(x)
+    rows = x.reshape(-1, x.shape[-1])
+    targets = np.asarray(a["target"]).reshape(-1).astype(np.int64)
+    w = _f(a.get("weight")) if a.get("weight") is not None else np.ones(x.shape[-1])
+    g = _f(a["grad_output"]).reshape(-1)
+    flat = out.reshape(rows.shape)
+    for i, t in enumerate(targets):
+        if t == attrs["ignore_index"]:
+            continue
+        gi = g[i] if g.size == len(targets) and attrs["reduction"] == "none" else g[0]
+        if attrs["reduction"] == "mean":
+            gi = gi / _f(a["total_weight"]).reshape(-1)[0]
+        flat[i, t] = -gi * w[t]
+    return out
+
+
+def _embedding_torch(torch, a, attrs):
+    idx = torch.from_numpy(np.trunc(np.asarray(a["indices"], dtype=np.float64)).astype(np.int64))
+    return torch.ops.aten.embedding_dense_backward(
+        _t(torch, a["grad"]), idx, attrs["num_weights"], attrs["padding_idx"], attrs["scale_grad_by_freq"]).numpy()
+
+
+def _embedding_numpy(a, attrs):
+    grad = _f(a["grad"])
+    e = grad.shape[-1]
+    rows = grad.reshape(-1, e)
+    idx = np.trunc(np.asarray(a["indices"], dtype=np.float64)).astype(np.int64).reshape(-1)
+    out = np.zeros((attrs["num_weights"], e))
+    keep = idx != attrs["padding_idx"]
+    np.add.at(out, idx[keep], rows[keep])
+    if attrs["scale_grad_by_freq"]:
+        counts = np.bincount(idx, minlength=attrs["num_weights"])
+        out /= np.maximum(counts, 1)[:, None]
+    return out
+
+
+_TORCH = {"binary_cross_entropy_grad": _bce_torch, "nll_loss_backward": _nll_torch,
+          "embedding_dense_backward": _embedding_torch}
+_NUMPY = {"binary_cross_entropy_grad": _bce_numpy, "nll_loss_backward": _nll_numpy,
+          "embedding_dense_backward": _embedding_numpy}
