@@ -245,23 +245,39 @@ class OpDef:
         return dtypes
 
     def _match_shapes(self, tensors: dict, attrs: dict) -> tuple[dict[str, int], dict[str, object]]:
+        """Pick a pattern per tensor so all dim symbols agree (backtracking over alternatives)."""
+        names = [n for n in self.tensors if tensors[n] is not None]
+
+        def search(i: int, symbols: dict) -> tuple[dict, dict] | None:
+            if i == len(names):
+                return {}, symbols
+            name = names[i]
+            for number, pattern in enumerate(self.tensors[name].patterns):
+                bound = _match(pattern, tuple(tensors[name].shape), symbols)
+                if bound is None:
+                    continue
+                rest = search(i + 1, bound)
+                if rest is not None:
+                    return {name: number, **rest[0]}, rest[1]
+            return None
+
+        found = search(0, {})
+        if found is not None:
+            return found
         symbols: dict[str, object] = {}
-        patterns: dict[str, int] = {}
-        for name, spec in self.tensors.items():
-            array = tensors[name]
-            if array is None:
-                continue
-            for number, pattern in enumerate(spec.patterns):
-                bound = _match(pattern, tuple(array.shape), symbols)
+        for name in names:  # report the first tensor that cannot agree with those before it
+            spec = self.tensors[name]
+            for pattern in spec.patterns:
+                bound = _match(pattern, tuple(tensors[name].shape), symbols)
                 if bound is not None:
                     symbols = bound
-                    patterns[name] = number
                     break
             else:
                 wanted = " or ".join(_describe(p, symbols) for p in spec.patterns)
-                raise ShapeError(f"{self.name}: argument {name!r} has shape {tuple(array.shape)}; "
+                raise ShapeError(f"{self.name}: argument {name!r} has shape {tuple(tensors[name].shape)}; "
                                  f"expected {wanted}")
-        return patterns, symbols
+        raise ShapeError(f"{self.name}: the shapes {({n: tensors[n].shape for n in names})} do not agree "
+                         f"on their dims")
 
     def schedule_hint(self, target: Target, binding: Binding):
         from tilegrad.passes.tiling_plan import ScheduleHint

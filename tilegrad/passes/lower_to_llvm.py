@@ -111,9 +111,9 @@ _FLOAT_BIN: dict[type, type] = {
 }
 _FLOAT_INTRINSIC_BIN = {arith.MaximumfOp: "llvm.maximum", arith.MinimumfOp: "llvm.minimum"}
 _MATH: dict[type, type] = {
-    math.ExpOp: llvm.FExpOp, math.LogOp: llvm.FLogOp, math.SqrtOp: llvm.FSqrtOp, math.AbsFOp: llvm.FAbsOp,
+    math.ExpOp: llvm.FExpOp, math.LogOp: llvm.FLogOp, math.SqrtOp: llvm.FSqrtOp,
 }
-_MATH_INTRINSIC = {math.TanhOp: "llvm.tanh"}
+_MATH_INTRINSIC = {math.TanhOp: "llvm.tanh", math.AbsFOp: "llvm.fabs"}
 
 
 def _suffix(t: Attribute) -> str:
