@@ -19,14 +19,20 @@ def _initialize() -> None:
     llb.initialize_native_asmprinter()
 
 
-@cache
-def host_target_machine() -> llb.TargetMachine:
+def new_target_machine() -> llb.TargetMachine:
+    """A target machine for this host (an MCJIT engine takes ownership of the one it gets)."""
     _initialize()
     target = llb.Target.from_default_triple()
     return target.create_target_machine(
         cpu=llb.get_host_cpu_name(), features=llb.get_host_cpu_features().flatten(), opt=3,
         codemodel="jitdefault",
     )
+
+
+@cache
+def host_target_machine() -> llb.TargetMachine:
+    """The shared target machine for optimizing and printing assembly (never given to an engine)."""
+    return new_target_machine()
 
 
 def optimize(module_ir: str) -> str:
@@ -73,7 +79,7 @@ def jit(optimized_ir: str) -> JitModule:
     _initialize()
     with _lock:
         module = llb.parse_assembly(optimized_ir)
-        engine = llb.create_mcjit_compiler(module, host_target_machine())
+        engine = llb.create_mcjit_compiler(module, new_target_machine())
         engine.finalize_object()
         engine.run_static_constructors()
     return JitModule(engine, module)

@@ -1,0 +1,119 @@
+"""User-defined ops, reductions, tiled vs untiled, specialization and the compile cache."""
+
+import numpy as np
+import pytest
+import tilegrad
+import tilegrad.dsl as tg
+from conftest import assert_close, torch
+
+import tilegrad.kernel as kernel_module
+
+
+@tg.op(outputs={"dx": tg.like("y")}, replace=True)
+def test_softmax_backward(y=tg.tensor("N C"), dy=tg.tensor("N C", dtype="y"), log=tg.attr(False)):
+    """dx = y * (dy - Σ_c dy*y), or for log-softmax dx = dy - exp(y) * Σ_c dy."""
+    rows, classes = y.shape
+    s = tg.temp("s", (rows,), "float32")
+    if log:
+        s.assign(lambda n: tg.reduce_sum(classes, lambda c: dy[n, c]))
+        return lambda n, c: dy[n, c] - tg.exp(y[n, c]) * s[n]
+    s.assign(lambda n: tg.reduce_sum(classes, lambda c: dy[n, c] * y[n, c]))
+    return lambda n, c: y[n, c] * (dy[n, c] - s[n])
+
+
+@tg.op(outputs={"dx": tg.like("x")}, replace=True)
+def test_gelu_tanh_backward(dy=tg.tensor("*S", dtype="x"), x=tg.tensor("*S")):
+    k = 0.7978845608028654
+    inner = k * (x + 0.044715 * x * x * x)
+    t = tg.tanh(inner)
+    return dy * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3 * 0.044715 * x * x))
+
+
+def test_registered_ops_are_listed():
+    assert {"test_softmax_backward", "test_gelu_tanh_backward"} <= set(tilegrad.list_ops())
+    assert tilegrad.list_ops() == sorted(tilegrad.list_ops())
+
+
+@pytest.mark.parametrize("target", ["cpu", "ascend910b", "ft78ne", "metax-c500"])
+@pytest.mark.parametrize("log", [False, True])
+def test_user_reduction_op_matches_aten(target, log, rng):
+    logits = torch.from_numpy(rng.standard_normal((37, 101)).astype(np.float32))
+    y = (torch.log_softmax if log else torch.softmax)(logits, 1)
+    dy = torch.from_numpy(rng.standard_normal((37, 101)).astype(np.float32))
+    ref = (torch.ops.aten._log_softmax_backward_data if log else torch.ops.aten._softmax_backward_data)(
+        dy, y, 1, torch.float32)
+    got = tilegrad.compile("test_softmax_backward", target)(y=y.numpy(), dy=dy.numpy(), log=log)
+    assert_close(got, ref, "float32", reduction=True)
+
+
+@pytest.mark.parametrize("target", ["cpu", "mt7004"])
+def test_user_elementwise_op_matches_autograd(target, rng):
+    x = torch.from_numpy(rng.standard_normal((33, 65)).astype(np.float32)).requires_grad_()
+    dy = torch.from_numpy(rng.standard_normal((33, 65)).astype(np.float32))
+    torch.nn.functional.gelu(x, approximate="tanh").backward(dy)
+    got = tilegrad.compile("test_gelu_tanh_backward", target)(dy=dy.numpy(), x=x.detach().numpy())
+    assert_close(got, x.grad, "float32")
+
+
+def _library_calls(rng):
+    x = rng.uniform(0.05, 0.95, 3001).astype(np.float32)
+    yield "binary_cross_entropy_grad", dict(input_x=x, input_y=rng.uniform(0, 1, 3001).astype(np.float32),
+                                            dloss=np.array([0.3], np.float32))
+    t = rng.integers(0, 97, 45).astype(np.int64)
+    yield "nll_loss_backward", dict(grad_output=np.ones(1, np.float32),
+                                    self=rng.standard_normal((45, 97)).astype(np.float32), target=t,
+                                    weight=rng.uniform(0.5, 2, 97).astype(np.float32),
+                                    total_weight=np.array([10.0], np.float32))
+    yield "embedding_dense_backward", dict(grad=rng.standard_normal((300, 70)).astype(np.float32),
+                                           indices=rng.integers(0, 40, 300).astype(np.int32), num_weights=40,
+                                           scale_grad_by_freq=True, padding_idx=3)
+
+
+@pytest.mark.parametrize("target", ["ascend910", "ascend910b", "ascend310p", "ft78ne", "mt7004", "metax-c500"])
+def test_tiled_equals_untiled(target, rng):
+    for name, call in _library_calls(rng):
+        if target not in tilegrad.get_op(name).supported_targets():
+            continue
+        tiled = tilegrad.compile(name, target)(**call)
+        untiled = tilegrad.compile(name, target, untiled=True)(**call)
+        np.testing.assert_array_equal(tiled, untiled)
+
+
+def test_new_batch_size_does_not_recompile(rng, monkeypatch):
+    kernel = tilegrad.compile("nll_loss_backward", "ascend910b")
+
+    def call(n):
+        return kernel(grad_output=np.ones(1, np.float32), self=np.zeros((n, 11), np.float32),
+                      target=np.zeros(n, np.int64), total_weight=np.ones(1, np.float32))
+
+    call(5)
+    before = len(kernel_module._SPECIALIZATIONS)
+    monkeypatch.setattr(kernel_module, "lower", lambda *a, **k: pytest.fail("recompiled"))
+    for n in (1, 7, 300):
+        assert call(n).shape == (n, 11)
+    assert len(kernel_module._SPECIALIZATIONS) == before
+
+
+def test_disk_cache_keeps_every_stage(tmp_path, monkeypatch, rng):
+    monkeypatch.setenv("TILEGRAD_CACHE_DIR", str(tmp_path))
+    x = rng.uniform(0.1, 0.9, 100).astype(np.float32)
+    call = dict(input_x=x, input_y=x, dloss=np.ones(1, np.float32), reduction="sum")
+    kernel = tilegrad.compile("binary_cross_entropy_grad", "mt7004")
+    first = kernel(**call)
+    entries = list(tmp_path.iterdir())
+    assert len(entries) == 1
+    assert {p.name for p in entries[0].iterdir()} >= {"op.mlir", "loops.mlir", "tiled.mlir", "llvm.ll", "meta.json"}
+    monkeypatch.setattr(kernel_module, "_SPECIALIZATIONS", {})
+    monkeypatch.setattr(kernel_module, "lower", lambda *a, **k: pytest.fail("cache miss"))
+    np.testing.assert_array_equal(kernel(**call), first)
+    assert "tg.ub_alloc" in kernel.ir("tiled", **call)
+    assert "mt7004" in str(kernel.plan(**call))
+
+
+def test_workspace_size_reports_temporaries(rng):
+    y = tilegrad.Spec((300, 10))
+    assert tilegrad.compile("test_softmax_backward", "cpu").workspace_size(y=y, dy=y) == 300 * 4
+    emb = dict(grad=tilegrad.Spec((8, 4)), indices=tilegrad.Spec((8,), "int64"), num_weights=50,
+               scale_grad_by_freq=True)
+    assert tilegrad.compile("embedding_dense_backward", "cpu").workspace_size(**emb) == 50 * 8
+    assert tilegrad.compile("embedding_dense_backward", "ascend910").workspace_size(**emb) == 0  # counts in UB

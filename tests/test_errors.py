@@ -1,0 +1,77 @@
+"""Bad input gets a clear exception naming the argument and the rule."""
+
+import numpy as np
+import pytest
+import tilegrad
+
+x = np.full(16, 0.5, np.float32)
+one = np.ones(1, np.float32)
+bce = tilegrad.compile("binary_cross_entropy_grad", "cpu")
+
+
+def test_wrong_shape_names_the_argument():
+    with pytest.raises(tilegrad.ShapeError, match="input_y"):
+        bce(input_x=x, input_y=np.ones(15, np.float32), dloss=one)
+    with pytest.raises(tilegrad.ShapeError, match="dloss.*one element"):
+        bce(input_x=x, input_y=x, dloss=np.ones(2, np.float32))
+    with pytest.raises(tilegrad.ShapeError, match="dloss.*shape of input_x"):
+        bce(input_x=x, input_y=x, dloss=one, reduction="none")
+
+
+def test_wrong_dtypes():
+    with pytest.raises(tilegrad.DTypeError, match="input_x.*int32"):
+        bce(input_x=x.astype(np.int32), input_y=x, dloss=one)
+    with pytest.raises(tilegrad.DTypeError, match="input_y.*must match"):
+        bce(input_x=x, input_y=x.astype(np.float64), dloss=one)
+    nll = tilegrad.compile("nll_loss_backward", "cpu")
+    with pytest.raises(tilegrad.DTypeError, match="target"):
+        nll(grad_output=one, self=np.zeros((4, 3), np.float32), target=np.zeros(4, np.float32), total_weight=one)
+
+
+def test_unsupported_dtype_on_target_lists_supported():
+    import ml_dtypes
+
+    bf = x.astype(ml_dtypes.bfloat16)
+    with pytest.raises(tilegrad.UnsupportedError, match="ascend910.*bfloat16.*float32, float16"):
+        tilegrad.compile("binary_cross_entropy_grad", "ascend910")(input_x=bf, input_y=bf, dloss=one.astype(bf.dtype))
+    with pytest.raises(tilegrad.UnsupportedError, match="ft78ne.*float16"):
+        h = x.astype(np.float16)
+        tilegrad.compile("binary_cross_entropy_grad", "ft78ne")(input_x=h, input_y=h, dloss=one.astype(np.float16))
+
+
+def test_unknown_target_op_and_arguments():
+    with pytest.raises(tilegrad.UnsupportedError, match="known targets"):
+        tilegrad.compile("binary_cross_entropy_grad", "tpu-v9")
+    with pytest.raises(tilegrad.UnsupportedError, match="known ops"):
+        tilegrad.compile("no_such_op", "cpu")
+    with pytest.raises(TypeError, match="unknown argument"):
+        bce(input_x=x, input_y=x, dloss=one, wieght=x)
+    with pytest.raises(tilegrad.AttributeValueError, match="reduction"):
+        bce(input_x=x, input_y=x, dloss=one, reduction="avg")
+    with pytest.raises(tilegrad.AttributeValueError, match="num_weights.*required"):
+        tilegrad.compile("embedding_dense_backward", "cpu")(grad=np.zeros((2, 3), np.float32),
+                                                            indices=np.zeros(2, np.int64))
+    with pytest.raises(tilegrad.ShapeError, match="input_y.*required"):
+        bce(input_x=x, dloss=one)
+
+
+def test_output_buffers_are_checked():
+    with pytest.raises(tilegrad.ShapeError, match="output 'dx'"):
+        bce(input_x=x, input_y=x, dloss=one, dx=np.empty(8, np.float32))
+    with pytest.raises(tilegrad.DTypeError, match="output 'dx'"):
+        bce(input_x=x, input_y=x, dloss=one, dx=np.empty(16, np.float64))
+
+
+def test_ub_overflow_on_a_tiny_target():
+    tilegrad.register_target(tilegrad.Target("toy-npu", 2, 256, 32, 32, ("float32",), staged=True,
+                                             ub_reserve_bytes=128), replace=True)
+    with pytest.raises(tilegrad.UBCapacityError, match="toy-npu"):
+        tilegrad.compile("binary_cross_entropy_grad", "toy-npu")(input_x=x, input_y=x, weight=x, dloss=one)
+
+
+def test_cli_errors_are_one_line(capsys):
+    from tilegrad.cli import main
+
+    assert main(["plan", "binary_cross_entropy_grad", "--target", "nope", "--shape", "input_x=64"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown target 'nope'" in err[0]
