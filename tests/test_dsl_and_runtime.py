@@ -96,6 +96,7 @@ def test_new_batch_size_does_not_recompile(rng, monkeypatch):
 
 def test_disk_cache_keeps_every_stage(tmp_path, monkeypatch, rng):
     monkeypatch.setenv("TILEGRAD_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(kernel_module, "_SPECIALIZATIONS", {})
     x = rng.uniform(0.1, 0.9, 100).astype(np.float32)
     call = dict(input_x=x, input_y=x, dloss=np.ones(1, np.float32), reduction="sum")
     kernel = tilegrad.compile("binary_cross_entropy_grad", "mt7004")
