@@ -70,8 +70,11 @@ class Specialization:
                 "temps": self.temps}
 
 
-_SPECIALIZATIONS: dict[str, Specialization] = {}
+_SPECIALIZATIONS: dict[tuple, Specialization] = {}
 _COMPILE_LOCK = threading.Lock()
+PARALLEL_MIN_ELEMENTS = 1 << 15
+"""Below this many elements in the largest array, blocks run on the calling thread: handing a
+few microseconds of work to the pool costs more than it saves."""
 
 
 def _shape_form(expr) -> list:
@@ -135,13 +138,14 @@ class Kernel:
     def specialize(self, binding: Binding, num_blocks: int, check_fit: bool = True) -> Specialization:
         hint = self.op.schedule_hint(self.target, binding)
         units = tuple(sorted((n, unit_inner_stride(a)) for n, a in binding.tensors.items() if a is not None))
-        key = cache.make_key(self.op.name, self._source, binding.key(), units, asdict(self.target),
-                             num_blocks, hint, self.untiled)
-        spec = _SPECIALIZATIONS.get(key)
+        parts = (self.op.name, self._source, binding.key(), units, self.target, num_blocks, hint, self.untiled)
+        spec = _SPECIALIZATIONS.get(parts)
         if spec is None:
             with _COMPILE_LOCK:
-                spec = _SPECIALIZATIONS.get(key) or self._load_or_build(key, binding, num_blocks, hint)
-                _SPECIALIZATIONS[key] = spec
+                spec = _SPECIALIZATIONS.get(parts)
+                if spec is None:
+                    key = cache.make_key(*parts[:4], asdict(self.target), *parts[5:])
+                    spec = _SPECIALIZATIONS[parts] = self._load_or_build(key, binding, num_blocks, hint)
         if check_fit and spec.plan is not None:
             spec.plan.check()
         return spec
@@ -197,7 +201,8 @@ class Kernel:
         ub = None
         if spec.plan is not None and self.target.staged:
             ub = np.empty((spec.num_blocks, self.target.ub_bytes), np.uint8)
-        run_blocks(spec.callables(), argv, spec.num_blocks, ub)
+        work = max((a.size for a in arrays.values()), default=0)
+        run_blocks(spec.callables(), argv, spec.num_blocks, ub, parallel=work >= PARALLEL_MIN_ELEMENTS)
         if status[0]:
             raise IndexOutOfRangeError(f"{self.op.name}: {spec.messages.get(int(status[0]), 'index out of range')}")
         for name in copy_back:

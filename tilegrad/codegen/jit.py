@@ -24,7 +24,7 @@ def new_target_machine() -> llb.TargetMachine:
     _initialize()
     target = llb.Target.from_default_triple()
     return target.create_target_machine(
-        cpu=llb.get_host_cpu_name(), features=llb.get_host_cpu_features().flatten(), opt=3,
+        cpu=llb.get_host_cpu_name(), features=llb.get_host_cpu_features().flatten() + ",-prefer-256-bit", opt=3,
         codemodel="jitdefault",
     )
 

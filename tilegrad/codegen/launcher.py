@@ -15,38 +15,39 @@ import numpy as np
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+WORKERS = os.cpu_count() or 1
 
 
 def pool() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="tilegrad")
+            _pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="tilegrad")
         return _pool
 
 
 def fill_arguments(layout: list[tuple[str, str, int]], arrays: dict[str, np.ndarray]) -> np.ndarray:
     """The i64 array the kernel reads: per memref its pointer, sizes, then strides in elements."""
-    argv = np.zeros(sum(slots for _, _, slots in layout), dtype=np.int64)
-    offset = 0
-    for name, role, slots in layout:
+    slots: list[int] = []
+    for name, _, count in layout:
         array = arrays.get(name)
-        if array is not None:
-            rank = (slots - 1) // 2
-            argv[offset] = array.ctypes.data
-            if rank:
-                argv[offset + 1: offset + 1 + rank] = array.shape
-                argv[offset + 1 + rank: offset + slots] = [s // array.itemsize for s in array.strides]
-        offset += slots
-    return argv
+        if array is None:
+            slots.extend([0] * count)
+            continue
+        slots.append(array.__array_interface__["data"][0])
+        if count > 1:
+            slots.extend(array.shape)
+            itemsize = array.itemsize
+            slots.extend(s // itemsize for s in array.strides)
+    return np.array(slots, dtype=np.int64)
 
 
-def run_blocks(functions, argv: np.ndarray, num_blocks: int, ub: np.ndarray | None) -> None:
+def run_blocks(functions, argv: np.ndarray, num_blocks: int, ub: np.ndarray | None, parallel: bool = True) -> None:
     """Run each function over blocks 0..num_blocks-1, spreading blocks over the worker threads."""
     address = argv.ctypes.data
     ub_base = ub.ctypes.data if ub is not None else 0
     ub_stride = ub.shape[1] if ub is not None else 0
-    workers = min(num_blocks, os.cpu_count() or 1)
+    workers = min(num_blocks, WORKERS) if parallel else 1
 
     def run_range(fn, first: int, last: int) -> None:
         for block in range(first, last):

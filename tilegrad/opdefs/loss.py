@@ -71,9 +71,10 @@ def binary_cross_entropy_grad(
     """dx = dloss * w * (x - y) / max(x * (1 - x), 1e-12), divided by numel for mean."""
     x, y = input_x, input_y
     g = dloss if reduction == "none" else dloss.item()
+    if reduction == "mean":
+        g = g / x.numel  # one scalar division, not one per element
     w = weight if weight is not None else 1.0
-    dx = g * w * (x - y) / tg.maximum(x * (1.0 - x), 1e-12)
-    return dx / x.numel if reduction == "mean" else dx
+    return g * w * (x - y) / tg.maximum(x * (1.0 - x), 1e-12)
 
 
 def _numel(shape) -> int:
