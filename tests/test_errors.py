@@ -75,3 +75,25 @@ def test_cli_errors_are_one_line(capsys):
     assert main(["plan", "binary_cross_entropy_grad", "--target", "nope", "--shape", "input_x=64"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown target 'nope'" in err[0]
+
+
+def test_targets_by_alias_and_user_target_listing():
+    assert tilegrad.get_target("atlas-a2").name == "ascend910b"
+    assert tilegrad.get_target("atlas-training").name == "ascend910"
+    assert tilegrad.get_target("atlas-inference").name == "ascend310p"
+    assert "toy-npu" in tilegrad.list_targets()
+
+
+def test_outputs_that_alias_inputs_or_are_strided_are_still_right():
+    rng = np.random.default_rng(0)
+    xs = rng.uniform(0.1, 0.9, 64).astype(np.float32)
+    y = rng.uniform(0, 1, 64).astype(np.float32)
+    g = rng.standard_normal(64).astype(np.float32)
+    expected = bce(input_x=xs, input_y=y, dloss=g, reduction="none")
+    in_place = xs.copy()
+    got = bce(input_x=in_place, input_y=y, dloss=g, reduction="none", dx=in_place)
+    assert got is in_place
+    np.testing.assert_array_equal(in_place, expected)
+    strided = np.zeros(128, np.float32)[::2]
+    bce(input_x=xs, input_y=y, dloss=g, reduction="none", dx=strided)
+    np.testing.assert_array_equal(strided, expected)

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from tilegrad.codegen import cache
-from tilegrad.codegen.launcher import fill_arguments, run_blocks
+from tilegrad.codegen.launcher import acquire_ub, fill_arguments, release_ub, run_blocks
 from tilegrad.dsl.expr import BinOp, Const, Dim
 from tilegrad.dsl.opdef import Binding, OpDef, get_op
 from tilegrad.dtypes import dtype_of
@@ -198,11 +198,14 @@ class Kernel:
         status = np.zeros(1, np.int32)
         arrays["status"] = status
         argv = fill_arguments(spec.layout, arrays)
-        ub = None
-        if spec.plan is not None and self.target.staged:
-            ub = np.empty((spec.num_blocks, self.target.ub_bytes), np.uint8)
+        staged = spec.plan is not None and self.target.staged
+        ub = acquire_ub(spec.num_blocks, self.target.ub_bytes) if staged else None
         work = max((a.size for a in arrays.values()), default=0)
-        run_blocks(spec.callables(), argv, spec.num_blocks, ub, parallel=work >= PARALLEL_MIN_ELEMENTS)
+        try:
+            run_blocks(spec.callables(), argv, spec.num_blocks, ub, parallel=work >= PARALLEL_MIN_ELEMENTS)
+        finally:
+            if ub is not None:
+                release_ub(ub)
         if status[0]:
             raise IndexOutOfRangeError(f"{self.op.name}: {spec.messages.get(int(status[0]), 'index out of range')}")
         for name in copy_back:

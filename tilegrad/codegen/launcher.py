@@ -26,6 +26,23 @@ def pool() -> ThreadPoolExecutor:
         return _pool
 
 
+_scratch: dict[tuple[int, int], list[np.ndarray]] = {}
+
+
+def acquire_ub(blocks: int, ub_bytes: int) -> np.ndarray:
+    """Per-block scratch UB, reused across calls (fresh pages would fault on every call)."""
+    with _pool_lock:
+        free = _scratch.get((blocks, ub_bytes))
+        if free:
+            return free.pop()
+    return np.empty((blocks, ub_bytes), np.uint8)
+
+
+def release_ub(ub: np.ndarray) -> None:
+    with _pool_lock:
+        _scratch.setdefault(ub.shape, []).append(ub)
+
+
 def fill_arguments(layout: list[tuple[str, str, int]], arrays: dict[str, np.ndarray]) -> np.ndarray:
     """The i64 array the kernel reads: per memref its pointer, sizes, then strides in elements."""
     slots: list[int] = []
