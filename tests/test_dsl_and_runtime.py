@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-import tilegrad
-import tilegrad.dsl as tg
 from conftest import assert_close, torch
 
+import tilegrad
+import tilegrad.dsl as tg
 import tilegrad.kernel as kernel_module
 
 

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
-import tilegrad
 from conftest import NUMPY, assert_close, cases, to_torch, torch
+
+import tilegrad
 
 TARGETS = ("cpu", "ascend910", "ascend910b", "metax-c500")
 

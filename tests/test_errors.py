@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+
 import tilegrad
 
 x = np.full(16, 0.5, np.float32)

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
-import tilegrad
 from conftest import NUMPY, assert_close, cases, to_torch, torch
+
+import tilegrad
 
 CODES = {"none": 0, "mean": 1, "sum": 2}
 

@@ -4,9 +4,9 @@ import re
 
 import numpy as np
 import pytest
-import tilegrad
 from xdsl.parser import Parser
 
+import tilegrad
 from tilegrad.dialect import make_context
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
 from tilegrad.passes.tile_for_target import TileForTarget
@@ -99,7 +99,8 @@ def test_ub_buffers_fit_and_are_aligned():
     for target in ("ascend910b", "ft78ne", "metax-c500", "ascend310p"):
         t = tilegrad.get_target(target)
         text = tilegrad.compile("binary_cross_entropy_grad", target).ir("tiled", **BCE)
-        for offset, shape in re.findall(r'tg.ub_alloc %ub\[(\d+)\] "\w+" : memref<\d+xi8> -> memref<([\dx]+)xf32>', text):
+        allocs = re.findall(r'tg.ub_alloc %ub\[(\d+)\] "\w+" : memref<\d+xi8> -> memref<([\dx]+)xf32>', text)
+        for offset, shape in allocs:
             size = int(np.prod([int(d) for d in shape.split("x")])) * 4
             assert int(offset) % t.ub_align == 0
             assert int(offset) + size < t.ub_bytes - t.ub_reserve_bytes

@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
+from conftest import assert_close, to_torch, torch
+
 import tilegrad
 import tilegrad.dsl as tg
-from conftest import assert_close, to_torch, torch
 
 # a 3-core scratchpad target with a UB so small that every stage runs many short tiles
 SMALL = tilegrad.register_target(tilegrad.Target(
@@ -33,7 +34,8 @@ def test_nll_tails_on_small_ub(rng):
     g = rng.standard_normal(n).astype(np.float32)
     tw = np.array([3.0], np.float32)
     k = tilegrad.compile("nll_loss_backward", SMALL)
-    assert k.plan(grad_output=g, self=x, target=t, weight=w, total_weight=tw, reduction="none").stages[1]["tiles"][1] < c
+    plan = k.plan(grad_output=g, self=x, target=t, weight=w, total_weight=tw, reduction="none")
+    assert plan.stages[1]["tiles"][1] < c
     out = k(grad_output=g, self=x, target=t, weight=w, total_weight=tw, reduction="none")
     ref = torch.ops.aten.nll_loss_backward(to_torch(g), to_torch(x), torch.from_numpy(t), to_torch(w), 0, -100,
                                            torch.tensor(3.0))

@@ -2,8 +2,9 @@
 
 import numpy as np
 import pytest
-import tilegrad
 from conftest import assert_close, torch
+
+import tilegrad
 
 CASES = [("int32", 36, 4), ("int64", 20, 8)]
 

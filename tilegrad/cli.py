@@ -53,7 +53,8 @@ def _call_arguments(args) -> tuple[object, dict, dict]:
             dtypes[key] = value
         else:
             dtypes["*"] = item
-    normalized = {n: s.normalize(n, attrs.get(n, s.default)) for n, s in op.attrs.items() if n in attrs or not s.required}
+    normalized = {n: s.normalize(n, attrs.get(n, s.default))
+                  for n, s in op.attrs.items() if n in attrs or not s.required}
     shapes = complete_shapes(op, shapes, symbols, normalized)
     arrays = random_inputs(op, shapes, dtypes, normalized, np.random.default_rng(args.seed))
     return op, arrays, attrs

@@ -4,19 +4,7 @@ from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
-from xdsl.dialects.builtin import (
-    Float32Type,
-    Float64Type,
-    IntegerType,
-    f16,
-    f32,
-    f64,
-    i1,
-    i8,
-    i16,
-    i32,
-    i64,
-)
+from xdsl.dialects.builtin import f16, f32, f64, i8, i16, i32, i64
 from xdsl.ir import Attribute
 
 from tilegrad.errors import DTypeError
@@ -70,17 +58,3 @@ def dtype_of(name_or_array) -> DType:
             return dtype
     raise DTypeError(f"dtype {np_dtype} is not supported; tilegrad knows {', '.join(DTYPES)}")
 
-
-def compute_type_of(dtype: DType) -> Attribute:
-    return dtype.compute
-
-
-def is_float_type(t: Attribute) -> bool:
-    return isinstance(t, (Float32Type, Float64Type)) or t == f16
-
-
-def is_int_type(t: Attribute) -> bool:
-    return isinstance(t, IntegerType)
-
-
-__all__ = ["DType", "DTYPES", "FLOATS", "dtype_of", "i1", "i64"]

@@ -186,7 +186,8 @@ class Kernel:
                 continue
             given = _check_output(name, given, shape, dtype)
             results[name] = given
-            if unit_inner_stride(given) and not any(np.may_share_memory(given, a) for a in binding.tensors.values() if a is not None):
+            inputs = [a for a in binding.tensors.values() if a is not None]
+            if unit_inner_stride(given) and not any(np.may_share_memory(given, a) for a in inputs):
                 arrays[name] = given
             else:
                 arrays[name] = np.empty(shape, dtype)

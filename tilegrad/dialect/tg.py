@@ -16,14 +16,13 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     I64,
-    ArrayAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
     StringAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir import Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -222,4 +221,4 @@ def body_region(arg_count: int) -> tuple[Region, Block]:
 
 
 __all__ = ["TG", "ComputeOp", "ScatterAddOp", "CheckOp", "ReduceOp", "YieldOp", "UBAllocOp",
-           "CopyOp", "body_region", "ArrayAttr", "Attribute"]
+           "CopyOp", "body_region"]

@@ -17,7 +17,6 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     f32,
-    i1,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
@@ -90,5 +89,3 @@ def to_storage(b: BlockBuilder, value: SSAValue, storage: Attribute) -> SSAValue
         value = b.add(arith.TruncIOp(value, storage))
     return value
 
-
-__all__ = ["BlockBuilder", "INDEX", "compute_type", "i1", "is_float", "to_compute", "to_storage"]

@@ -9,12 +9,9 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
     DictionaryAttr,
-    Float32Type,
-    Float64Type,
     FunctionType,
     MemRefType,
     ModuleOp,
-    NoneAttr,
     StridedLayoutAttr,
     StringAttr,
     f32,
@@ -271,4 +268,4 @@ def emit_op(name: str, trace: Trace, inputs: dict[str, TensorArg | None],
     return EmittedOp(module, kernel_args, emitter.messages)
 
 
-__all__ = ["EmittedOp", "KernelArg", "emit_op", "memref_type", "NoneAttr", "Float32Type", "Float64Type"]
+__all__ = ["EmittedOp", "KernelArg", "emit_op", "memref_type"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tilegrad.dsl.expr import Const, Dim, Expr
-from tilegrad.dsl.tensor import Buffer, TensorArg, to_tensor_expr
+from tilegrad.dsl.tensor import Buffer, TensorArg
 from tilegrad.dsl.trace import Trace, stop_tracing, tracing
 from tilegrad.dtypes import FLOATS, DType, dtype_of
 from tilegrad.errors import AttributeValueError, DTypeError, ShapeError, UnsupportedError
@@ -425,6 +425,3 @@ def list_ops() -> list[str]:
 def _load_library() -> None:
     import tilegrad.opdefs  # noqa: F401  (registers the library's ops)
 
-
-def as_output(value):
-    return to_tensor_expr(value)

@@ -46,7 +46,8 @@ def nll_loss_backward(
         return t_i.eq(ignore_index) | ((t_i >= 0) & (t_i < C))
 
     if self.rank == 2:
-        tg.check(target.shape, lambda i: kept_in_range(t(i)), "target: a value is outside [0, C) and is not ignore_index")
+        tg.check(target.shape, lambda i: kept_in_range(t(i)),
+                 "target: a value is outside [0, C) and is not ignore_index")
         return lambda i, c: tg.where(c.eq(t(i)) & t(i).ne(ignore_index), -g(i) * w(c), 0.0)
     tg.check((), lambda: kept_in_range(t(0)), "target: the value is outside [0, C) and is not ignore_index")
     return lambda c: tg.where(c.eq(t(0)) & t(0).ne(ignore_index), -g(0) * w(c), 0.0)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr, i1, i32, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i1, i32, i64
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -29,7 +29,7 @@ from tilegrad.dialect.values import BlockBuilder, to_compute, to_storage
 from tilegrad.passes.common import make_for, status_arg
 
 
-def _nest(extents, role: str, rewriter: PatternRewriter, anchor: Operation) -> tuple[list[SSAValue], Block | None, Operation | None]:
+def _nest(extents, role: str, rewriter: PatternRewriter, anchor: Operation) -> tuple[list[SSAValue], Block, Operation]:
     """Loops 0..extent for each extent, inserted before `anchor`; returns ivs and innermost body."""
     zero = arith.ConstantOp(IntegerAttr.from_index_int_value(0))
     one = arith.ConstantOp(IntegerAttr.from_index_int_value(1))

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, math, memref, scf
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     BFloat16Type,
     DictionaryAttr,
-    ArrayAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -332,7 +332,8 @@ def _constant(L: _FunctionLowering, op: arith.ConstantOp, block: Block) -> None:
 
 def _binary(table):
     def handler(L: _FunctionLowering, op: Operation, block: Block) -> None:
-        kwargs = {"overflow": NSW} if table[type(op)] in (llvm.AddOp, llvm.SubOp, llvm.MulOp) and isinstance(op.result.type, IndexType) else {}
+        wraps = table[type(op)] in (llvm.AddOp, llvm.SubOp, llvm.MulOp)
+        kwargs = {"overflow": NSW} if wraps and isinstance(op.result.type, IndexType) else {}
         L.values[op.result] = L.add(block, table[type(op)](L.v(op.lhs), L.v(op.rhs), **kwargs))
     return handler
 

@@ -25,7 +25,6 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -305,7 +304,8 @@ class _Tiler:
             for p in range(len(group.positions) + len(group.fixed)):
                 gm_idx.append(row if p == row_pos else rb.index(0) if p == last_pos else group.fixed[p])
             local = rb.add(arith.SubiOp(row, level.tile_start))
-            self.copy(rb, direction, group.mem, gm_idx, buffer_value, slot + [local, rb.index(0)], rb.index(last_axis.size))
+            ub_idx = slot + [local, rb.index(0)]
+            self.copy(rb, direction, group.mem, gm_idx, buffer_value, ub_idx, rb.index(last_axis.size))
             rb.add(scf.YieldOp())
             builder.add(loop)
 
@@ -511,7 +511,8 @@ def split_stages(module: ModuleOp) -> None:
             clone = fn.clone()
             clone.sym_name = StringAttr(f"{fn.sym_name.data}_stage{number}")
             for op in list(clone.body.block.ops):
-                if isinstance(op, scf.ForOp) and "tg.stage" in op.attributes and op.attributes["tg.stage"].value.data != number:
+                stage = op.attributes.get("tg.stage") if isinstance(op, scf.ForOp) else None
+                if stage is not None and stage.value.data != number:
                     op.detach()
                     op.erase()
             module.body.block.add_op(clone)
@@ -536,4 +537,4 @@ class TileForTarget(ModulePass):
         split_stages(op)
 
 
-__all__ = ["TileForTarget", "ScheduleHint", "IntegerType"]
+__all__ = ["TileForTarget", "ScheduleHint"]
