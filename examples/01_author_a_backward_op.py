@@ -16,7 +16,7 @@ def smooth_l1_loss_backward(
     self=tg.tensor("*S"),
     target=tg.tensor("*S", dtype="self"),
     reduction=tg.attr("mean", ("none", "mean", "sum"), {0: "none", 1: "mean", 2: "sum"}),
-    beta=tg.attr(1.0),
+    beta=tg.attr(1.0, runtime=True),
 ):
     """d = self - target; dx = g * (d / beta if |d| < beta else sign(d)), / numel for mean."""
     d = self - target

@@ -118,3 +118,36 @@ def test_workspace_size_reports_temporaries(rng):
                scale_grad_by_freq=True)
     assert tilegrad.compile("embedding_dense_backward", "cpu").workspace_size(**emb) == 50 * 8
     assert tilegrad.compile("embedding_dense_backward", "ascend910").workspace_size(**emb) == 0  # counts in UB
+
+
+@tg.op(outputs={"dx": tg.like("x")}, replace=True)
+def test_scaled_clip_backward(dy=tg.tensor("*S", dtype="x"), x=tg.tensor("*S"),
+                              scale=tg.attr(1.0, runtime=True), limit=tg.attr(3, runtime=True)):
+    """dx = scale * dy where |x| < limit, else 0: two runtime attributes, a float and an int."""
+    return tg.where(tg.abs_(x) < limit, dy * scale, 0.0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_runtime_attributes_do_not_recompile(dtype, rng, monkeypatch):
+    x = (rng.standard_normal(999) * 4).astype(dtype)
+    dy = rng.standard_normal(999).astype(dtype)
+    kernel = tilegrad.compile("test_scaled_clip_backward", "ascend910b" if dtype == "float32" else "cpu")
+    kernel(dy=dy, x=x)
+    monkeypatch.setattr(kernel_module, "lower", lambda *a, **k: pytest.fail("recompiled"))
+    for scale, limit in ((0.1, 1), (2.5, 2), (1e-3, 7)):
+        got = kernel(dy=dy, x=x, scale=scale, limit=limit)
+        np.testing.assert_allclose(got, np.where(np.abs(x) < limit, dy * np.asarray(scale, dtype), 0), rtol=1e-6)
+    assert "%scale" in kernel.ir("op", dy=dy, x=x)
+
+
+def test_ignore_index_is_a_runtime_value(rng, monkeypatch):
+    kernel = tilegrad.compile("nll_loss_backward", "cpu")
+    x = rng.standard_normal((20, 6)).astype(np.float32)
+    t = rng.integers(0, 6, 20).astype(np.int64)
+    call = dict(grad_output=np.ones(1, np.float32), self=x, target=t, total_weight=np.ones(1, np.float32),
+                reduction="sum")
+    kernel(**call)
+    monkeypatch.setattr(kernel_module, "lower", lambda *a, **k: pytest.fail("recompiled"))
+    for ignore in range(6):
+        out = kernel(**call, ignore_index=ignore)
+        assert not out[t == ignore].any() and (out[t != ignore].sum(1) == -1).all()

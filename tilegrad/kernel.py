@@ -198,7 +198,9 @@ class Kernel:
                 arrays[name] = np.empty(tuple(_eval_shape(d, arrays) for d in shape), dtype_of(dtype).numpy)
         status = np.zeros(1, np.int32)
         arrays["status"] = status
-        argv = fill_arguments(spec.layout, arrays)
+        params = {n: (float(v) if self.op.attrs[n].kind == "f" else int(v))
+                  for n, v in binding.attrs.items() if n in binding.runtime_attrs}
+        argv = fill_arguments(spec.layout, arrays, params)
         staged = spec.plan is not None and self.target.staged
         ub = acquire_ub(spec.num_blocks, self.target.ub_bytes) if staged else None
         work = max((a.size for a in arrays.values()), default=0)

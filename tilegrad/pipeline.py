@@ -50,7 +50,8 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
     inputs = {n: TensorArg(n, a.ndim, binding.dtypes[n]) if a is not None else None
               for n, a in binding.tensors.items()}
     unit = {n: unit_inner_stride(a) for n, a in binding.tensors.items() if a is not None}
-    emitted = emit_op(opdef.name, trace, inputs, unit)
+    params = {n: opdef.attrs[n].kind for n in binding.runtime_attrs}
+    emitted = emit_op(opdef.name, trace, inputs, unit, params)
     module = emitted.module
     ctx = make_context()
     module.verify()

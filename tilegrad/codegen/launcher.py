@@ -8,6 +8,7 @@ ctypes releases the GIL for the call, so blocks run in parallel on the host's co
 from __future__ import annotations
 
 import os
+import struct
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -43,10 +44,16 @@ def release_ub(ub: np.ndarray) -> None:
         _scratch.setdefault(ub.shape, []).append(ub)
 
 
-def fill_arguments(layout: list[tuple[str, str, int]], arrays: dict[str, np.ndarray]) -> np.ndarray:
-    """The i64 array the kernel reads: per memref its pointer, sizes, then strides in elements."""
+def fill_arguments(layout: list[tuple[str, str, int]], arrays: dict[str, np.ndarray],
+                   params: dict[str, int | float] | None = None) -> np.ndarray:
+    """The i64 array the kernel reads: per memref its pointer, sizes, then strides in elements;
+    per runtime attribute its value (a float as the bits of a float64)."""
     slots: list[int] = []
-    for name, _, count in layout:
+    for name, role, count in layout:
+        if role == "param":
+            value = params[name]
+            slots.append(struct.unpack("<q", struct.pack("<d", value))[0] if isinstance(value, float) else int(value))
+            continue
         array = arrays.get(name)
         if array is None:
             slots.extend([0] * count)

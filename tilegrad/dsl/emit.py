@@ -24,7 +24,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from tilegrad.dialect import tg
 from tilegrad.dialect.values import INDEX, BlockBuilder, to_compute, to_storage
-from tilegrad.dsl.expr import BinOp, Cast, Const, Dim, Expr, Read, Reduce, Select, UnOp, Var
+from tilegrad.dsl.expr import BinOp, Cast, Const, Dim, Expr, Param, Read, Reduce, Select, UnOp, Var
 from tilegrad.dsl.tensor import Buffer, TensorArg
 from tilegrad.dsl.trace import Check, Compute, Scatter, Trace
 from tilegrad.dtypes import DTYPES, DType
@@ -103,6 +103,8 @@ class _Emitter:
                 return b.const(e.value, self.kind_type(e.kind)) if e.kind != "b" else b.const(int(e.value), i1)
             case Dim():
                 return self.dim(e.tensor, e.axis)
+            case Param():
+                return self.args[e.name]
             case Read():
                 value = self.read(e, b, env)
                 if e.kind == "f" and value.type != self.float_type:
@@ -238,7 +240,7 @@ def float_type_for(dtypes: list[DType]) -> Attribute:
 
 
 def emit_op(name: str, trace: Trace, inputs: dict[str, TensorArg | None],
-            unit_inner: dict[str, bool]) -> EmittedOp:
+            unit_inner: dict[str, bool], params: dict[str, str] | None = None) -> EmittedOp:
     """The op-level module of one specialization."""
     kernel_args: list[KernelArg] = []
     for arg_name, arg in inputs.items():
@@ -249,13 +251,16 @@ def emit_op(name: str, trace: Trace, inputs: dict[str, TensorArg | None],
         static = tuple(d.value if isinstance(d, Const) else None for d in buffer.shape)
         kernel_args.append(KernelArg(buffer.name, buffer.role, buffer.dtype, buffer.rank, True, static))
     kernel_args.append(KernelArg("status", "status", DTYPES["int32"], 1, True))
+    float_type = float_type_for([a.dtype for a in kernel_args if a.role == "output"])
     types = [memref_type(a.dtype, a.rank, a.unit_inner_stride, a.static) for a in kernel_args]
     types[-1] = MemRefType(i32, [1])
+    for param, kind in (params or {}).items():
+        kernel_args.append(KernelArg(param, "param", DTYPES["float64" if kind == "f" else "int64"], 0, True))
+        types.append(float_type if kind == "f" else INDEX)
     entry = Block(arg_types=types)
     values = {a.name: v for a, v in zip(kernel_args, entry.args)}
     for a, v in zip(kernel_args, entry.args):
         v.name_hint = a.name if a.name != "self" else "self_"
-    float_type = float_type_for([a.dtype for a in kernel_args if a.role == "output"])
     emitter = _Emitter(trace, values, float_type, entry)
     for stage in trace.stages:
         emitter.stage(stage)

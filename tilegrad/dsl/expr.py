@@ -78,6 +78,14 @@ class Dim(Expr):
 
 
 @dataclass(eq=False)
+class Param(Expr):
+    """A runtime attribute: a scalar the kernel reads at each call (no recompile when it changes)."""
+
+    name: str
+    kind: str
+
+
+@dataclass(eq=False)
 class Read(Expr):
     """One element of a tensor argument, output or temporary; an index that is itself data is a gather."""
 

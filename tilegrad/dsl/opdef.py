@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tilegrad.dsl.expr import Const, Dim, Expr
+from tilegrad.dsl.expr import Const, Dim, Expr, Param
 from tilegrad.dsl.tensor import Buffer, TensorArg
 from tilegrad.dsl.trace import Trace, stop_tracing, tracing
 from tilegrad.dtypes import FLOATS, DType, dtype_of
@@ -58,6 +58,14 @@ class AttrSpec:
     choices: tuple = ()
     aliases: dict = field(default_factory=dict)
     doc: str = ""
+    runtime: bool = False
+    """The body sees a scalar expression and the kernel reads the value at each call, so a new
+    value does not recompile. Only for attributes used as values, not in Python control flow."""
+
+    @property
+    def kind(self) -> str:
+        kind = self.default if self.required else type(self.default)
+        return "f" if kind is float else "i"
 
     @property
     def required(self) -> bool:
@@ -84,8 +92,9 @@ class AttrSpec:
         return value
 
 
-def attr(default, choices: Sequence = (), aliases: dict | None = None, doc: str = "") -> AttrSpec:
-    return AttrSpec(default, tuple(choices), dict(aliases or {}), doc)
+def attr(default, choices: Sequence = (), aliases: dict | None = None, doc: str = "",
+         runtime: bool = False) -> AttrSpec:
+    return AttrSpec(default, tuple(choices), dict(aliases or {}), doc, runtime)
 
 
 @dataclass(frozen=True)
@@ -127,13 +136,14 @@ class Binding:
     symbols: dict[str, object]
     output_shapes: dict[str, tuple[int, ...]]
     output_dtypes: dict[str, DType]
+    runtime_attrs: tuple[str, ...] = ()
 
     def key(self) -> tuple:
         return (
             tuple(sorted((n, d.name) for n, d in self.dtypes.items())),
             tuple(sorted((n, a.ndim) for n, a in self.tensors.items() if a is not None)),
             tuple(sorted(self.patterns.items())),
-            tuple(sorted((n, repr(v)) for n, v in self.attrs.items())),
+            tuple(sorted((n, repr(v)) for n, v in self.attrs.items() if n not in self.runtime_attrs)),
         )
 
 
@@ -214,7 +224,8 @@ class OpDef:
                 )
             if any(int(d) < 0 for d in output_shapes[name]):
                 raise AttributeValueError(f"{self.name}: output {name} would have shape {output_shapes[name]}")
-        return Binding(tensors, dtypes, patterns, attrs, symbols, output_shapes, output_dtypes)
+        runtime = tuple(n for n, s in self.attrs.items() if s.runtime)
+        return Binding(tensors, dtypes, patterns, attrs, symbols, output_shapes, output_dtypes, runtime)
 
     def _check_dtypes(self, target: Target, tensors: dict) -> dict[str, DType]:
         dtypes: dict[str, DType] = {}
@@ -295,9 +306,11 @@ class OpDef:
             else:
                 dims = tuple(self._dim_expr(d, binding, args) for d in out.shape)
             trace.outputs[name] = Buffer(name, dims, binding.output_dtypes[name], "output")
+        attrs = {n: Param(n, self.attrs[n].kind) if n in binding.runtime_attrs else v
+                 for n, v in binding.attrs.items()}
         token = tracing(trace)
         try:
-            result = self.fn(**args, **binding.attrs)
+            result = self.fn(**args, **attrs)
         finally:
             stop_tracing(token)
         if result is not None:

@@ -22,7 +22,7 @@ def embedding_dense_backward(
     grad=tg.tensor("*B E", collapse=True),
     indices=tg.tensor("*I", dtype=EMBEDDING_INDEX_DTYPES, collapse=True, values=(0, "num_weights")),
     num_weights=tg.attr(int),
-    padding_idx=tg.attr(-1),
+    padding_idx=tg.attr(-1, runtime=True),
     scale_grad_by_freq=tg.attr(False),
 ):
     """out[k] = Σ grad rows n with indices[n] == k (k != padding_idx), / count of k when scaling."""
@@ -32,7 +32,9 @@ def embedding_dense_backward(
     def index(n):
         return tg.cast(indices[n], "i")
 
-    keep = (lambda n, *e: index(n).ne(padding_idx)) if padding_idx >= 0 else None
+    def keep(n, *e):  # any negative padding_idx means none
+        return (padding_idx < 0) | index(n).ne(padding_idx)
+
     message = "indices: a value is outside [0, num_weights)"
     out.fill(0.0)
     if not scale_grad_by_freq:

@@ -28,7 +28,7 @@ def nll_loss_backward(
     weight=tg.tensor("C", dtype="self", optional=True),
     total_weight=tg.tensor(tg.ONE, dtype="self", values=(1.0, 10.0)),
     reduction=tg.attr("mean", REDUCTIONS, REDUCTION_CODES),
-    ignore_index=tg.attr(-100),
+    ignore_index=tg.attr(-100, runtime=True),
 ):
     """out[i, t_i] = -g_i * w[t_i] (/ total_weight for mean) for every row whose target is kept."""
     C = self.shape[-1]

@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
     StridedLayoutAttr,
     UnitAttr,
     f32,
+    f64,
     i1,
     i16,
     i32,
@@ -171,8 +172,9 @@ class _FunctionLowering:
                 self.memrefs[arg] = Descriptor(entry.args[first], arg.type.element_type, sizes, strides)
                 layout.append((info.get("tg.role", ""), arg.type))
             else:
-                entry.insert_arg(i64, len(entry.args))
-                impl_types.append(i64)
+                scalar = llvm_type(arg.type)
+                entry.insert_arg(scalar, len(entry.args))
+                impl_types.append(scalar)
                 impl_attrs.append(DictionaryAttr({}))
                 self.values[arg] = entry.args[-1]
                 layout.append((info.get("tg.role", ""), arg.type))
@@ -196,6 +198,9 @@ class _FunctionLowering:
             elif role == "ub":
                 call_args.append(ub)
                 call_args += [self._slot(block, args_ptr, slot + k, i64) for k in range(1, count)]
+            elif isinstance(t, (Float32Type, Float64Type)):  # a runtime float attribute, passed as f64
+                value = self._slot(block, args_ptr, slot, f64)
+                call_args.append(value if t == f64 else self.add(block, llvm.FPTruncOp(value, t)))
             else:
                 for k in range(count):
                     kind = PTR if (isinstance(t, MemRefType) and k == 0) else i64
