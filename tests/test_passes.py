@@ -129,3 +129,38 @@ def test_llvm_stage_uses_gep_noalias_and_vectorizes():
     assert re.search(r"<(8|16) x float>", llvm)
     asm = tilegrad.compile("binary_cross_entropy_grad", "cpu").ir("asm", **BCE)
     assert re.search(r"\b[xyz]mm\d+", asm)
+
+
+def test_fuse_elementwise_inlines_a_staged_temporary():
+    import tilegrad.dsl as tg
+
+    @tg.op(outputs={"dx": tg.like("x")}, replace=True)
+    def test_staged_square(x=tg.tensor("N C"), dy=tg.tensor("N C", dtype="x")):
+        squared = tg.temp("squared", x.shape, "float32")
+        squared.assign(x * x)
+        scaled = tg.temp("scaled", x.shape, "float32")
+        scaled.assign(lambda n, c: squared[n, c] * 3.0)
+        return dy * scaled
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    dy = np.ones((3, 4), np.float32)
+    kernel = tilegrad.compile("test_staged_square", "ascend910b")
+    assert kernel.ir("op", x=x, dy=dy).count("tg.compute") == 3
+    loops = kernel.ir("loops", x=x, dy=dy)
+    assert loops.count("scf.for") == 2 and "squared" not in loops and "scaled" not in loops
+    np.testing.assert_array_equal(kernel(x=x, dy=dy), 3 * x * x)
+    assert kernel.workspace_size(x=x, dy=dy) == 0
+
+
+def test_fuse_elementwise_keeps_reductions_materialized():
+    import tilegrad.dsl as tg
+
+    @tg.op(outputs={"dx": tg.like("y")}, replace=True)
+    def test_row_sum_scale(y=tg.tensor("N C"), dy=tg.tensor("N C", dtype="y")):
+        total = tg.temp("total", y.shape[:1], "float32")
+        total.assign(lambda n: tg.reduce_sum(y.shape[1], lambda c: dy[n, c]))
+        return lambda n, c: y[n, c] * total[n]
+
+    y = tilegrad.Spec((8, 16))
+    loops = tilegrad.compile("test_row_sum_scale", "cpu").ir("loops", y=y, dy=y)
+    assert "%total" in loops and loops.count("tg.stage") == 2

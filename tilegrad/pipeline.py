@@ -16,6 +16,7 @@ from tilegrad.dialect import make_context
 from tilegrad.dsl.emit import KernelArg, emit_op
 from tilegrad.dsl.opdef import Binding, OpDef
 from tilegrad.dsl.tensor import TensorArg
+from tilegrad.passes.fuse_elementwise import FuseElementwise
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
 from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout
 from tilegrad.passes.tile_for_target import TileForTarget
@@ -56,6 +57,7 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
     ctx = make_context()
     module.verify()
     ir = {"op": str(module)}
+    FuseElementwise().apply(ctx, module)
     LowerTgToLoops().apply(ctx, module)
     module.verify()
     ir["loops"] = str(module)
@@ -71,7 +73,8 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
         plan = tiler.plans[0]
     functions = [f.sym_name.data for f in module.ops]
     layout = argument_layout(next(iter(module.ops)))
-    temps = {b.name: (b.dtype, b.shape) for b in trace.temps}
+    kept = {name for name, role, _ in layout if role == "temp"}
+    temps = {b.name: (b.dtype, b.shape) for b in trace.temps if b.name in kept}
     return Lowered(module, ir, emitted.args, emitted.messages, plan, functions, layout, num_blocks, temps)
 
 
