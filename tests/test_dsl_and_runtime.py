@@ -151,3 +151,28 @@ def test_ignore_index_is_a_runtime_value(rng, monkeypatch):
     for ignore in range(6):
         out = kernel(**call, ignore_index=ignore)
         assert not out[t == ignore].any() and (out[t != ignore].sum(1) == -1).all()
+
+
+@tg.op(outputs={"dscale": tg.shaped(dtype="x")}, replace=True)
+def test_scale_backward(dy=tg.tensor("*S", dtype="x"), x=tg.tensor("*S"), mean=tg.attr(False)):
+    """y = scale * x with a scalar parameter: dscale = Σ dy * x (a reduction to one element)."""
+    n = x.numel
+    total = lambda: tg.reduce_sum(n, lambda r: dy.flat(r) * x.flat(r))  # noqa: E731
+    return (lambda: total() / n) if mean else total
+
+
+@pytest.mark.parametrize("target", ["cpu", "ascend910b", "ft78ne"])
+@pytest.mark.parametrize("mean", [False, True])
+def test_scalar_reduction_uses_cross_core_partials(target, mean, rng):
+    x = rng.standard_normal((301, 7)).astype(np.float32)
+    dy = rng.standard_normal((301, 7)).astype(np.float32)
+    kernel = tilegrad.compile("test_scale_backward", target)
+    got = kernel(dy=dy, x=x, mean=mean)
+    expected = (dy.astype(np.float64) * x).sum() / (x.size if mean else 1)
+    assert got.shape == () and abs(float(got) - expected) < 1e-4 * max(1.0, abs(expected))
+    cores = tilegrad.get_target(target).cores
+    assert kernel.workspace_size(dy=dy, x=x, mean=mean) == 4 * cores
+    tiled = kernel.ir("tiled", dy=dy, x=x, mean=mean)
+    assert f"%partials0: memref<{cores}xf32>" in tiled and "_stage1" in tiled
+    assert "reduction axis split over cores" in str(kernel.plan(dy=dy, x=x, mean=mean))
+    assert np.array_equal(got, kernel(dy=dy, x=x, mean=mean))  # deterministic combine order

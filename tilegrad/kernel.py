@@ -159,7 +159,7 @@ class Kernel:
                                   plan_from_dict(meta["plan"]) if meta["plan"] else None,
                                   meta["num_blocks"], meta["temps"])
         lowered = lower(self.op, binding, self.target, num_blocks, hint, untiled=self.untiled)
-        temps = {name: (dtype.name, [_shape_form(d) for d in shape]) for name, (dtype, shape) in lowered.temps.items()}
+        temps = {name: (dtype, [_shape_form(d) for d in shape]) for name, (dtype, shape) in lowered.temps.items()}
         spec = Specialization(key, lowered.ir, lowered.functions, lowered.layout, lowered.messages,
                               lowered.plan, lowered.num_blocks, temps)
         if lowered.plan is not None:

@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.backend.llvm.convert import convert_module
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, f64
 
 from tilegrad.dialect import make_context
 from tilegrad.dsl.emit import KernelArg, emit_op
+from tilegrad.dsl.expr import Const
 from tilegrad.dsl.opdef import Binding, OpDef
 from tilegrad.dsl.tensor import TensorArg
+from tilegrad.passes.common import arg_info
 from tilegrad.passes.fuse_elementwise import FuseElementwise
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
 from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout
@@ -74,7 +76,13 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
     functions = [f.sym_name.data for f in module.ops]
     layout = argument_layout(next(iter(module.ops)))
     kept = {name for name, role, _ in layout if role == "temp"}
-    temps = {b.name: (b.dtype, b.shape) for b in trace.temps if b.name in kept}
+    temps = {b.name: (b.dtype.name, b.shape) for b in trace.temps if b.name in kept}
+    fn = next(iter(module.ops))
+    for index, arg in enumerate(fn.body.block.args):
+        info = arg_info(fn, index)
+        if info.get("tg.role") == "workspace":  # per-core partials the tiler added
+            dtype = "float64" if arg.type.element_type == f64 else "float32"
+            temps[info["tg.name"]] = (dtype, tuple(Const(d, "i") for d in arg.type.get_shape()))
     return Lowered(module, ir, emitted.args, emitted.messages, plan, functions, layout, num_blocks, temps)
 
 

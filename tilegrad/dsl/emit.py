@@ -180,7 +180,9 @@ class _Emitter:
         inner = BlockBuilder(block)
         value = self.expr(e.body, inner, {**env, e.var.uid: block.args[0]})
         inner.add(tg.YieldOp(value))
-        return b.add(tg.ReduceOp(e.combine, self.expr(e.extent, b, env), init, region))
+        # an extent that depends on no loop variable is computed once, outside every stage
+        extent = self.expr(e.extent, b, env) if _uses_vars(e.extent) else self.extent(e.extent)
+        return b.add(tg.ReduceOp(e.combine, extent, init, region))
 
     # ---- stages ---------------------------------------------------------------------------------
     def stage(self, stage) -> None:
@@ -220,6 +222,19 @@ class _Emitter:
         code = len(self.messages) + 1
         self.messages[code] = message
         return code
+
+
+def _uses_vars(e: Expr) -> bool:
+    match e:
+        case Var() | Read() | Reduce():
+            return True
+        case BinOp():
+            return _uses_vars(e.a) or _uses_vars(e.b)
+        case UnOp() | Cast():
+            return _uses_vars(e.a)
+        case Select():
+            return _uses_vars(e.cond) or _uses_vars(e.a) or _uses_vars(e.b)
+    return False
 
 
 def _reads_data(e: Expr) -> bool:

@@ -24,11 +24,14 @@ from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
+    Float32Type,
+    Float64Type,
     IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
     i8,
+    i64,
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -172,7 +175,13 @@ class _Tiler:
     def split_stage(self, number: int, nest: scf.ForOp) -> StageState:
         kind = loop_role(nest)
         loops = self.loops(nest)
-        if kind != "scatter":
+        if nest.attributes.get("tg.split") == StringAttr("reduction"):
+            reduce = next(o for o in nest.body.block.ops if isinstance(o, scf.ForOp) and loop_role(o) == "reduce")
+            extent = reduce.ub
+            lo, hi = self.split(extent, nest)
+            reduce.operands = [lo, hi, reduce.step, *reduce.iter_args]
+            split = "reduction axis split over cores, per-core partials in the workspace"
+        elif kind != "scatter":
             outer = loops[0]
             extent = outer.ub
             lo, hi = self.split(extent, nest)
@@ -341,7 +350,74 @@ class _Tiler:
         return op.result
 
     # ---- the whole function ------------------------------------------------------------------
+    # ---- 0. a scalar reduction splits its reduction axis instead -------------------------------
+    def split_scalar_reductions(self) -> None:
+        """A stage that reduces to one element would run on one core. Instead every core reduces
+        its part of the reduction axis into a workspace of per-core partials, and a second stage
+        combines them in core order (deterministic)."""
+        if self.num_blocks < 2:
+            return
+        for nest in [o for o in self.entry.ops if isinstance(o, scf.ForOp) and "tg.stage" in o.attributes]:
+            if loop_role(nest) != "parallel" or _const_value(nest.ub) != 1:
+                continue
+            body = nest.body.block
+            reduce = next((o for o in body.ops if isinstance(o, scf.ForOp) and loop_role(o) == "reduce"), None)
+            if reduce is None or len(reduce.results) != 1:
+                continue
+            init = reduce.iter_args[0].owner
+            floating = isinstance(reduce.results[0].type, (Float32Type, Float64Type))
+            if not floating or not isinstance(init, arith.ConstantOp):
+                continue
+            ops = list(body.ops)
+            after = ops[ops.index(reduce) + 1:-1]
+            inner = {r for o in after for r in o.results} | {reduce.results[0]}
+            used = {v for o in after for x in [o, *o.walk()] for v in x.operands}
+            if any(v not in inner and not _defined_outside(v, nest) for v in used):
+                continue  # what follows the reduction needs values of this stage: keep it whole
+            self.split_reduction(nest, reduce)
+        nests = [o for o in self.entry.ops if isinstance(o, scf.ForOp) and "tg.stage" in o.attributes]
+        for number, nest in enumerate(nests):
+            nest.attributes["tg.stage"] = IntegerAttr(number, i64)
+
+    def split_reduction(self, nest: scf.ForOp, reduce: scf.ForOp) -> None:
+        acc_type = reduce.results[0].type
+        name = f"partials{len([a for a, r in self.roles().items() if r == 'workspace'])}"
+        partials = self._add_arg(MemRefType(acc_type, [self.num_blocks]), name, "workspace")
+        combine_op = reduce.body.block.last_op.operands[0].owner  # what the reduction yields
+        nest.attributes["tg.split"] = StringAttr("reduction")
+        body = nest.body.block
+        after = [o for o in body.ops if o is not body.last_op][list(body.ops).index(reduce) + 1:]
+        b = BlockBuilder(body, body.last_op)
+        b.add(memref.StoreOp.get(reduce.results[0], partials, [self.block_id]))
+        # the combine stage: acc = combine over cores of partials[core], then the rest of the body
+        zero, one = self.top_zero, self.top_one
+        combine, combine_body = make_for(zero, one, one, "parallel", 0)
+        self.entry.insert_op_after(combine, nest)
+        cb = BlockBuilder(combine_body)
+        blocks = cb.index(self.num_blocks)
+        init = cb.add(reduce.iter_args[0].owner.clone())  # the reduction's identity
+        loop, loop_body = make_for(zero, blocks, one, "reduce", 0, [init])
+        lb = BlockBuilder(loop_body)
+        part = lb.add(memref.LoadOp.get(partials, [loop_body.args[0]]))
+        merged = lb.add(type(combine_op)(loop_body.args[1], part))
+        lb.add(scf.YieldOp(merged))
+        cb.add(loop)
+        mapping = {reduce.results[0]: loop.results[0]}
+        for op in after:
+            op.detach()
+            for index, operand in enumerate(op.operands):
+                if operand in mapping:
+                    op.operands[index] = mapping[operand]
+            for inner in op.walk():
+                for index, operand in enumerate(inner.operands):
+                    if operand in mapping:
+                        inner.operands[index] = mapping[operand]
+            combine_body.add_op(op)
+        cb.add(scf.YieldOp())
+        combine.attributes["tg.stage"] = IntegerAttr(-1, i64)
+
     def run(self) -> TilingPlan:
+        self.split_scalar_reductions()
         nests = [o for o in self.entry.ops if isinstance(o, scf.ForOp) and "tg.stage" in o.attributes]
         states = [self.split_stage(i, n) for i, n in enumerate(nests)]
         for state in states:
@@ -360,6 +436,9 @@ class _Tiler:
             gm = set()
         for state in states:
             state.groups = self.staging_groups(state, gm)
+        for arg, role in roles.items():
+            if role == "workspace":
+                workspace[self._name(arg)] = element_bytes(arg.type.element_type)
         plan = TilingPlan(self.target, self.num_blocks, [s.plan for s in states], resident, workspace)
         self.choose_tiles(states, plan)
         self.rewrite(states, plan, resident)
