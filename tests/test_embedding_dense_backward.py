@@ -87,3 +87,14 @@ def test_out_of_range_indices_raise(target, bad, scale, rng):
 def test_not_on_atlas_inference():
     with pytest.raises(tilegrad.UnsupportedError, match="ascend310p"):
         tilegrad.compile("embedding_dense_backward", "ascend310p")
+
+
+@pytest.mark.parametrize("target,dtype", [("cpu", "float16"), ("cpu", "bfloat16"), ("ascend910", "float16"),
+                                          ("ascend910b", "bfloat16")])
+@pytest.mark.parametrize("scale", [False, True])
+def test_half_types_accumulate_in_float32(target, dtype, scale, rng):
+    indices = rng.integers(0, 8, 4000).astype(np.int64)  # ~500 rows add into each output row
+    grad = rng.standard_normal((4000, 33)).astype(NUMPY[dtype])
+    out = run(target, grad, indices, 8, scale=scale)
+    ref = reference(grad, indices, 8, -1, scale)
+    assert_close(out, ref, dtype)  # rounded once: the plain half-type tolerance holds

@@ -36,17 +36,20 @@ def embedding_dense_backward(
         return (padding_idx < 0) | index(n).ne(padding_idx)
 
     message = "indices: a value is outside [0, num_weights)"
-    out.fill(0.0)
-    if not scale_grad_by_freq:
-        tg.scatter_add(out, (rows, E), index=lambda n, e: (index(n), e),
-                       value=lambda n, e: grad[n, e], when=keep, message=message)
-        return
-    counts_dtype = indices.dtype.name if indices.dtype.name in ("int32", "int64") else "int32"
-    counts = tg.temp("counts", (num_weights,), counts_dtype)
-    counts.fill(0)
-    tg.scatter_add(counts, (rows,), index=lambda n: (index(n),), value=lambda n: 1, message=message)
-    tg.scatter_add(out, (rows, E), index=lambda n, e: (index(n), e),
-                   value=lambda n, e: grad[n, e] / counts[index(n)], when=keep, message=message)
+    # half types accumulate in float32 and round once, on the final store
+    acc = out if grad.dtype.itemsize >= 4 else tg.temp("acc", (num_weights, E), "float32")
+    acc.fill(0.0)
+    if scale_grad_by_freq:
+        counts_dtype = indices.dtype.name if indices.dtype.name in ("int32", "int64") else "int32"
+        counts = tg.temp("counts", (num_weights,), counts_dtype)
+        counts.fill(0)
+        tg.scatter_add(counts, (rows,), index=lambda n: (index(n),), value=lambda n: 1, message=message)
+        value = lambda n, e: grad[n, e] / counts[index(n)]  # noqa: E731
+    else:
+        value = lambda n, e: grad[n, e]  # noqa: E731
+    tg.scatter_add(acc, (rows, E), index=lambda n, e: (index(n), e), value=value, when=keep, message=message)
+    if acc is not out:
+        out.assign(lambda k, e: acc[k, e])
 
 
 def _numel(shape) -> int:
