@@ -133,14 +133,16 @@ def cmd_demo(args) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tilegrad", description=__doc__)
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    parser = argparse.ArgumentParser(prog="tilegrad", description=__doc__, parents=[common])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("ops", help="list ops with the targets and dtypes each supports").set_defaults(fn=cmd_ops)
-    sub.add_parser("targets", help="list targets with their figures").set_defaults(fn=cmd_targets)
+    sub.add_parser("ops", parents=[common], help="list ops with the targets and dtypes each supports").set_defaults(
+        fn=cmd_ops)
+    sub.add_parser("targets", parents=[common], help="list targets with their figures").set_defaults(fn=cmd_targets)
 
     def call(name: str, help_: str, fn):
-        p = sub.add_parser(name, help=help_)
+        p = sub.add_parser(name, parents=[common], help=help_)
         p.add_argument("op")
         p.add_argument("--target", default="cpu")
         p.add_argument("--shape", nargs="*", default=[], help="name=64x1000 (tensor) or N=64 (dim symbol)")
@@ -156,23 +158,30 @@ def build_parser() -> argparse.ArgumentParser:
     run = call("run", "JIT, run on random inputs, time it", cmd_run)
     run.add_argument("--check", action="store_true", help="compare with the reference")
     run.add_argument("--repeat", type=int, default=10)
-    bench = sub.add_parser("bench", help="benchmark table vs PyTorch and numpy")
+    bench = sub.add_parser("bench", parents=[common], help="benchmark table vs PyTorch and numpy")
     bench.add_argument("ops", nargs="*")
     bench.add_argument("--quick", action="store_true", help="smaller sizes")
     bench.set_defaults(fn=cmd_bench)
-    sub.add_parser("demo", help="compile, plan and run the library's ops on two targets").set_defaults(fn=cmd_demo)
+    sub.add_parser("demo", parents=[common], help="compile, plan and run the library's ops on two targets").set_defaults(
+        fn=cmd_demo)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    debug = getattr(args, "debug", False)
     try:
         return args.fn(args) or 0
     except (TilegradError, ValueError, TypeError, KeyError) as exc:
-        if args.debug:
+        if debug:
             raise
         print(f"tilegrad: error: {exc}", file=sys.stderr)
         return 1
+    except Exception as exc:  # a compiler bug: still one line, the traceback with --debug
+        if debug:
+            raise
+        print(f"tilegrad: internal error: {type(exc).__name__}: {exc} (rerun with --debug)", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -95,7 +95,18 @@ class _Emitter:
         return self.expr(expr, self.top, {})
 
     # ---- scalar expressions -------------------------------------------------------------------
-    def expr(self, e: Expr, b: BlockBuilder, env: dict[int, SSAValue]) -> SSAValue:
+    def expr(self, e: Expr, b: BlockBuilder, env: dict) -> SSAValue:
+        """Emit `e` once per region: structurally equal expressions share one SSA value (`env`
+        maps loop variables and already-emitted expressions)."""
+        key = _structure(e)
+        if key is not None and key in env:
+            return env[key]
+        value = self._emit(e, b, env)
+        if key is not None:
+            env[key] = value
+        return value
+
+    def _emit(self, e: Expr, b: BlockBuilder, env: dict) -> SSAValue:
         match e:
             case Var():
                 return env[e.uid]
@@ -178,7 +189,7 @@ class _Emitter:
         init = b.const(init_value, self.kind_type(e.kind))
         region, block = tg.body_region(1)
         inner = BlockBuilder(block)
-        value = self.expr(e.body, inner, {**env, e.var.uid: block.args[0]})
+        value = self.expr(e.body, inner, {**env, **_bind_vars((e.var,), block)})
         inner.add(tg.YieldOp(value))
         # an extent that depends on no loop variable is computed once, outside every stage
         extent = self.expr(e.extent, b, env) if _uses_vars(e.extent) else self.extent(e.extent)
@@ -191,7 +202,7 @@ class _Emitter:
                 extents = [self.extent(d) for d in stage.buffer.shape]
                 region, block = tg.body_region(len(extents))
                 b = BlockBuilder(block)
-                env = {v.uid: a for v, a in zip(stage.vars, block.args)}
+                env = _bind_vars(stage.vars, block)
                 value = self.expr(stage.value, b, env)
                 target = self.args[stage.buffer.name].type.element_type
                 b.add(tg.YieldOp(to_storage(b, value, target)))
@@ -200,7 +211,7 @@ class _Emitter:
                 extents = [self.extent(d) for d in stage.domain]
                 region, block = tg.body_region(len(extents))
                 b = BlockBuilder(block)
-                env = {v.uid: a for v, a in zip(stage.vars, block.args)}
+                env = _bind_vars(stage.vars, block)
                 indices = [self.expr(i, b, env) for i in stage.index]
                 dest_kind = "f" if stage.buffer.dtype.is_float else "i"
                 value = self.expr(stage.value, b, env)
@@ -214,7 +225,7 @@ class _Emitter:
                 extents = [self.extent(d) for d in stage.domain]
                 region, block = tg.body_region(len(extents))
                 b = BlockBuilder(block)
-                env = {v.uid: a for v, a in zip(stage.vars, block.args)}
+                env = _bind_vars(stage.vars, block)
                 b.add(tg.YieldOp(self.expr(stage.ok, b, env)))
                 self.top.add(tg.CheckOp(extents, region, self.new_code(stage.message)))
 
@@ -222,6 +233,34 @@ class _Emitter:
         code = len(self.messages) + 1
         self.messages[code] = message
         return code
+
+
+def _structure(e: Expr):
+    """A hashable key equal for structurally equal expressions (None: do not share)."""
+    match e:
+        case Const():
+            return ("const", e.kind, e.value)
+        case Var():
+            return None  # looked up by uid
+        case Dim():
+            return ("dim", e.tensor, e.axis)
+        case Param():
+            return ("param", e.name)
+        case Read():
+            indices = tuple(_structure(i) if not isinstance(i, Var) else ("var", i.uid) for i in e.indices)
+            return None if None in indices else ("read", e.buffer.name, e.kind, indices)
+        case BinOp() | UnOp() | Cast() | Select():
+            parts = [getattr(e, f) for f in ("cond", "a", "b") if hasattr(e, f)]
+            keys = tuple(_structure(p) if not isinstance(p, Var) else ("var", p.uid) for p in parts)
+            return None if None in keys else (type(e).__name__, getattr(e, "op", ""), e.kind, keys)
+    return None
+
+
+def _bind_vars(variables, block: Block) -> dict[int, SSAValue]:
+    """Loop variables keep their DSL names (%i0, %r0, ...) in the printed IR."""
+    for var, arg in zip(variables, block.args):
+        arg.name_hint = var.name
+    return {v.uid: a for v, a in zip(variables, block.args)}
 
 
 def _uses_vars(e: Expr) -> bool:

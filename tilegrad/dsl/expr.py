@@ -115,6 +115,10 @@ class BinOp(Expr):
             return BinOp(op, a, b, "b")
         if op == "div" and a.kind == "i":
             a, b = cast(a, "f"), cast(b, "f")
+        if op in ("mul", "div") and isinstance(b, Const) and b.value == 1:
+            return a  # x * 1 (an absent weight), x / 1
+        if op == "mul" and isinstance(a, Const) and a.value == 1:
+            return b
         return BinOp(op, a, b, a.kind)
 
 
