@@ -162,8 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("ops", nargs="*")
     bench.add_argument("--quick", action="store_true", help="smaller sizes")
     bench.set_defaults(fn=cmd_bench)
-    sub.add_parser("demo", parents=[common], help="compile, plan and run the library's ops on two targets").set_defaults(
-        fn=cmd_demo)
+    demo = sub.add_parser("demo", parents=[common], help="compile, plan and run the library's ops on two targets")
+    demo.set_defaults(fn=cmd_demo)
     return parser
 
 
