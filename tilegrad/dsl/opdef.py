@@ -227,6 +227,21 @@ class OpDef:
         runtime = tuple(n for n, s in self.attrs.items() if s.runtime)
         return Binding(tensors, dtypes, patterns, attrs, symbols, output_shapes, output_dtypes, runtime)
 
+    def rebind(self, binding: Binding, values: dict) -> Binding:
+        """`binding` with new arrays of the same shapes, strides and dtypes (already checked)."""
+        tensors = {}
+        for name, spec in self.tensors.items():
+            array = values.get(name)
+            if array is not None and spec.collapse:
+                array = _collapse(array, spec.patterns[binding.patterns[name]])
+            tensors[name] = array
+        attrs = dict(binding.attrs)
+        for name in binding.runtime_attrs:
+            if name in values:
+                attrs[name] = self.attrs[name].normalize(name, values[name])
+        return Binding(tensors, binding.dtypes, binding.patterns, attrs, binding.symbols,
+                       binding.output_shapes, binding.output_dtypes, binding.runtime_attrs)
+
     def _check_dtypes(self, target: Target, tensors: dict) -> dict[str, DType]:
         dtypes: dict[str, DType] = {}
         allowed_data = self.dtypes_on(target)
