@@ -176,3 +176,22 @@ def test_scalar_reduction_uses_cross_core_partials(target, mean, rng):
     assert f"%partials0: memref<{cores}xf32>" in tiled and "_stage1" in tiled
     assert "reduction axis split over cores" in str(kernel.plan(dy=dy, x=x, mean=mean))
     assert np.array_equal(got, kernel(dy=dy, x=x, mean=mean))  # deterministic combine order
+
+
+@tg.op(outputs={"dx": tg.like("dy")}, replace=True)
+def test_broadcast_backward(dy=tg.tensor("N C"), row_scale=tg.tensor("N 1", dtype="dy"),
+                            col_bias=tg.tensor("C", dtype="dy"), one=tg.tensor(tg.ONE, dtype="dy")):
+    """numpy broadcasting: [N, C] with [N, 1], [C] and a one-element tensor."""
+    return dy * row_scale + col_bias * one
+
+
+@pytest.mark.parametrize("target", ["cpu", "ascend910b"])
+def test_numpy_broadcasting(target, rng):
+    dy = rng.standard_normal((13, 29)).astype(np.float32)
+    row_scale = rng.standard_normal((13, 1)).astype(np.float32)
+    col_bias = rng.standard_normal(29).astype(np.float32)
+    one = np.array([[2.0]], np.float32)
+    got = tilegrad.compile("test_broadcast_backward", target)(dy=dy, row_scale=row_scale, col_bias=col_bias, one=one)
+    np.testing.assert_allclose(got, dy * row_scale + col_bias * one, rtol=1e-6)
+    with pytest.raises(tilegrad.ShapeError, match="row_scale"):
+        tilegrad.compile("test_broadcast_backward", target)(dy=dy, row_scale=row_scale.T, col_bias=col_bias, one=one)

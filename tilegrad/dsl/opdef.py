@@ -313,7 +313,7 @@ class OpDef:
     # ---- tracing -----------------------------------------------------------------------------
     def trace(self, binding: Binding) -> Trace:
         trace = Trace()
-        args = {n: TensorArg(n, a.ndim, binding.dtypes[n]) if a is not None else None
+        args = {n: None if a is None else TensorArg(n, a.ndim, binding.dtypes[n], self._static_dims(n, binding))
                 for n, a in binding.tensors.items()}
         for name, out in self.outputs.items():
             if isinstance(out.shape, str):
@@ -339,6 +339,17 @@ class OpDef:
             finally:
                 stop_tracing(token)
         return trace
+
+    def _static_dims(self, name: str, binding: Binding) -> tuple:
+        """The dims the matched pattern fixes: the digits of "N 1", every dim of ONE."""
+        pattern = self.tensors[name].patterns[binding.patterns[name]]
+        rank = binding.tensors[name].ndim
+        if pattern == ONE:
+            return (1,) * rank
+        star = next((i for i, p in enumerate(pattern) if p.startswith("*")), None)
+        if star is not None:
+            pattern = pattern[:star] + ("?",) * (rank - len(pattern) + 1) + pattern[star + 1:]
+        return tuple(int(p) if p.isdigit() else None for p in pattern)
 
     def _dim_expr(self, dim, binding: Binding, args: dict) -> Expr:
         if isinstance(dim, int):

@@ -98,12 +98,15 @@ class _Indexable(_TensorOps):
 class TensorArg(_Indexable):
     """A tensor argument of the op, specialized on rank and dtype; its dims are runtime values."""
 
-    def __init__(self, name: str, rank: int, dtype: DType):
+    def __init__(self, name: str, rank: int, dtype: DType, static: tuple = ()):
         self.name, self.rank, self.dtype = name, rank, dtype
+        self.static = tuple(static) or (None,) * rank
+        """Dims the matched shape pattern fixes (e.g. the 1 of "N 1"); None where runtime."""
 
     @property
     def shape(self) -> tuple[Expr, ...]:
-        return tuple(Dim(self.name, axis) for axis in range(self.rank))
+        return tuple(Dim(self.name, axis) if fixed is None else Const(fixed, "i")
+                     for axis, fixed in enumerate(self.static))
 
     def __repr__(self) -> str:
         return f"TensorArg({self.name}, rank={self.rank}, {self.dtype.name})"
@@ -141,23 +144,36 @@ def to_tensor_expr(value) -> TensorExpr | None:
     return None
 
 
+def _is_one(dim: Expr) -> bool:
+    return isinstance(dim, Const) and dim.value == 1
+
+
 def broadcast_apply(fn: Callable[..., Expr], *operands):
-    """Apply a scalar function elementwise, broadcasting lower-rank operands over leading axes."""
+    """Apply a scalar function elementwise with numpy broadcasting: shapes align on the right,
+    missing leading axes and dims that are statically 1 repeat (other dims must agree at run time,
+    which the op's shape patterns check)."""
     tensors = [to_tensor_expr(o) for o in operands]
     if all(t is None for t in tensors):
         return fn(*operands)
-    shape = max((t.shape for t in tensors if t is not None), key=len)
+    rank = max(t.rank for t in tensors if t is not None)
+    shape = []
+    for axis in range(rank):
+        dims = [t.shape[axis - rank + t.rank] for t in tensors if t is not None and axis - rank + t.rank >= 0]
+        shape.append(next((d for d in dims if not _is_one(d)), dims[0]))
 
     def element(index: tuple[Expr, ...]) -> Expr:
         args = []
         for operand, t in zip(operands, tensors):
             if t is None:
                 args.append(operand)
-            else:
-                args.append(t.at(index[len(index) - t.rank:]) if t.rank else t.at(()))
+                continue
+            own = index[len(index) - t.rank:] if t.rank else ()
+            own = tuple(Const(0, "i") if _is_one(d) and not _is_one(shape[rank - t.rank + a]) else i
+                        for a, (d, i) in enumerate(zip(t.shape, own)))
+            args.append(t.at(own))
         return fn(*args)
 
-    return TensorExpr(shape, element)
+    return TensorExpr(tuple(shape), element)
 
 
 def index_vars(rank: int, prefix: str = "i") -> tuple[Var, ...]:
