@@ -43,35 +43,17 @@ from tilegrad.errors import UBCapacityError
 from tilegrad.passes.common import arg_info, loop_role, make_for
 from tilegrad.passes.lower_to_llvm import element_bytes
 from tilegrad.passes.tiling_plan import ScheduleHint, StagePlan, TilingPlan, UBBuffer
+from tilegrad.passes.ub_staging import (
+    StagingGroup,
+    TiledAxis,
+    defined_outside,
+    find_staging_groups,
+    stage_group,
+)
 from tilegrad.targets import Target
 
 MAX_TILE = 16384
 CPU_MAX_TILE = 65536
-
-
-@dataclass
-class TiledAxis:
-    axis: int
-    tile_loop: scf.ForOp
-    point_loop: scf.ForOp
-    size: int
-    whole: bool
-    tile_start: SSAValue  # the tile loop's iv
-    tile_end: SSAValue  # min(t + T, ub)
-    size_value: SSAValue  # the constant T (rewritten once T is chosen)
-    fixed: bool  # the size came from the schedule hint, not from the UB budget
-
-
-@dataclass
-class StagingGroup:
-    """Accesses to one GM memref with the same non-tile indices, staged at one tile loop."""
-
-    mem: SSAValue
-    level: TiledAxis
-    positions: list[tuple[int, TiledAxis]]  # index position -> the tiled axis it walks
-    fixed: dict[int, SSAValue]  # other index positions -> their (tile-invariant) values
-    accesses: list[Operation] = field(default_factory=list)
-    buffer: UBBuffer | None = None
 
 
 @dataclass
@@ -94,37 +76,6 @@ def _const_value(value: SSAValue) -> int | None:
         if axis is not None and owner.source.type.get_shape()[axis] >= 0:
             return owner.source.type.get_shape()[axis]
     return None
-
-
-def _same_extent(a: SSAValue, b: SSAValue) -> bool:
-    if a is b:
-        return True
-    ca, cb = _const_value(a), _const_value(b)
-    if ca is not None and ca == cb:
-        return True
-    oa, ob = a.owner, b.owner
-    if isinstance(oa, memref.DimOp) and isinstance(ob, memref.DimOp):
-        return oa.source is ob.source and _const_value(oa.index) == _const_value(ob.index)
-    return False
-
-
-def _defined_outside(value: SSAValue, loop: Operation) -> bool:
-    owner = value.owner
-    op = owner if isinstance(owner, Operation) else owner.parent_op()  # block argument -> its op
-    while op is not None:
-        if op is loop:
-            return False
-        op = op.parent_op()
-    return True
-
-
-def _is_within(op: Operation, ancestor: Operation) -> bool:
-    p = op.parent_op()
-    while p is not None:
-        if p is ancestor:
-            return True
-        p = p.parent_op()
-    return False
 
 
 class _Tiler:
@@ -241,107 +192,6 @@ class _Tiler:
         state.axes[axis] = TiledAxis(axis, tile, point, size, whole, t, end, size_op.result, fixed)
         state.plan.tiles[axis] = size
 
-    # ---- 3. staging analysis --------------------------------------------------------------------
-    def staging_groups(self, state: StageState, gm: set[SSAValue]) -> list[StagingGroup]:
-        by_point = {a.point_loop.body.block.args[0]: a for a in state.axes.values()}
-        groups: dict[tuple, StagingGroup] = {}
-        for op in state.nest.walk():
-            if not isinstance(op, (memref.LoadOp, memref.StoreOp)) or op.memref not in gm:
-                continue
-            indices = list(op.indices)
-            if not indices or indices[-1] not in by_point:
-                continue
-            level = self.staging_level(op, indices, by_point, state)
-            if level is None:
-                continue
-            positions = [(p, by_point[v]) for p, v in enumerate(indices) if v in by_point
-                         and (by_point[v] is level or _is_within(by_point[v].tile_loop, level.tile_loop))]
-            fixed = {p: v for p, v in enumerate(indices) if p not in dict(positions)}
-            key = (op.memref, id(level), tuple((p, id(a)) for p, a in positions), tuple(fixed.items()))
-            group = groups.get(key)
-            if group is None:
-                group = groups[key] = StagingGroup(op.memref, level, positions, fixed)
-            group.accesses.append(op)
-        return list(groups.values())
-
-    def staging_level(self, op, indices, by_point, state: StageState) -> TiledAxis | None:
-        """The outermost tile loop at which this access can be staged as one box."""
-        enclosing = [a for a in state.axes.values() if _is_within(op, a.tile_loop)]
-        enclosing.sort(key=lambda a: a.axis)
-        best = None
-        for level in reversed(enclosing):  # from the innermost tile loop outwards
-            ok = True
-            for v in indices:
-                axis = by_point.get(v)
-                if axis is not None and (axis is level or (_is_within(axis.tile_loop, level.tile_loop) and axis.whole)):
-                    continue
-                if _defined_outside(v, level.tile_loop):
-                    continue
-                ok = False
-            if ok:
-                best = level
-            else:
-                break
-        return best
-
-    # ---- 4. rewriting a staged group ----------------------------------------------------------
-    def stage_group(self, group: StagingGroup, buffer_value: SSAValue, double: bool) -> None:
-        level = group.level
-        body = level.tile_loop.body.block
-        anchor = level.point_loop
-        b = BlockBuilder(body, anchor)
-        slot: list[SSAValue] = []
-        if double:
-            number = b.add(arith.DivUIOp(b.add(arith.SubiOp(level.tile_start, level.tile_loop.lb)), level.size_value))
-            slot = [b.add(arith.RemUIOp(number, b.index(2)))]
-        loads = any(isinstance(a, memref.LoadOp) for a in group.accesses)
-        stores = any(isinstance(a, memref.StoreOp) for a in group.accesses)
-        ub_zero = b.index(0)
-
-        def copies(builder: BlockBuilder, direction: str) -> None:
-            last_pos, last_axis = group.positions[-1]
-            if len(group.positions) == 1:
-                gm_idx = [group.fixed.get(p, level.tile_start) for p in range(len(group.positions) + len(group.fixed))]
-                length = builder.add(arith.SubiOp(level.tile_end, level.tile_start))
-                self.copy(builder, direction, group.mem, gm_idx, buffer_value, slot + [ub_zero], length)
-                return
-            row_pos = group.positions[0][0]
-            loop, row_body = make_for(level.tile_start, level.tile_end, builder.index(1), "copy", level.axis)
-            rb = BlockBuilder(row_body)
-            row = row_body.args[0]
-            gm_idx = []
-            for p in range(len(group.positions) + len(group.fixed)):
-                gm_idx.append(row if p == row_pos else rb.index(0) if p == last_pos else group.fixed[p])
-            local = rb.add(arith.SubiOp(row, level.tile_start))
-            ub_idx = slot + [local, rb.index(0)]
-            self.copy(rb, direction, group.mem, gm_idx, buffer_value, ub_idx, rb.index(last_axis.size))
-            rb.add(scf.YieldOp())
-            builder.add(loop)
-
-        if loads:
-            copies(b, "gm_to_ub")
-        if stores:
-            copies(BlockBuilder(body, body.last_op), "ub_to_gm")
-        for access in group.accesses:
-            a = BlockBuilder(access.parent_block(), access)
-            local = [a.add(arith.SubiOp(access.indices[p], axis.tile_start)) for p, axis in group.positions]
-            new_indices = slot + local
-            if isinstance(access, memref.LoadOp):
-                new = memref.LoadOp.get(buffer_value, new_indices)
-                access.parent_block().insert_op_before(new, access)
-                access.res.replace_all_uses_with(new.res)
-            else:
-                new = memref.StoreOp.get(access.value, buffer_value, new_indices)
-                access.parent_block().insert_op_before(new, access)
-            access.detach()
-            access.erase()
-
-    def copy(self, b: BlockBuilder, direction, gm, gm_idx, ub, ub_idx, length) -> None:
-        if direction == "gm_to_ub":
-            b.add(tg.CopyOp(direction, gm, gm_idx, ub, ub_idx, length))
-        else:
-            b.add(tg.CopyOp(direction, ub, ub_idx, gm, gm_idx, length))
-
     def ub_alloc(self, buffer: UBBuffer, element_type) -> SSAValue:
         shape = ([buffer.slots] if buffer.slots > 1 else []) + list(buffer.shape)
         op = tg.UBAllocOp(self.ub, buffer.offset, buffer.name, MemRefType(element_type, shape))
@@ -372,7 +222,7 @@ class _Tiler:
             after = ops[ops.index(reduce) + 1:-1]
             inner = {r for o in after for r in o.results} | {reduce.results[0]}
             used = {v for o in after for x in [o, *o.walk()] for v in x.operands}
-            if any(v not in inner and not _defined_outside(v, nest) for v in used):
+            if any(v not in inner and not defined_outside(v, nest) for v in used):
                 continue  # what follows the reduction needs values of this stage: keep it whole
             self.split_reduction(nest, reduce)
         nests = [o for o in self.entry.ops if isinstance(o, scf.ForOp) and "tg.stage" in o.attributes]
@@ -435,7 +285,7 @@ class _Tiler:
         if not self.target.staged:
             gm = set()
         for state in states:
-            state.groups = self.staging_groups(state, gm)
+            state.groups = find_staging_groups(state.nest, state.axes, gm)
         for arg, role in roles.items():
             if role == "workspace":
                 workspace[self._name(arg)] = element_bytes(arg.type.element_type)
@@ -579,7 +429,7 @@ class _Tiler:
         for state in states:
             for group in state.groups:
                 value = self.ub_alloc(group.buffer, group.mem.type.element_type)
-                self.stage_group(group, value, group.buffer.slots == 2)
+                stage_group(group, value, group.buffer.slots == 2)
 
 
 def split_stages(module: ModuleOp) -> None:
