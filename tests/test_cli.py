@@ -66,3 +66,20 @@ def test_console_script_runs():
 def test_bench_quick(capsys, argv):
     code, out, _ = run(capsys, *argv)
     assert code == 0 and "GB/s" in out and "binary_cross_entropy_grad" in out
+
+
+def test_user_ops_work_in_the_cli(capsys, tmp_path, monkeypatch):
+    source = tmp_path / "my_ops.py"
+    source.write_text(
+        "import tilegrad.dsl as tg\n"
+        "@tg.op(outputs={'dx': tg.like('x')}, replace=True)\n"
+        "def cli_relu_backward(dy=tg.tensor('*S', dtype='x'), x=tg.tensor('*S')):\n"
+        "    return tg.where(x > 0, dy, 0.0)\n")
+    code, out, _ = run(capsys, "show", "cli_relu_backward", "--load", str(source), "--target", "mt7004",
+                       "--stage", "tiled", "--shape", "x=1000")
+    assert code == 0 and "tg.ub_alloc" in out
+    monkeypatch.setenv("TILEGRAD_OPS", str(source))
+    code, out, _ = run(capsys, "ops")
+    assert code == 0 and "cli_relu_backward" in out
+    code, _, err = run(capsys, "ops", "--load", str(tmp_path / "missing.py"))
+    assert code == 1 and "no such file" in err

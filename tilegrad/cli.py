@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
+import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -13,6 +17,19 @@ from tilegrad.dsl.opdef import get_op
 from tilegrad.errors import TilegradError
 from tilegrad.inputs import complete_shapes, parse_dims, random_inputs
 from tilegrad.pipeline import STAGES
+
+
+def load_user_ops(source: str) -> None:
+    """Import a file or module whose @tg.op definitions register user ops."""
+    path = Path(source)
+    if path.suffix == ".py":
+        if not path.exists():
+            raise TilegradError(f"--load {source}: no such file")
+        spec = importlib.util.spec_from_file_location(f"tilegrad_user_ops_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    else:
+        importlib.import_module(source)
 
 
 def _pairs(items: list[str], what: str) -> dict[str, str]:
@@ -135,6 +152,8 @@ def cmd_demo(args) -> None:
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    common.add_argument("--load", action="append", default=argparse.SUPPRESS, metavar="FILE_OR_MODULE",
+                        help="import user op definitions first (also: TILEGRAD_OPS=a.py:pkg.ops)")
     parser = argparse.ArgumentParser(prog="tilegrad", description=__doc__, parents=[common])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("ops", parents=[common], help="list ops with the targets and dtypes each supports").set_defaults(
@@ -171,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     debug = getattr(args, "debug", False)
     try:
+        sources = [s for s in os.environ.get("TILEGRAD_OPS", "").split(os.pathsep) if s]
+        for source in sources + getattr(args, "load", []):
+            load_user_ops(source)
         return args.fn(args) or 0
     except (TilegradError, ValueError, TypeError, KeyError) as exc:
         if debug:
