@@ -281,7 +281,9 @@ class _Tiler:
         roles = self.roles()
         temps = [a for a, r in roles.items() if r == "temp"]
         resident, workspace = self.place_temps(states, temps)
-        gm = {a for a, r in roles.items() if r in ("input", "output")}
+        # everything in GM is staged through UB: tensors, and temporaries kept in the workspace
+        in_workspace = {a for a, r in roles.items() if r == "temp" and a not in self.resident_values}
+        gm = {a for a, r in roles.items() if r in ("input", "output")} | in_workspace
         if not self.target.staged:
             gm = set()
         for state in states:
