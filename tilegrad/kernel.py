@@ -77,6 +77,16 @@ PARALLEL_MIN_ELEMENTS = 1 << 15
 few microseconds of work to the pool costs more than it saves."""
 
 
+def _op_source(op: OpDef) -> str:
+    """What the cache keys an op by: its whole module's source (helpers and hints included)."""
+    for obj in (inspect.getmodule(op.fn), op.fn):
+        try:
+            return inspect.getsource(obj)
+        except (OSError, TypeError):
+            continue
+    return repr(op.fn.__code__.co_code) + repr(op.fn.__code__.co_consts)
+
+
 def _shape_form(expr) -> list:
     """A temp's shape expression in a JSON form: ints, ["dim", arg, axis], ["mul", a, b]."""
     if isinstance(expr, Const):
@@ -105,10 +115,7 @@ class Kernel:
         self.op.check_target(self.target)
         self.untiled = untiled
         self._calls: dict[tuple, tuple[Binding, Specialization]] = {}
-        try:
-            self._source = inspect.getsource(self.op.fn)
-        except (OSError, TypeError):
-            self._source = repr(self.op.fn.__code__.co_code)
+        self._source = _op_source(self.op)
 
     def __repr__(self) -> str:
         return f"Kernel({self.op.name!r}, target={self.target.name!r}{', untiled' if self.untiled else ''})"
