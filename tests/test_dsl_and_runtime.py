@@ -195,3 +195,15 @@ def test_numpy_broadcasting(target, rng):
     np.testing.assert_allclose(got, dy * row_scale + col_bias * one, rtol=1e-6)
     with pytest.raises(tilegrad.ShapeError, match="row_scale"):
         tilegrad.compile("test_broadcast_backward", target)(dy=dy, row_scale=row_scale.T, col_bias=col_bias, one=one)
+
+
+def test_ub_overflow_is_caught_by_the_canary():
+    from tilegrad.codegen.launcher import acquire_ub, release_ub
+
+    ub = acquire_ub(3, 1024)
+    assert ub.shape == (3, 1024 + 64)
+    release_ub(ub)  # intact
+    ub = acquire_ub(3, 1024)
+    ub[1, 1024] = 0  # one byte past block 1's UB
+    with pytest.raises(RuntimeError, match="block 1 wrote past the end of its 1024-byte UB"):
+        release_ub(ub)

@@ -28,18 +28,29 @@ def pool() -> ThreadPoolExecutor:
 
 
 _scratch: dict[tuple[int, int], list[np.ndarray]] = {}
+CANARY_BYTES = 64
+CANARY = 0xA5
 
 
 def acquire_ub(blocks: int, ub_bytes: int) -> np.ndarray:
-    """Per-block scratch UB, reused across calls (fresh pages would fault on every call)."""
+    """Per-block scratch UB of exactly `ub_bytes`, each followed by a canary that a tiling bug
+    writing past the UB would overwrite. Reused across calls (fresh pages fault on every call)."""
     with _pool_lock:
-        free = _scratch.get((blocks, ub_bytes))
+        free = _scratch.get((blocks, ub_bytes + CANARY_BYTES))
         if free:
             return free.pop()
-    return np.empty((blocks, ub_bytes), np.uint8)
+    ub = np.empty((blocks, ub_bytes + CANARY_BYTES), np.uint8)
+    ub[:, ub_bytes:] = CANARY
+    return ub
 
 
 def release_ub(ub: np.ndarray) -> None:
+    """Return a UB to the pool after checking every block's canary."""
+    canary = ub[:, ub.shape[1] - CANARY_BYTES:]
+    if (canary != CANARY).any():
+        block = int(np.nonzero((canary != CANARY).any(axis=1))[0][0])
+        raise RuntimeError(f"tiling bug: block {block} wrote past the end of its "
+                           f"{ub.shape[1] - CANARY_BYTES}-byte UB")
     with _pool_lock:
         _scratch.setdefault(ub.shape, []).append(ub)
 
