@@ -55,3 +55,25 @@ def test_multi_output_op(target, rng):
     dx, dsum = tilegrad.compile("test_two_outputs", target)(x=x, dy=dy)
     np.testing.assert_allclose(dx, dy * x * 2, rtol=1e-6)
     np.testing.assert_allclose(dsum, dy.astype(np.float64).sum(1), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("target", ["ascend910b", "ft78ne", "test-small-ub"])
+def test_strided_inputs_on_scratchpad_targets(target, rng):
+    x = rng.uniform(0.05, 0.95, (40, 300)).astype(np.float32)[:, ::3]  # inner stride 3: element-wise copies
+    y = np.asfortranarray(rng.uniform(0, 1, (40, 100)).astype(np.float32))
+    g = rng.standard_normal((40, 100)).astype(np.float32)
+    dx = tilegrad.compile("binary_cross_entropy_grad", target)(input_x=x, input_y=y, dloss=g, reduction="none")
+    ref = torch.ops.aten.binary_cross_entropy_backward(to_torch(g), to_torch(x), to_torch(y), None, 0)
+    assert_close(dx, ref, "float32")
+
+
+@pytest.mark.parametrize("target", ["ascend910", "ascend910b"])
+@pytest.mark.parametrize("scale", [False, True])
+def test_strided_embedding_grad(target, scale, rng):
+    grad = rng.standard_normal((50, 64)).astype(np.float32)[:, ::2]
+    indices = rng.integers(0, 9, (50,)).astype(np.int32)[::-1]  # negative stride: copied
+    out = tilegrad.compile("embedding_dense_backward", target)(grad=grad, indices=indices, num_weights=9,
+                                                               scale_grad_by_freq=scale)
+    ref = torch.ops.aten.embedding_dense_backward(to_torch(grad), torch.from_numpy(indices.astype(np.int64)),
+                                                  9, -1, scale)
+    assert_close(out, ref, "float32", reduction=True)
