@@ -81,8 +81,8 @@ class ComputeOp(IRDLOperation):
 class ScatterAddOp(IRDLOperation):
     """For every point of the domain, `dest[i...] += v` where the body yields `i..., v, when`.
 
-    Indices the body computes from data are range-checked: an out-of-range index sets the
-    kernel's error code to `code` and writes nothing.
+    Indices the body computes are range-checked: an out-of-range index writes nothing and sets
+    the kernel's error code to `code` (or, with code 0, the point is skipped silently).
     """
 
     name = "tg.scatter_add"

@@ -4,6 +4,7 @@ from tilegrad.dsl.expr import (
     abs_,
     cast,
     exp,
+    floor,
     log,
     maximum,
     minimum,
@@ -28,7 +29,7 @@ from tilegrad.dsl.opdef import (
 from tilegrad.dsl.trace import check, output, scatter_add, temp
 
 __all__ = [
-    "INDEX_DTYPES", "ONE", "abs_", "attr", "cast", "check", "exp", "get_op", "like", "list_ops",
+    "INDEX_DTYPES", "ONE", "abs_", "attr", "cast", "check", "exp", "floor", "get_op", "like", "list_ops",
     "log", "maximum", "minimum", "op", "output", "reduce_max", "reduce_sum", "rule", "scatter_add",
     "shaped", "sqrt", "tanh", "temp", "tensor", "where",
 ]

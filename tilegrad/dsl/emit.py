@@ -71,7 +71,8 @@ _INT_BIN = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "div"
             "floordiv": arith.DivSIOp, "mod": arith.RemSIOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}
 _FCMP = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
 _ICMP = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
-_MATH = {"exp": math.ExpOp, "log": math.LogOp, "sqrt": math.SqrtOp, "abs": math.AbsFOp, "tanh": math.TanhOp}
+_MATH = {"exp": math.ExpOp, "log": math.LogOp, "sqrt": math.SqrtOp, "abs": math.AbsFOp, "tanh": math.TanhOp,
+         "floor": math.FloorOp}
 
 
 class _Emitter:
@@ -156,14 +157,15 @@ class _Emitter:
     def read(self, e: Read, b: BlockBuilder, env: dict[int, SSAValue]) -> SSAValue:
         """The element in its own compute type (f32 for half types, f64, or index)."""
         indices = [self.expr(i, b, env) for i in e.indices]
-        indices = [self.clamp(v, e.buffer, axis, b) if _reads_data(i) else v
+        indices = [self.clamp(v, e.buffer, axis, b) if _computed(i) else v
                    for axis, (i, v) in enumerate(zip(e.indices, indices))]
         loaded = b.add(memref.LoadOp.get(self.args[e.buffer.name], indices))
         return to_compute(b, loaded, unsigned=not e.buffer.dtype.signed)
 
     def clamp(self, index: SSAValue, buffer, axis: int, b: BlockBuilder) -> SSAValue:
-        """A gathered index is clamped into the buffer, so bad data never reads out of bounds;
-        the op reports it with a tg.check or the scatter's own range check."""
+        """A computed index is clamped into the buffer, so nothing reads out of bounds: the op
+        masks such reads with `where`, or reports bad data with a tg.check or the scatter's
+        range check."""
         extent = self.extent(buffer.shape[axis]) if isinstance(buffer, Buffer) else self.dim(buffer.name, axis)
         last = b.add(arith.SubiOp(extent, b.index(1)))
         low = b.add(arith.MaxSIOp(index, b.index(0)))
@@ -219,7 +221,7 @@ class _Emitter:
                     value = self.cast(value, stage.value.kind, dest_kind, b)
                 when = self.expr(stage.when, b, env) if stage.when is not None else b.const(1, i1)
                 b.add(tg.YieldOp(*indices, value, when))
-                code = self.new_code(stage.message)
+                code = self.new_code(stage.message) if stage.message is not None else 0
                 self.top.add(tg.ScatterAddOp(self.args[stage.buffer.name], extents, region, code))
             case Check():
                 extents = [self.extent(d) for d in stage.domain]
@@ -274,6 +276,12 @@ def _uses_vars(e: Expr) -> bool:
         case Select():
             return _uses_vars(e.cond) or _uses_vars(e.a) or _uses_vars(e.b)
     return False
+
+
+def _computed(e: Expr) -> bool:
+    """An index that is not a plain loop variable, constant or dim: it may leave the tensor (a
+    window position, a gathered index), so its read is clamped into bounds."""
+    return not isinstance(e, (Var, Const, Dim, Param))
 
 
 def _reads_data(e: Expr) -> bool:

@@ -206,7 +206,7 @@ def _unary(op: str):
     return apply
 
 
-exp, log, sqrt, abs_, tanh = (_unary(n) for n in ("exp", "log", "sqrt", "abs", "tanh"))
+exp, log, sqrt, abs_, tanh, floor = (_unary(n) for n in ("exp", "log", "sqrt", "abs", "tanh", "floor"))
 
 
 def maximum(a, b) -> Expr:

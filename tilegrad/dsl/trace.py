@@ -34,7 +34,7 @@ class Scatter:
     index: tuple[Expr, ...]
     value: Expr
     when: Expr | None
-    message: str
+    message: str | None
 
 
 @dataclass(eq=False)
@@ -92,12 +92,13 @@ def scatter_add(
     index: Callable[..., Sequence],
     value: Callable[..., object],
     when: Callable[..., object] | None = None,
-    message: str = "index out of range",
+    message: str | None = "index out of range",
 ) -> None:
     """For every point r of `domain`: buffer[index(r)] += value(r), where `when(r)` holds.
 
-    Every index that reads data is checked against the buffer's extent: an out-of-range value
-    raises `IndexOutOfRangeError(message)` and never writes out of bounds.
+    Every computed index is checked against the buffer's extent and never writes out of bounds:
+    out of range, it raises `IndexOutOfRangeError(message)`, or with `message=None` the point
+    is skipped (a sampler's "zero outside").
     """
     vars_ = index_vars(len(domain), "r")
     picked = tuple(cast(as_expr(i), "i") for i in index(*vars_))

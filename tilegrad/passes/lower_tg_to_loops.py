@@ -164,7 +164,8 @@ class LowerScatterAdd(RewritePattern):
         a.add(scf.YieldOp())
         if inner_body is not in_range:
             in_range.add_op(scf.YieldOp())
-        guard = scf.IfOp(ok, [], Region([in_range]), _report(op.code.value.data, status))
+        code = op.code.value.data  # 0: out-of-range points are skipped, not reported
+        guard = scf.IfOp(ok, [], Region([in_range]), _report(code, status) if code else None)
         guard.attributes["tg.in_range"] = UnitAttr()
         b.add(guard)
         ivs = outer_ivs + inner_ivs

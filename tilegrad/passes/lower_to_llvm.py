@@ -112,7 +112,7 @@ _FLOAT_BIN: dict[type, type] = {
 }
 _FLOAT_INTRINSIC_BIN = {arith.MaximumfOp: "llvm.maximum", arith.MinimumfOp: "llvm.minimum"}
 _MATH: dict[type, type] = {
-    math.ExpOp: llvm.FExpOp, math.LogOp: llvm.FLogOp, math.SqrtOp: llvm.FSqrtOp,
+    math.ExpOp: llvm.FExpOp, math.LogOp: llvm.FLogOp, math.SqrtOp: llvm.FSqrtOp, math.FloorOp: llvm.FFloorOp,
 }
 _MATH_INTRINSIC = {math.TanhOp: "llvm.tanh", math.AbsFOp: "llvm.fabs"}
 
