@@ -1,18 +1,20 @@
 """tile-for-target: split every stage over the target's cores, tile it, stage tiles in UB.
 
 Driven only by target data and the op's ScheduleHint, like Ascend C host tiling:
+0. a stage that reduces to one element splits its reduction axis over the cores instead: per-core
+   partials go to a workspace argument and a second stage combines them in core order;
 1. block split: a stage's outer axis [0, D) is split over `num_blocks` cores the vendor way
    (D // blocks each, the remainder to the last). A scatter is split by its *destination*: every
    core walks the whole domain and accumulates only the rows it owns, so accumulation is
    deterministic (same order as serial) and needs no atomics or cross-core partial results;
 2. strip-mining: the inner axis is tiled by T (or per the hint, rows by K and the inner axis as
    one whole tile);
-3. staging (scratchpad targets): each GM access whose last index walks a tiled axis gets a UB
-   buffer covering that tile (double buffered when it fits), with explicit `tg.copy` GM->UB
-   before the tile and UB->GM after it; temporaries indexed by the split axis live in UB for the
-   whole kernel. T is the largest aligned size whose buffers fit the UB.
+3. staging (scratchpad targets, `ub_staging.py`): each GM access whose last index walks a tiled
+   axis gets a UB buffer covering that tile (double buffered when it fits), with explicit `tg.copy`
+   GM->UB before the tile and UB->GM after it; temporaries indexed by the split axis live in UB
+   for the whole kernel. T is the largest aligned size whose buffers fit the UB (strictly).
 Each stage then becomes its own function (`OP_stageK`), run over all blocks in turn, which is the
-barrier between stages.
+barrier between stages. The plan of all this is left in the pass's `plans`.
 """
 
 from __future__ import annotations
