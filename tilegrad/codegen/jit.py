@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from functools import cache
 
 import llvmlite.binding as llb
-import llvmlite.ir as ir
 
 _lock = threading.Lock()
 
@@ -84,6 +83,3 @@ def jit(optimized_ir: str) -> JitModule:
         engine.run_static_constructors()
     return JitModule(engine, module)
 
-
-def to_llvm_ir(module: ir.Module) -> str:
-    return str(module)

@@ -50,15 +50,6 @@ def is_float(t: Attribute) -> bool:
     return isinstance(t, (Float16Type, BFloat16Type, Float32Type, Float64Type))
 
 
-def compute_type(storage: Attribute) -> Attribute:
-    """float16/bfloat16 compute in float32 (the vendors' PSEUDO_HALF); integers as index."""
-    if isinstance(storage, (Float16Type, BFloat16Type)):
-        return f32
-    if is_float(storage):
-        return storage
-    return INDEX
-
-
 def to_compute(b: BlockBuilder, value: SSAValue, unsigned: bool = False) -> SSAValue:
     t = value.type
     if isinstance(t, (Float16Type, BFloat16Type)):

@@ -39,12 +39,6 @@ class Target:
     """The target launches with a `core_mask` that picks which cores run (DSP targets)."""
     unverified: tuple[str, ...] = field(default=())
 
-    def check_dtype(self, dtype: str, what: str) -> None:
-        if dtype not in self.dtypes:
-            raise UnsupportedError(
-                f"target {self.name!r} does not support dtype {dtype} for {what}; "
-                f"it supports {', '.join(self.dtypes)}"
-            )
 
 
 _ALL_DTYPES = ("float64", "float32", "float16", "bfloat16")
