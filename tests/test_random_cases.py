@@ -5,8 +5,9 @@ import os
 
 import numpy as np
 import pytest
-import tilegrad
 from conftest import NUMPY, assert_close, to_torch, torch
+
+import tilegrad
 
 TARGETS = ["cpu", "ascend910", "ascend910b", "ascend310p", "ft78ne", "mt7004", "metax-c500", "test-random-ub"]
 tilegrad.register_target(tilegrad.Target("test-random-ub", 5, 3072, 32, 32, ("float32", "float16", "bfloat16"),
