@@ -16,6 +16,7 @@ from tilegrad.errors import (
     UnsupportedError,
 )
 from tilegrad.kernel import Kernel, Spec, compile
+from tilegrad.opdefs.mcdnn import dropout_reserve_space_size
 from tilegrad.pipeline import STAGES
 from tilegrad.targets import Target, get_target, list_targets, register_target
 
@@ -23,6 +24,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AttributeValueError", "DTypeError", "IndexOutOfRangeError", "Kernel", "STAGES", "ShapeError",
-    "Spec", "Target", "TilegradError", "UBCapacityError", "UnsupportedError", "compile", "get_op",
-    "get_target", "list_ops", "list_targets", "register_target",
+    "Spec", "Target", "TilegradError", "UBCapacityError", "UnsupportedError", "compile",
+    "dropout_reserve_space_size", "get_op", "get_target", "list_ops", "list_targets", "register_target",
 ]

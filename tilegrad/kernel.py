@@ -42,6 +42,8 @@ class Specialization:
     plan: TilingPlan | None
     num_blocks: int
     temps: dict[str, tuple[str, list]]
+    prior_outputs: tuple[str, ...] = ()
+    """Outputs the op reads before writing (blending into a prior value)."""
     _code: object = None
     _callables: list = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -67,7 +69,7 @@ class Specialization:
     def meta(self) -> dict:
         return {"functions": self.functions, "layout": self.layout, "messages": self.messages,
                 "plan": plan_to_dict(self.plan) if self.plan else None, "num_blocks": self.num_blocks,
-                "temps": self.temps}
+                "temps": self.temps, "prior_outputs": list(self.prior_outputs)}
 
 
 _SPECIALIZATIONS: dict[tuple, Specialization] = {}
@@ -165,11 +167,11 @@ class Kernel:
             return Specialization(key, ir, meta["functions"], [tuple(x) for x in meta["layout"]],
                                   {int(k): v for k, v in meta["messages"].items()},
                                   plan_from_dict(meta["plan"]) if meta["plan"] else None,
-                                  meta["num_blocks"], meta["temps"])
+                                  meta["num_blocks"], meta["temps"], tuple(meta.get("prior_outputs", ())))
         lowered = lower(self.op, binding, self.target, num_blocks, hint, untiled=self.untiled)
         temps = {name: (dtype, [_shape_form(d) for d in shape]) for name, (dtype, shape) in lowered.temps.items()}
         spec = Specialization(key, lowered.ir, lowered.functions, lowered.layout, lowered.messages,
-                              lowered.plan, lowered.num_blocks, temps)
+                              lowered.plan, lowered.num_blocks, temps, lowered.prior_outputs)
         if lowered.plan is not None:
             try:
                 lowered.plan.check()
@@ -212,16 +214,22 @@ class Kernel:
         for name in self.op.outputs:
             shape, dtype = binding.output_shapes[name], binding.output_dtypes[name].numpy
             given = outputs.get(name)
-            if given is None:
-                results[name] = arrays[name] = np.empty(shape, dtype)
+            if given is None:  # an output the op blends into starts from zeros
+                allocate = np.zeros if name in spec.prior_outputs else np.empty
+                results[name] = arrays[name] = allocate(shape, dtype)
                 continue
             given = _check_output(name, given, shape, dtype)
             results[name] = given
-            inputs = [a for a in binding.tensors.values() if a is not None]
-            if unit_inner_stride(given) and not any(np.may_share_memory(given, a) for a in inputs):
+            aliased = [n for n, a in binding.tensors.items() if a is not None and np.may_share_memory(given, a)]
+            for other in aliased:
+                source = binding.tensors[other]
+                if source.shape != given.shape or source.strides != given.strides:
+                    raise ShapeError(f"output {name!r} overlaps input {other!r} with other strides; in place "
+                                     f"needs the same array (strides {given.strides} vs {source.strides})")
+            if unit_inner_stride(given) and not aliased:
                 arrays[name] = given
-            else:
-                arrays[name] = np.empty(shape, dtype)
+            else:  # in place, or a layout the kernel does not write: through a copy (prior kept)
+                arrays[name] = np.array(given, order="C")
                 copy_back.append(name)
         workspace = set(spec.plan.workspace_temps) if spec.plan is not None else set(spec.temps)
         for name, (dtype, shape) in spec.temps.items():

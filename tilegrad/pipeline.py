@@ -45,6 +45,7 @@ class Lowered:
     layout: list[tuple[str, str, int]]
     num_blocks: int
     temps: dict[str, tuple] = field(default_factory=dict)
+    prior_outputs: tuple[str, ...] = ()
 
 
 def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint: ScheduleHint,
@@ -83,7 +84,8 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
         if info.get("tg.role") == "workspace":  # per-core partials the tiler added
             dtype = "float64" if arg.type.element_type == f64 else "float32"
             temps[info["tg.name"]] = (dtype, tuple(Const(d, "i") for d in arg.type.get_shape()))
-    return Lowered(module, ir, emitted.args, emitted.messages, plan, functions, layout, num_blocks, temps)
+    prior = tuple(name for name in trace.outputs if name in trace.read_buffers())
+    return Lowered(module, ir, emitted.args, emitted.messages, plan, functions, layout, num_blocks, temps, prior)
 
 
 def to_llvm(lowered: Lowered) -> str:

@@ -239,3 +239,19 @@ def reduce_max(extent, body) -> Expr:
     var = Var("r")
     value = as_expr(body(var))
     return Reduce("max", var, as_expr(extent), value, value.kind)
+
+
+def walk_reads(e: Expr) -> set[str]:
+    """Names of the tensors and buffers an expression reads."""
+    match e:
+        case Read():
+            return {e.buffer.name}.union(*(walk_reads(i) for i in e.indices))
+        case BinOp():
+            return walk_reads(e.a) | walk_reads(e.b)
+        case UnOp() | Cast():
+            return walk_reads(e.a)
+        case Select():
+            return walk_reads(e.cond) | walk_reads(e.a) | walk_reads(e.b)
+        case Reduce():
+            return walk_reads(e.extent) | walk_reads(e.body)
+    return set()

@@ -54,6 +54,22 @@ class Trace:
     temps: list[Buffer] = field(default_factory=list)
     outputs: dict[str, Buffer] = field(default_factory=dict)
 
+    def read_buffers(self) -> set[str]:
+        """Names of the buffers any stage reads before the stage that first writes them."""
+        from tilegrad.dsl.expr import walk_reads
+
+        written: set[str] = set()
+        read: set[str] = set()
+        for stage in self.stages:
+            exprs = [stage.value] if isinstance(stage, Compute) else (
+                [stage.value, *stage.index, *([stage.when] if stage.when is not None else [])]
+                if isinstance(stage, Scatter) else [stage.ok])
+            for expr in exprs:
+                read |= {name for name in walk_reads(expr) if name not in written}
+            if not isinstance(stage, Check):
+                written.add(stage.buffer.name)
+        return read
+
 
 _current: contextvars.ContextVar[Trace] = contextvars.ContextVar("tilegrad_trace")
 

@@ -1,0 +1,93 @@
+"""mcDNN ops (SPEC 6.5, 6.10, 6.13): activation, softmax and dropout backward with alpha/beta blending."""
+
+import numpy as np
+import pytest
+import tilegrad
+from conftest import NUMPY, assert_close, to_torch, torch
+
+F = torch.nn.functional
+SHAPES = [(2, 3, 5, 7), (2, 3, 2, 3, 4)]
+
+
+def activation_reference(mode, x, y, dy, coef):
+    xt = to_torch(x).requires_grad_()
+    forward = {
+        "sigmoid": torch.sigmoid, "relu": torch.relu, "tanh": torch.tanh,
+        "clipped_relu": lambda t: F.hardtanh(t, 0.0, coef), "elu": lambda t: F.elu(t, coef),
+        "swish": lambda t: t * torch.sigmoid(coef * t), "identity": lambda t: t * 1.0,
+    }[mode]
+    forward(xt).backward(to_torch(dy))
+    return xt.grad
+
+
+@pytest.mark.parametrize("mode", ["sigmoid", "relu", "tanh", "clipped_relu", "elu", "swish", "identity"])
+@pytest.mark.parametrize("target,dtype", [("cpu", "float32"), ("metax-c500", "float64"), ("metax-c500", "bfloat16"),
+                                          ("ascend910b", "float16")])
+def test_activation_backward(mode, target, dtype, rng):
+    shape = SHAPES[hash(mode) % 2]
+    coef = 1.5
+    x = rng.standard_normal(shape).astype(NUMPY[dtype])
+    xt = to_torch(x)
+    y = {"sigmoid": torch.sigmoid(xt), "tanh": torch.tanh(xt), "elu": F.elu(xt, coef)}.get(mode, xt)
+    y = y.numpy().astype(NUMPY[dtype])
+    dy = rng.standard_normal(shape).astype(NUMPY[dtype])
+    got = tilegrad.compile("activation_backward", target)(y=y, dy=dy, x=x, mode=mode, coef=coef)
+    assert_close(got, activation_reference(mode, x, y, dy, coef), dtype)
+
+
+def test_activation_blending_and_in_place(rng):
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    dy = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    kernel = tilegrad.compile("activation_backward", "metax-c500")
+    plain = dy * (x > 0)
+    prior = rng.standard_normal(x.shape).astype(np.float32)
+    blended = kernel(dy=dy, x=x, mode="relu", alpha=2.0, beta=0.5, dx=prior.copy())
+    np.testing.assert_allclose(blended, 2.0 * plain + 0.5 * prior, rtol=1e-6)
+    clean = kernel(dy=dy, x=x, mode="relu", dx=np.full(x.shape, np.nan, np.float32))  # beta = 0: prior unread
+    np.testing.assert_array_equal(clean, plain)
+    in_place = dy.copy()
+    assert kernel(dy=in_place, x=x, mode="relu", dx=in_place) is in_place  # dy is dx
+    np.testing.assert_array_equal(in_place, plain)
+    with pytest.raises(tilegrad.ShapeError, match="in place"):
+        wide = np.zeros((2, 3, 4, 10), np.float32)
+        kernel(dy=wide[..., :5], x=x, mode="relu", dx=wide[..., ::2])
+    with pytest.raises(tilegrad.ShapeError, match="'y'.*required"):
+        kernel(dy=dy, x=x, mode="sigmoid")
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("mode", ["instance", "channel"])
+@pytest.mark.parametrize("algorithm", ["accurate", "log"])
+@pytest.mark.parametrize("target", ["cpu", "metax-c500", "ascend910b"])
+def test_softmax_backward(shape, mode, algorithm, target, rng):
+    logits = torch.from_numpy(rng.standard_normal(shape).astype(np.float32))
+    flat = logits.reshape(shape[0], -1) if mode == "instance" else logits
+    fn = torch.log_softmax if algorithm == "log" else torch.softmax
+    y = fn(flat, 1).reshape(shape)
+    dy = torch.from_numpy(rng.standard_normal(shape).astype(np.float32))
+    backward = torch.ops.aten._log_softmax_backward_data if algorithm == "log" else torch.ops.aten._softmax_backward_data
+    ref = backward(dy.reshape(flat.shape), y.reshape(flat.shape), 1, torch.float32).reshape(shape)
+    got = tilegrad.compile("softmax_backward", target)(y=y.numpy(), dy=dy.numpy(), mode=mode, algorithm=algorithm)
+    assert_close(got, ref, "float32", reduction=True)
+    prior = rng.standard_normal(shape).astype(np.float32)
+    blended = tilegrad.compile("softmax_backward", target)(y=y.numpy(), dy=dy.numpy(), mode=mode,
+                                                           algorithm=algorithm, alpha=0.5, beta=2.0, dx=prior.copy())
+    assert_close(blended, 0.5 * ref.numpy() + 2.0 * prior, "float32", reduction=True)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.3, 1.0])
+@pytest.mark.parametrize("flat_reserve", [False, True])
+@pytest.mark.parametrize("target", ["cpu", "metax-c500", "ft78ne"])
+def test_dropout_backward(p, flat_reserve, target, rng):
+    shape = (2, 3, 6, 7)
+    dy = rng.standard_normal(shape).astype(np.float32)
+    mask = (rng.uniform(0, 1, shape) > 0.4).astype(np.uint8)
+    reserve = np.zeros(tilegrad.dropout_reserve_space_size(shape), np.uint8)
+    reserve[:] = mask.reshape(-1)
+    got = tilegrad.compile("dropout_backward", target)(dy=dy, reserve_space=reserve if flat_reserve else mask,
+                                                       dropout=p)
+    ref = torch.ops.aten.native_dropout_backward(to_torch(dy), torch.from_numpy(mask.astype(bool)),
+                                                 0.0 if p == 1 else 1.0 / (1.0 - p))
+    assert_close(got, ref, "float32")
+    with pytest.raises(tilegrad.ShapeError, match="reserve_space.*smaller"):
+        tilegrad.compile("dropout_backward", target)(dy=dy, reserve_space=reserve[:-1], dropout=p)
