@@ -2,8 +2,9 @@
 
 import numpy as np
 import pytest
-import tilegrad
 from conftest import NUMPY, assert_close, to_torch, torch
+
+import tilegrad
 
 F = torch.nn.functional
 SHAPES = [(2, 3, 5, 7), (2, 3, 2, 3, 4)]
