@@ -66,7 +66,8 @@ def test_softmax_backward(shape, mode, algorithm, target, rng):
     fn = torch.log_softmax if algorithm == "log" else torch.softmax
     y = fn(flat, 1).reshape(shape)
     dy = torch.from_numpy(rng.standard_normal(shape).astype(np.float32))
-    backward = torch.ops.aten._log_softmax_backward_data if algorithm == "log" else torch.ops.aten._softmax_backward_data
+    aten = torch.ops.aten
+    backward = aten._log_softmax_backward_data if algorithm == "log" else aten._softmax_backward_data
     ref = backward(dy.reshape(flat.shape), y.reshape(flat.shape), 1, torch.float32).reshape(shape)
     got = tilegrad.compile("softmax_backward", target)(y=y.numpy(), dy=dy.numpy(), mode=mode, algorithm=algorithm)
     assert_close(got, ref, "float32", reduction=True)
