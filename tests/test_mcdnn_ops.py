@@ -93,3 +93,53 @@ def test_dropout_backward(p, flat_reserve, target, rng):
     assert_close(got, ref, "float32")
     with pytest.raises(tilegrad.ShapeError, match="reserve_space.*smaller"):
         tilegrad.compile("dropout_backward", target)(dy=dy, reserve_space=reserve[:-1], dropout=p)
+
+
+def pool_reference(mode, x, window, stride, padding, rng):
+    xt = to_torch(x)
+    three = x.ndim == 5
+    if mode.startswith("avg"):
+        include = mode == "avg_include_padding"
+        y = (F.avg_pool3d if three else F.avg_pool2d)(xt, window, stride, padding, count_include_pad=include)
+        dy = torch.from_numpy(rng.standard_normal(tuple(y.shape)).astype(np.float32))
+        backward = torch.ops.aten.avg_pool3d_backward if three else torch.ops.aten.avg_pool2d_backward
+        return y, dy, backward(dy, xt, window, stride, padding, False, include, None)
+    forward = torch.ops.aten.max_pool3d_with_indices if three else torch.ops.aten.max_pool2d_with_indices
+    y, indices = forward(xt, window, stride, padding)
+    dy = torch.from_numpy(rng.standard_normal(tuple(y.shape)).astype(np.float32))
+    aten = torch.ops.aten
+    backward = aten.max_pool3d_with_indices_backward if three else aten.max_pool2d_with_indices_backward
+    return y, dy, backward(dy, xt, window, stride, padding, [1] * len(window), False, indices)
+
+
+POOL_CASES = [((2, 3, 9, 8), [3, 3], [2, 2], [1, 1]), ((1, 2, 7, 6), [2, 3], [2, 1], [0, 1]),
+              ((1, 2, 5, 6, 7), [3, 2, 3], [2, 2, 1], [1, 0, 1])]
+
+
+@pytest.mark.parametrize("case", POOL_CASES, ids=["2d", "2d-rect", "3d"])
+@pytest.mark.parametrize("mode", ["max", "max_deterministic", "avg_include_padding", "avg_exclude_padding"])
+@pytest.mark.parametrize("target", ["cpu", "metax-c500", "ascend910b"])
+def test_pooling_backward(case, mode, target, rng):
+    shape, window, stride, padding = case
+    x = rng.standard_normal(shape).astype(np.float32)
+    if mode.startswith("max"):
+        x = np.round(x * 2)  # ties: the first maximum in row-major window order gets dy
+    y, dy, ref = pool_reference(mode, x, window, stride, padding, rng)
+    got = tilegrad.compile("pooling_backward", target)(y=y.numpy(), dy=dy.numpy(), x=x, mode=mode, window=window,
+                                                       stride=stride, padding=padding)
+    assert_close(got, ref, "float32", reduction=True)
+
+
+def test_pooling_blending_and_errors(rng):
+    x = rng.standard_normal((1, 2, 6, 6)).astype(np.float32)
+    y, dy, ref = pool_reference("max", x, [2, 2], [2, 2], [0, 0], rng)
+    kernel = tilegrad.compile("pooling_backward", "cpu")
+    prior = np.ones(x.shape, np.float32)
+    got = kernel(y=y.numpy(), dy=dy.numpy(), x=x, window=(2, 2), alpha=3.0, beta=-1.0, dx=prior)
+    np.testing.assert_allclose(got, 3.0 * ref.numpy() - 1.0, rtol=1e-6)
+    with pytest.raises(tilegrad.ShapeError, match="window"):
+        kernel(y=y.numpy(), dy=dy.numpy(), x=x, window=(2, 2, 2))
+    with pytest.raises(tilegrad.ShapeError, match="dy.*pooled shape"):
+        kernel(y=y.numpy(), dy=dy.numpy(), x=x, window=(3, 3))
+    with pytest.raises(tilegrad.AttributeValueError, match="window.*required"):
+        kernel(y=y.numpy(), dy=dy.numpy(), x=x)

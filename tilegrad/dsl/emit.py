@@ -187,7 +187,8 @@ class _Emitter:
         return b.add(arith.IndexCastOp(as_int, INDEX))
 
     def reduce(self, e: Reduce, b: BlockBuilder, env: dict[int, SSAValue]) -> SSAValue:
-        init_value = 0 if e.combine == "sum" else float("-inf")
+        lowest = float("-inf") if e.kind == "f" else -(1 << 62)
+        init_value = 0 if e.combine == "sum" else lowest
         init = b.const(init_value, self.kind_type(e.kind))
         region, block = tg.body_region(1)
         inner = BlockBuilder(block)

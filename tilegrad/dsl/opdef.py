@@ -74,13 +74,18 @@ class AttrSpec:
     def normalize(self, name: str, value) -> object:
         if isinstance(value, type):
             raise AttributeValueError(f"attribute {name} ({value.__name__}) is required")
+        kind = self.default if self.required else type(self.default)
+        if kind is tuple or isinstance(value, (list, tuple, np.ndarray)):
+            try:
+                return tuple(int(v) for v in np.atleast_1d(value))
+            except (TypeError, ValueError):
+                raise AttributeValueError(f"attribute {name} must be a tuple of integers, got {value!r}") from None
         value = self.aliases.get(value, value) if not isinstance(value, float) else value
         if self.choices and value not in self.choices:
             raise AttributeValueError(
                 f"attribute {name}={value!r} is not allowed; choose one of "
                 f"{', '.join(map(repr, self.choices))}"
             )
-        kind = self.default if self.required else type(self.default)
         if kind is bool:
             return bool(value)
         if kind is int and not self.choices:

@@ -136,3 +136,119 @@ def _numel(shape) -> int:
     for d in shape:
         n *= int(d)
     return n
+
+
+POOL_MODES = ("max", "avg_include_padding", "avg_exclude_padding", "max_deterministic")
+
+
+@tg.op(
+    outputs={"dx": tg.like("x")},
+    rules=[
+        tg.rule(lambda s, a: len(a["window"]) == len(s["x"]) - 2, "needs one size per spatial dim", "window"),
+        tg.rule(lambda s, a: len(a["padding"]) in (0, len(s["x"]) - 2), "needs one size per spatial dim", "padding"),
+        tg.rule(lambda s, a: len(a["stride"]) in (0, len(s["x"]) - 2), "needs one size per spatial dim", "stride"),
+        tg.rule(lambda s, a: all(w > 0 for w in a["window"]) and all(s_ > 0 for s_ in a["stride"]),
+                "window and stride must be positive", "window"),
+        tg.rule(lambda s, a: all(2 * p <= w for p, w in zip(a["padding"], a["window"])),
+                "padding must be at most half the window", "padding"),
+        tg.rule(lambda s, a: tuple(s["dy"][2:]) == _pooled(s["x"][2:], a), "must have the pooled shape of x", "dy"),
+    ],
+)
+def pooling_backward(
+    y=tg.tensor(*MCDNN_SHAPES),
+    dy=tg.tensor(*MCDNN_SHAPES, dtype="y"),
+    x=tg.tensor("N C IH IW", "N C ID IH IW", dtype="y"),
+    mode=tg.attr("max", POOL_MODES),
+    window=tg.attr(tuple),
+    padding=tg.attr(()),
+    stride=tg.attr(()),
+    alpha=tg.attr(1.0, runtime=True),
+    beta=tg.attr(0.0, runtime=True),
+):
+    """Max: each window's dy goes to its first maximum in row-major window order (deterministic:
+    windows scatter into the rows their own (n) owns). Average: each input element gathers dy / area
+    from every window that covers it (area counts padding or not)."""
+    spatial = x.rank - 2
+    pad = padding or (0,) * spatial
+    step = stride or window
+    size_in, size_out = x.shape[2:], dy.shape[2:]
+
+    def window_origin(o, d):
+        return o * step[d] - pad[d]
+
+    if mode.startswith("max"):
+        acc = tg.temp("acc", x.shape, "float32")
+        acc.fill(0.0)
+        cells = 1
+        for w in window:
+            cells *= w
+
+        def offsets(k):  # the window offset of row-major cell k, per spatial dim
+            out, rest = [], k
+            for d in reversed(range(spatial)):
+                out.append(rest % window[d])
+                rest = rest // window[d]
+            return tuple(reversed(out))
+
+        def cell(n, c, o, k):
+            at = [window_origin(o[d], d) + offsets(k)[d] for d in range(spatial)]
+            inside = _all([(at[d] >= 0) & (at[d] < size_in[d]) for d in range(spatial)])
+            return inside, at, x[(n, c, *at)]
+
+        def argmax(n, c, *o):
+            best = tg.reduce_max(cells, lambda k: tg.where(cell(n, c, o, k)[0], cell(n, c, o, k)[2], -3.0e38))
+            last = tg.reduce_max(cells, lambda k: tg.where(cell(n, c, o, k)[0] & cell(n, c, o, k)[2].eq(best),
+                                                           cells - k, 0))
+            return cells - last  # the first cell that holds the maximum
+
+        def position(n, c, *o):
+            k = argmax(n, c, *o)
+            return (n, c, *[window_origin(o[d], d) + offsets(k)[d] for d in range(spatial)])
+
+        tg.scatter_add(acc, dy.shape, index=position, value=lambda n, c, *o: dy[(n, c, *o)])
+        return blend("dx", lambda *i: acc[i], alpha, beta)
+
+    def covered(p, k, d):  # the output along dim d whose window holds input p at offset k
+        top = p[d] + pad[d] - k
+        o = top // step[d]
+        return (top >= 0) & (top % step[d]).eq(0) & (o < size_out[d]), o
+
+    def area(o):
+        if mode == "avg_include_padding":
+            total = 1
+            for w in window:
+                total *= w
+            return float(total)
+        total = 1.0
+        for d in range(spatial):
+            start = window_origin(o[d], d)
+            end = tg.minimum(start + window[d], size_in[d])
+            total = total * tg.cast(end - tg.maximum(start, 0), "f")
+        return total
+
+    def gathered(n, c, p):
+        def over(d, ks):
+            if d == spatial:
+                hits = [covered(p, ks[e], e) for e in range(spatial)]
+                inside = _all([h[0] for h in hits])
+                o = tuple(h[1] for h in hits)
+                return tg.where(inside, dy[(n, c, *o)] / area(o), 0.0)
+            return tg.reduce_sum(window[d], lambda k: over(d + 1, ks + (k,)))
+
+        return over(0, ())
+
+    return blend("dx", lambda n, c, *p: gathered(n, c, p), alpha, beta)
+
+
+def _all(conditions):
+    result = conditions[0]
+    for condition in conditions[1:]:
+        result = result & condition
+    return result
+
+
+def _pooled(size_in, attrs) -> tuple:
+    spatial = len(size_in)
+    pad = attrs["padding"] or (0,) * spatial
+    step = attrs["stride"] or attrs["window"]
+    return tuple((size_in[d] + 2 * pad[d] - attrs["window"][d]) // step[d] + 1 for d in range(spatial))

@@ -134,12 +134,12 @@ class _Tiler:
             lo, hi = self.split(extent, nest)
             reduce.operands = [lo, hi, reduce.step, *reduce.iter_args]
             split = "reduction axis split over cores, per-core partials in the workspace"
-        elif kind != "scatter":
+        elif kind != "scatter" or self._scatters_own_rows(nest, loops):
             outer = loops[0]
             extent = outer.ub
             lo, hi = self.split(extent, nest)
             outer.operands = [lo, hi, outer.step, *outer.iter_args]
-            split = "outer axis split over cores"
+            split = "outer axis split over cores" if kind != "scatter" else "rows split over cores (row = destination)"
         else:
             store = next(o for o in nest.walk() if isinstance(o, memref.StoreOp) and "tg.scatter_store" in o.attributes)
             b = BlockBuilder(self.entry, nest)
@@ -149,6 +149,13 @@ class _Tiler:
             split = "destination rows split over cores (owner computes)"
         plan = StagePlan(number, kind, split, {}, extent=self._describe_extent(extent))
         return StageState(nest, plan, lo, hi, extent)
+
+    @staticmethod
+    def _scatters_own_rows(nest: scf.ForOp, loops: dict[int, scf.ForOp]) -> bool:
+        """A scatter whose destination row is its domain's outer index: each point's row is known
+        without data, so the domain itself splits over cores like a compute."""
+        store = next(o for o in nest.walk() if isinstance(o, memref.StoreOp) and "tg.scatter_store" in o.attributes)
+        return store.indices[0] is loops[0].body.block.args[0]
 
     def _describe_extent(self, extent: SSAValue) -> object:
         value = _const_value(extent)
