@@ -143,3 +143,28 @@ def test_pooling_blending_and_errors(rng):
         kernel(y=y.numpy(), dy=dy.numpy(), x=x, window=(3, 3))
     with pytest.raises(tilegrad.AttributeValueError, match="window.*required"):
         kernel(y=y.numpy(), dy=dy.numpy(), x=x)
+
+
+def lrn_forward_spec(x, n, alpha, beta, k):
+    """SPEC 6.11's forward in torch (window [c - (n-1)//2, c + n-1 - (n-1)//2]), for any n."""
+    behind = (n - 1) // 2
+    squares = x * x
+    padded = F.pad(squares, (0, 0) * (x.dim() - 2) + (behind, n - 1 - behind))
+    window = sum(padded[:, j:j + x.shape[1]] for j in range(n))
+    return x * (k + alpha / n * window) ** (-beta)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("n", [1, 3, 4, 5])
+@pytest.mark.parametrize("target", ["cpu", "metax-c500", "ascend910b"])
+def test_lrn_cross_channel_backward(shape, n, target, rng):
+    x = rng.standard_normal(shape).astype(np.float32)
+    xt = to_torch(x).double().requires_grad_()
+    y = lrn_forward_spec(xt, n, 1e-2, 0.75, 2.0)
+    if n % 2:  # the SPEC oracle: autograd of F.local_response_norm for odd n
+        torch.testing.assert_close(y, F.local_response_norm(xt, n, 1e-2, 0.75, 2.0))
+    dy = rng.standard_normal(shape).astype(np.float32)
+    y.backward(to_torch(dy).double())
+    got = tilegrad.compile("lrn_cross_channel_backward", target)(
+        y=y.detach().float().numpy(), dy=dy, x=x, lrn_n=n, lrn_alpha=1e-2, lrn_beta=0.75, lrn_k=2.0)
+    assert_close(got, xt.grad, "float32", reduction=True)

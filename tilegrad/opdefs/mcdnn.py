@@ -252,3 +252,45 @@ def _pooled(size_in, attrs) -> tuple:
     pad = attrs["padding"] or (0,) * spatial
     step = attrs["stride"] or attrs["window"]
     return tuple((size_in[d] + 2 * pad[d] - attrs["window"][d]) // step[d] + 1 for d in range(spatial))
+
+
+@tg.op(
+    outputs={"dx": tg.like("x")},
+    rules=[tg.rule(lambda s, a: a["lrn_n"] >= 1, "must be at least 1", "lrn_n")],
+)
+def lrn_cross_channel_backward(
+    y=tg.tensor(*MCDNN_SHAPES),
+    dy=tg.tensor(*MCDNN_SHAPES, dtype="y"),
+    x=tg.tensor(*MCDNN_SHAPES, dtype="y"),
+    lrn_n=tg.attr(5),
+    lrn_alpha=tg.attr(1e-4, runtime=True),
+    lrn_beta=tg.attr(0.75, runtime=True),
+    lrn_k=tg.attr(2.0, runtime=True),
+    alpha=tg.attr(1.0, runtime=True),
+    beta=tg.attr(0.0, runtime=True),
+):
+    """y_c = x_c * S_c^-beta with S_c = k + alpha/n * Σ_{j in window(c)} x_j^2, window(c) =
+    [c - (n-1)//2, c + n-1 - (n-1)//2]; dx_c = dy_c S_c^-beta - 2 alpha beta / n * x_c *
+    Σ_{j: c in window(j)} dy_j x_j S_j^(-beta-1)."""
+    channels = x.shape[1]
+    behind, ahead = (lrn_n - 1) // 2, lrn_n - 1 - (lrn_n - 1) // 2
+
+    def power(base, exponent):
+        return tg.exp(exponent * tg.log(base))
+
+    def around(c, first, count, term):  # Σ over channels first..first+count-1 that exist
+        return tg.reduce_sum(count, lambda k: tg.where((c + first + k >= 0) & (c + first + k < channels),
+                                                       term(c + first + k), 0.0))
+
+    scale = tg.temp("scale", x.shape, "float32")
+    scale.assign(lambda n, c, *p: lrn_k + lrn_alpha / lrn_n * around(c, -behind, lrn_n,
+                                                                     lambda j: x[(n, j, *p)] * x[(n, j, *p)]))
+    carried = tg.temp("carried", x.shape, "float32")
+    carried.assign(lambda n, c, *p: dy[(n, c, *p)] * x[(n, c, *p)] * power(scale[(n, c, *p)], -lrn_beta - 1.0))
+
+    def result(n, c, *p):
+        spread = around(c, -ahead, lrn_n, lambda j: carried[(n, j, *p)])
+        return (dy[(n, c, *p)] * power(scale[(n, c, *p)], -lrn_beta)
+                - 2.0 * lrn_alpha * lrn_beta / lrn_n * x[(n, c, *p)] * spread)
+
+    return blend("dx", result, alpha, beta)
