@@ -68,7 +68,8 @@ def _bf16() -> Attribute:
 _FLOAT_BIN = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
               "max": arith.MaximumfOp, "min": arith.MinimumfOp}
 _INT_BIN = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "div": arith.DivSIOp,
-            "floordiv": arith.DivSIOp, "mod": arith.RemSIOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}
+            "floordiv": arith.DivSIOp, "mod": arith.RemSIOp, "max": arith.MaxSIOp, "min": arith.MinSIOp,
+            "shr": arith.ShRSIOp, "shl": arith.ShLIOp}
 _FCMP = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
 _ICMP = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
 _MATH = {"exp": math.ExpOp, "log": math.LogOp, "sqrt": math.SqrtOp, "abs": math.AbsFOp, "tanh": math.TanhOp,

@@ -43,6 +43,8 @@ class Expr:
     def __ge__(self, o): return self._bin("ge", o)
     def eq(self, o) -> Expr: return self._bin("eq", o)
     def ne(self, o) -> Expr: return self._bin("ne", o)
+    def __rshift__(self, o): return self._bin("shr", o)
+    def __lshift__(self, o): return self._bin("shl", o)
     def __and__(self, o): return self._bin("and", o)
     def __or__(self, o): return self._bin("or", o)
     def __neg__(self): return UnOp("neg", self, self.kind)
@@ -107,8 +109,9 @@ class BinOp(Expr):
 
     @staticmethod
     def make(op: str, a: Expr, b: Expr) -> Expr:
-        if op in _LOGIC:
-            return BinOp(op, a, b, "b")
+        if op in _LOGIC:  # bitwise on integers, logical otherwise
+            kind = "i" if a.kind == "i" and b.kind == "i" else "b"
+            return BinOp(op, a, b, kind) if kind == "i" else BinOp(op, cast(a, "b"), cast(b, "b"), "b")
         if a.kind != b.kind:
             a, b = promote(a, b)
         if op in _COMPARE:

@@ -103,7 +103,7 @@ def _static_strides(t: MemRefType) -> list[int | None]:
 _INT_BIN: dict[type, type] = {
     arith.AddiOp: llvm.AddOp, arith.SubiOp: llvm.SubOp, arith.MuliOp: llvm.MulOp,
     arith.DivSIOp: llvm.SDivOp, arith.RemSIOp: llvm.SRemOp, arith.DivUIOp: llvm.UDivOp,
-    arith.RemUIOp: llvm.URemOp, arith.AndIOp: llvm.AndOp,
+    arith.RemUIOp: llvm.URemOp, arith.AndIOp: llvm.AndOp, arith.ShRSIOp: llvm.AShrOp, arith.ShLIOp: llvm.ShlOp,
     arith.OrIOp: llvm.OrOp, arith.XOrIOp: llvm.XOrOp,
 }
 _FLOAT_BIN: dict[type, type] = {
