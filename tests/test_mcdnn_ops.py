@@ -168,3 +168,35 @@ def test_lrn_cross_channel_backward(shape, n, target, rng):
     got = tilegrad.compile("lrn_cross_channel_backward", target)(
         y=y.detach().float().numpy(), dy=dy, x=x, lrn_n=n, lrn_alpha=1e-2, lrn_beta=0.75, lrn_k=2.0)
     assert_close(got, xt.grad, "float32", reduction=True)
+
+
+def divisive_forward(x, means, n, alpha, beta, k):
+    """SPEC 6.9's forward in torch: an n x n (x n) spatial window of squared deviations."""
+    d = x - means
+    spatial = x.dim() - 2
+    behind = (n - 1) // 2
+    padded = F.pad(d * d, (behind, n - 1 - behind) * spatial)
+    total = 0
+    for offsets in np.ndindex(*(n,) * spatial):
+        window = padded
+        for axis, o in enumerate(offsets):
+            window = window.narrow(2 + axis, o, x.shape[2 + axis])
+        total = total + window
+    return x * (k + alpha / n ** spatial * total) ** (-beta)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("with_means", [True, False])
+@pytest.mark.parametrize("target", ["cpu", "metax-c500"])
+def test_divisive_normalization_backward(shape, n, with_means, target, rng):
+    x = rng.standard_normal(shape).astype(np.float32)
+    means = (rng.standard_normal(shape) * 0.3).astype(np.float32)
+    xt = to_torch(x).double().requires_grad_()
+    mt = (to_torch(means).double() if with_means else torch.zeros(shape, dtype=torch.float64)).requires_grad_()
+    dy = rng.standard_normal(shape).astype(np.float32)
+    divisive_forward(xt, mt, n, 0.5, 0.75, 2.0).backward(to_torch(dy).double())
+    dx, d_means = tilegrad.compile("divisive_normalization_backward", target)(
+        x=x, means=means if with_means else None, dy=dy, lrn_n=n, lrn_alpha=0.5)
+    assert_close(dx, xt.grad, "float32", reduction=True)
+    assert_close(d_means, mt.grad, "float32", reduction=True)

@@ -294,3 +294,61 @@ def lrn_cross_channel_backward(
                 - 2.0 * lrn_alpha * lrn_beta / lrn_n * x[(n, c, *p)] * spread)
 
     return blend("dx", result, alpha, beta)
+
+
+@tg.op(
+    outputs={"dx": tg.like("x"), "d_means": tg.like("x")},
+    rules=[tg.rule(lambda s, a: 1 <= a["lrn_n"] <= 16, "must be in 1..16", "lrn_n")],
+)
+def divisive_normalization_backward(
+    x=tg.tensor(*MCDNN_SHAPES),
+    means=tg.tensor(*MCDNN_SHAPES, dtype="x", optional=True),
+    dy=tg.tensor(*MCDNN_SHAPES, dtype="x"),
+    lrn_n=tg.attr(5),
+    lrn_alpha=tg.attr(1e-4, runtime=True),
+    lrn_beta=tg.attr(0.75, runtime=True),
+    lrn_k=tg.attr(2.0, runtime=True),
+    alpha=tg.attr(1.0, runtime=True),
+    beta=tg.attr(0.0, runtime=True),
+):
+    """The forward differentiated (inferred from mcDNN's description, SPEC 6.9): d = x - m,
+    S = k + alpha / n^s * Σ_{n x n spatial window} d^2 (s spatial dims, window [p - (n-1)//2,
+    p + n-1 - (n-1)//2] per dim, zero outside), y = x * S^-beta. With R_q = Σ_{p whose window
+    holds q} dy_p x_p S_p^(-beta-1): dx = dy S^-beta - 2 alpha beta / n^s * d R, d_means = 2 alpha
+    beta / n^s * d R."""
+    spatial = x.rank - 2
+    extents = x.shape[2:]
+    behind = (lrn_n - 1) // 2
+    cells = float(lrn_n ** spatial)
+
+    def centred(n, c, *p):
+        return x[(n, c, *p)] - means[(n, c, *p)] if means is not None else x[(n, c, *p)]
+
+    def window_sum(n, c, p, first, term):  # Σ over positions p + first + k (k < lrn_n per dim) inside
+        def over(d, offsets):
+            if d == spatial:
+                at = tuple(p[e] + first + offsets[e] for e in range(spatial))
+                inside = None
+                for e in range(spatial):
+                    ok = (at[e] >= 0) & (at[e] < extents[e])
+                    inside = ok if inside is None else inside & ok
+                return tg.where(inside, term(n, c, *at), 0.0)
+            return tg.reduce_sum(lrn_n, lambda k: over(d + 1, offsets + (k,)))
+
+        return over(0, ())
+
+    def power(base, exponent):
+        return tg.exp(exponent * tg.log(base))
+
+    scale = tg.temp("scale", x.shape, "float32")
+    scale.assign(lambda n, c, *p: lrn_k + lrn_alpha / cells * window_sum(
+        n, c, p, -behind, lambda *q: centred(*q) * centred(*q)))
+    carried = tg.temp("carried", x.shape, "float32")
+    carried.assign(lambda *q: dy[q] * x[q] * power(scale[q], -lrn_beta - 1.0))
+    ahead = lrn_n - 1 - behind
+    spread = tg.temp("spread", x.shape, "float32")  # 2 alpha beta / n^s * d * R
+    spread.assign(lambda n, c, *p: 2.0 * lrn_alpha * lrn_beta / cells * centred(n, c, *p)
+                  * window_sum(n, c, p, -ahead, lambda *q: carried[q]))
+    dx = blend("dx", lambda *q: dy[q] * power(scale[q], -lrn_beta) - spread[q], alpha, beta)
+    d_means = blend("d_means", lambda *q: spread[q], alpha, beta)
+    return dx, d_means
