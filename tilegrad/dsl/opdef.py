@@ -214,6 +214,8 @@ class OpDef:
         shapes = {n: a.shape for n, a in tensors.items() if a is not None}
         for r in self.rules:
             if not r.check(shapes, attrs):
+                if r.arg in self.attrs:
+                    raise AttributeValueError(f"{self.name}: attribute {r.arg}={attrs[r.arg]!r}: {r.message}")
                 raise ShapeError(f"{self.name}: argument {r.arg!r}: {r.message} (got shapes {shapes})")
         for name, spec in self.tensors.items():
             if spec.collapse and tensors[name] is not None:
