@@ -169,6 +169,7 @@ class UBAllocOp(IRDLOperation):
     offset = prop_def(IntegerAttr[I64])
     label = prop_def(StringAttr)
     result = result_def(MemRefType)
+    traits = traits_def(Pure())
     assembly_format = "$ub `[` $offset `]` $label attr-dict `:` type($ub) `->` type($result)"
 
     def __init__(self, ub: SSAValue, offset: int, label: str, result_type: MemRefType):

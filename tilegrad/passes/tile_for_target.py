@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from tilegrad.dialect import tg
 from tilegrad.dialect.values import INDEX, BlockBuilder
@@ -455,6 +456,7 @@ def split_stages(module: ModuleOp) -> None:
                 if stage is not None and stage.value.data != number:
                     op.detach()
                     op.erase()
+            region_dce(clone.body)  # the other stages' dims, splits and UB buffers
             module.body.block.add_op(clone)
         fn.detach()
         fn.erase()

@@ -1,0 +1,117 @@
+"""SPEC 6.6: batch_norm_backward(_ex) against aten.native_batch_norm_backward and autograd."""
+
+import numpy as np
+import pytest
+from conftest import NUMPY, assert_close, to_torch, torch
+
+import tilegrad
+
+F = torch.nn.functional
+
+
+def params(values, x, mode):
+    shape = (1, x.shape[1]) + (x.shape[2:] if mode == "per_activation" else (1,) * (x.ndim - 2))
+    return np.ascontiguousarray(values.reshape(shape), np.float32)
+
+
+def forward(x, gamma, beta, mode, eps=1e-5):
+    """bn in float64 torch for either mode, returning (out, mean, invstd) of the reduced shape."""
+    axes = [0] + ([] if mode == "per_activation" else list(range(2, x.dim())))
+    mean = x.mean(axes, keepdim=True)
+    invstd = 1.0 / torch.sqrt(((x - mean) ** 2).mean(axes, keepdim=True) + eps)
+    return (x - mean) * invstd * gamma + beta, mean, invstd
+
+
+CPU_CASES = [("cpu", "float32", shape, mode, saved) for shape in [(4, 3, 5, 6), (5, 3, 2, 3, 4)]
+             for mode in ["spatial", "per_activation"] for saved in [True, False]]
+OTHER_CASES = [("metax-c500", "float16", (4, 3, 5, 6), "spatial", True),
+               ("metax-c500", "float16", (5, 3, 2, 3, 4), "per_activation", False),
+               ("ascend910b", "float32", (4, 3, 5, 6), "spatial_persistent", False),
+               ("ascend910b", "float32", (5, 3, 2, 3, 4), "spatial", True)]
+
+
+@pytest.mark.parametrize("target,dtype,shape,mode,saved", CPU_CASES + OTHER_CASES)
+def test_batch_norm_backward(target, dtype, shape, mode, saved, rng):
+    x = rng.standard_normal(shape).astype(NUMPY[dtype])
+    dy = rng.standard_normal(shape).astype(NUMPY[dtype])
+    pshape = (1, shape[1]) + (shape[2:] if mode == "per_activation" else (1,) * (len(shape) - 2))
+    gamma = rng.uniform(0.5, 2, pshape).astype(np.float32)
+    xt = to_torch(x).double().requires_grad_()
+    gt = torch.from_numpy(gamma).double().requires_grad_()
+    bt = torch.zeros(pshape, dtype=torch.float64, requires_grad=True)
+    out, mean, invstd = forward(xt, gt, bt, mode)
+    out.backward(to_torch(dy).double())
+    stats = dict(saved_mean=mean.detach().float().numpy(), saved_inv_variance=invstd.detach().float().numpy())
+    dx, d_scale, d_bias = tilegrad.compile("batch_norm_backward", target)(
+        x=x, dy=dy, bn_scale=gamma, mode=mode, **(stats if saved else {}))
+    assert_close(dx, xt.grad, dtype, reduction=True)
+    assert_close(d_scale, gt.grad, "float32" if dtype == "float32" else dtype, reduction=True)
+    assert_close(d_bias, bt.grad, "float32" if dtype == "float32" else dtype, reduction=True)
+
+
+def test_matches_native_batch_norm_backward_and_blends(rng):
+    x = rng.standard_normal((4, 3, 5, 6)).astype(np.float32)
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    g = rng.uniform(0.5, 2, 3).astype(np.float32)
+    _, mean, invstd = torch.ops.aten.native_batch_norm(torch.from_numpy(x), torch.from_numpy(g), None, None,
+                                                       None, True, 0.1, 1e-5)
+    ref = torch.ops.aten.native_batch_norm_backward(torch.from_numpy(dy), torch.from_numpy(x), torch.from_numpy(g),
+                                                    None, None, mean, invstd, True, 1e-5, [True, True, True])
+    kernel = tilegrad.compile("batch_norm_backward", "cpu")
+    p = lambda a: params(a, x, "spatial")  # noqa: E731
+    prior = [np.ones_like(x), np.ones((1, 3, 1, 1), np.float32), np.ones((1, 3, 1, 1), np.float32)]
+    dx, d_scale, d_bias = kernel(x=x, dy=dy, bn_scale=p(g), saved_mean=p(mean.numpy()),
+                                 saved_inv_variance=p(invstd.numpy()), alpha_data_diff=2.0, beta_data_diff=1.0,
+                                 alpha_param_diff=0.5, beta_param_diff=3.0, dx=prior[0], d_bn_scale=prior[1],
+                                 d_bn_bias=prior[2])
+    assert_close(dx, 2.0 * ref[0].numpy() + 1.0, "float32", reduction=True)
+    assert_close(d_scale.ravel(), 0.5 * ref[1].numpy() + 3.0, "float32", reduction=True)
+    assert_close(d_bias.ravel(), 0.5 * ref[2].numpy() + 3.0, "float32", reduction=True)
+
+
+@pytest.mark.parametrize("bn_ops", ["bn", "bn_activation", "bn_add_activation"])
+@pytest.mark.parametrize("activation", ["relu", "sigmoid", "swish"])
+def test_batch_norm_backward_ex(bn_ops, activation, rng):
+    if bn_ops == "bn_add_activation" and activation == "swish":
+        pytest.skip("refused: see test_ex_errors")
+    shape = (3, 4, 5, 5)
+    x = rng.standard_normal(shape).astype(np.float32)
+    z = rng.standard_normal(shape).astype(np.float32)
+    dy = rng.standard_normal(shape).astype(np.float32)
+    gamma = rng.uniform(0.5, 2, (1, 4, 1, 1)).astype(np.float32)
+    beta = rng.standard_normal((1, 4, 1, 1)).astype(np.float32)
+    xt = to_torch(x).double().requires_grad_()
+    zt = to_torch(z).double().requires_grad_()
+    gt = torch.from_numpy(gamma).double().requires_grad_()
+    bt = torch.from_numpy(beta).double().requires_grad_()
+    pre, mean, invstd = forward(xt, gt, bt, "spatial")
+    if bn_ops == "bn_add_activation":
+        pre = pre + zt
+    act = {"relu": torch.relu, "sigmoid": torch.sigmoid, "swish": lambda t: t * torch.sigmoid(t)}[activation]
+    y = act(pre) if bn_ops != "bn" else pre
+    y.backward(to_torch(dy).double())
+    outputs = tilegrad.compile("batch_norm_backward_ex", "cpu")(
+        x=x, y=y.detach().float().numpy(), dy=dy, bn_scale=gamma, bn_bias=beta,
+        saved_mean=mean.detach().float().numpy(), saved_inv_variance=invstd.detach().float().numpy(),
+        bn_ops=bn_ops, activation=activation)
+    dx, d_scale, d_bias, dz = outputs
+    assert_close(dx, xt.grad, "float32", reduction=True)
+    assert_close(d_scale, gt.grad, "float32", reduction=True)
+    assert_close(d_bias, bt.grad, "float32", reduction=True)
+    if bn_ops == "bn_add_activation":
+        assert_close(dz, zt.grad, "float32", reduction=True)
+
+
+def test_ex_errors(rng):
+    x = np.zeros((2, 3, 4, 4), np.float32)
+    p = np.ones((1, 3, 1, 1), np.float32)
+    kernel = tilegrad.compile("batch_norm_backward", "cpu")
+    with pytest.raises(tilegrad.AttributeValueError, match="epsilon"):
+        kernel(x=x, dy=x, bn_scale=p, epsilon=1e-6)
+    with pytest.raises(tilegrad.ShapeError, match="pair"):
+        kernel(x=x, dy=x, bn_scale=p, saved_mean=p)
+    with pytest.raises(tilegrad.ShapeError, match="bn_scale.*1xCx1x1"):
+        kernel(x=x, dy=x, bn_scale=np.ones((1, 3, 4, 4), np.float32))
+    with pytest.raises(tilegrad.AttributeValueError, match="swish"):
+        tilegrad.compile("batch_norm_backward_ex", "cpu")(x=x, y=x, dy=x, bn_scale=p, bn_bias=p,
+                                                          bn_ops="bn_add_activation", activation="swish")

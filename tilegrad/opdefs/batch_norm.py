@@ -1,0 +1,171 @@
+"""Batch normalization backward (SPEC 6.6, mcdnnBatchNormalizationBackward[Ex])."""
+
+import tilegrad.dsl as tg
+from tilegrad.opdefs.mcdnn import ACTIVATION_MODES, MCDNN_SHAPES, blend
+
+BN_MODES = ("per_activation", "spatial", "spatial_persistent")
+PARAM_SHAPES = ("1 C 1 1", "1 C H W", "1 C 1 1 1", "1 C D H W")
+
+
+def _params_fit(shapes, attrs, name) -> bool:
+    x, p = shapes["x"], shapes[name]
+    if len(p) != len(x):
+        return False
+    if attrs["mode"] == "per_activation":
+        return tuple(p[2:]) == tuple(x[2:])
+    return all(d == 1 for d in p[2:])
+
+
+def _param_rules(names):
+    return [tg.rule(lambda s, a, n=n: n not in s or _params_fit(s, a, n),
+                    "must be 1xCx1x1 (spatial modes) or 1xCxHxW (per_activation), like x's rank", n) for n in names]
+
+
+def _activation_slope(mode, coef, y, pre):
+    """act'(pre-activation), from the activation's output y where the mode allows it."""
+    if mode == "relu":
+        return tg.where(y > 0.0, 1.0, 0.0)
+    if mode == "clipped_relu":
+        return tg.where((y > 0.0) & (y < coef), 1.0, 0.0)
+    if mode == "sigmoid":
+        return y * (1.0 - y)
+    if mode == "tanh":
+        return 1.0 - y * y
+    if mode == "elu":
+        return tg.where(y > 0.0, 1.0, y + coef)
+    if mode == "swish":
+        s = 1.0 / (1.0 + tg.exp(-(coef * pre)))
+        return s + coef * pre * s * (1.0 - s)
+    return 1.0
+
+
+def batch_norm_gradients(x, dy, bn_scale, saved_mean, saved_inv_variance, mode, epsilon, alpha_data_diff,
+                         beta_data_diff, alpha_param_diff, beta_param_diff, slope=None):
+    """dβ = Σ dŷ, dγ = Σ dŷ·x̂, dx = γ·invstd/M·(M·dŷ − dβ − x̂·dγ), reduced over N and the spatial
+    dims (spatial modes) or over N (per_activation). `slope(index, param_index, x_hat)` makes
+    dŷ = dy · slope. Returns (dx, dγ, dβ, dŷ) as element functions."""
+    per_activation = mode == "per_activation"
+    batch, spatial = x.shape[0], x.shape[2:]
+    params = (1, x.shape[1], *(spatial if per_activation else (1,) * len(spatial)))
+    count = batch
+    if not per_activation:
+        for d in spatial:
+            count = count * d
+
+    def param_index(n, c, *p):
+        return (0, c, *(p if per_activation else (0,) * len(p)))
+
+    def over_batch(c, p, term):  # Σ over the reduced axes for the parameter element (0, c, *p)
+        axes = [batch] + ([] if per_activation else list(spatial))
+
+        def nest(level, bound):
+            if level == len(axes):
+                n = bound[0]
+                where = p if per_activation else tuple(bound[1:])
+                return term(n, c, *where)
+            return tg.reduce_sum(axes[level], lambda k: nest(level + 1, bound + (k,)))
+
+        return nest(0, ())
+
+    if saved_mean is not None:
+        mean = lambda *i: saved_mean[param_index(*i)]  # noqa: E731
+        inv_std = lambda *i: saved_inv_variance[param_index(*i)]  # noqa: E731
+    else:
+        mean_t = tg.temp("mean", params, "float32")
+        mean_t.assign(lambda _, c, *p: over_batch(c, p, lambda *i: x[i]) / count)
+        mean = lambda *i: mean_t[param_index(*i)]  # noqa: E731
+        inv_t = tg.temp("inv_std", params, "float32")
+        inv_t.assign(lambda _, c, *p: 1.0 / tg.sqrt(
+            over_batch(c, p, lambda *i: (x[i] - mean(*i)) * (x[i] - mean(*i))) / count + epsilon))
+        inv_std = lambda *i: inv_t[param_index(*i)]  # noqa: E731
+
+    def x_hat(*i):
+        return (x[i] - mean(*i)) * inv_std(*i)
+
+    def dy_hat(*i):
+        return dy[i] if slope is None else dy[i] * slope(i, param_index(*i), x_hat)
+
+    d_beta = tg.temp("d_beta", params, "float32")
+    d_beta.assign(lambda _, c, *p: over_batch(c, p, dy_hat))
+    d_gamma = tg.temp("d_gamma", params, "float32")
+    d_gamma.assign(lambda _, c, *p: over_batch(c, p, lambda *i: dy_hat(*i) * x_hat(*i)))
+
+    def dx(*i):
+        k = param_index(*i)
+        return bn_scale[k] * inv_std(*i) / count * (count * dy_hat(*i) - d_beta[k] - x_hat(*i) * d_gamma[k])
+
+    return (blend("dx", dx, alpha_data_diff, beta_data_diff),
+            blend("d_bn_scale", lambda *k: d_gamma[k], alpha_param_diff, beta_param_diff),
+            blend("d_bn_bias", lambda *k: d_beta[k], alpha_param_diff, beta_param_diff),
+            dy_hat)
+
+
+COMMON_RULES = [
+    tg.rule(lambda s, a: a["epsilon"] >= 1e-5, "must be at least 1e-5", "epsilon"),
+    tg.rule(lambda s, a: ("saved_mean" in s) == ("saved_inv_variance" in s),
+            "saved_mean and saved_inv_variance come as a pair: both or neither", "saved_inv_variance"),
+    *_param_rules(("bn_scale", "saved_mean", "saved_inv_variance")),
+]
+
+
+@tg.op(
+    outputs={"dx": tg.like("x"), "d_bn_scale": tg.like("bn_scale"), "d_bn_bias": tg.like("bn_scale")},
+    rules=COMMON_RULES,
+)
+def batch_norm_backward(
+    x=tg.tensor(*MCDNN_SHAPES),
+    dy=tg.tensor(*MCDNN_SHAPES, dtype="x"),
+    bn_scale=tg.tensor(*PARAM_SHAPES, dtype=("float32",)),
+    saved_mean=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True),
+    saved_inv_variance=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True),
+    mode=tg.attr("spatial", BN_MODES),
+    epsilon=tg.attr(1e-5),
+    alpha_data_diff=tg.attr(1.0, runtime=True),
+    beta_data_diff=tg.attr(0.0, runtime=True),
+    alpha_param_diff=tg.attr(1.0, runtime=True),
+    beta_param_diff=tg.attr(0.0, runtime=True),
+):
+    """Batch norm backward; without the saved pair, mean and inverse std are recomputed from x.
+    Half data uses float32 parameters."""
+    dx, d_scale, d_bias, _ = batch_norm_gradients(
+        x, dy, bn_scale, saved_mean, saved_inv_variance, mode, epsilon, alpha_data_diff, beta_data_diff,
+        alpha_param_diff, beta_param_diff)
+    return dx, d_scale, d_bias
+
+
+@tg.op(
+    outputs={"dx": tg.like("x"), "d_bn_scale": tg.like("bn_scale"), "d_bn_bias": tg.like("bn_scale"),
+             "dz": tg.like("x")},
+    rules=[*COMMON_RULES, *_param_rules(("bn_bias",)),
+           tg.rule(lambda s, a: not (a["bn_ops"] == "bn_add_activation" and a["activation"] == "swish"),
+                   "swish needs the pre-activation, which bn_add_activation does not keep", "activation")],
+)
+def batch_norm_backward_ex(
+    x=tg.tensor(*MCDNN_SHAPES),
+    y=tg.tensor(*MCDNN_SHAPES, dtype="x"),
+    dy=tg.tensor(*MCDNN_SHAPES, dtype="x"),
+    bn_scale=tg.tensor(*PARAM_SHAPES, dtype=("float32",)),
+    bn_bias=tg.tensor(*PARAM_SHAPES, dtype=("float32",)),
+    saved_mean=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True),
+    saved_inv_variance=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True),
+    mode=tg.attr("spatial", BN_MODES),
+    epsilon=tg.attr(1e-5),
+    bn_ops=tg.attr("bn", ("bn", "bn_activation", "bn_add_activation")),
+    activation=tg.attr("relu", ACTIVATION_MODES),
+    coef=tg.attr(1.0, runtime=True),
+    alpha_data_diff=tg.attr(1.0, runtime=True),
+    beta_data_diff=tg.attr(0.0, runtime=True),
+    alpha_param_diff=tg.attr(1.0, runtime=True),
+    beta_param_diff=tg.attr(0.0, runtime=True),
+):
+    """Ex: y = act(bn(x) (+ z)); dŷ = dy · act'(pre-activation), taken from y (swish recomputes
+    bn(x)); dz = dŷ when bn_add_activation (written as zeros otherwise)."""
+    def slope(i, k, x_hat):  # act'(pre-activation); swish recomputes bn(x) = γ x̂ + β
+        pre = bn_scale[k] * x_hat(*i) + bn_bias[k] if activation == "swish" else None
+        return _activation_slope(activation, coef, y[i], pre)
+
+    dx, d_scale, d_bias, dy_hat = batch_norm_gradients(
+        x, dy, bn_scale, saved_mean, saved_inv_variance, mode, epsilon, alpha_data_diff, beta_data_diff,
+        alpha_param_diff, beta_param_diff, slope if bn_ops != "bn" else None)
+    dz = blend("dz", dy_hat, alpha_data_diff, beta_data_diff) if bn_ops == "bn_add_activation" else 0.0
+    return dx, d_scale, d_bias, dz
