@@ -115,3 +115,50 @@ def test_ex_errors(rng):
     with pytest.raises(tilegrad.AttributeValueError, match="swish"):
         tilegrad.compile("batch_norm_backward_ex", "cpu")(x=x, y=x, dy=x, bn_scale=p, bn_bias=p,
                                                           bn_ops="bn_add_activation", activation="swish")
+
+
+@pytest.mark.parametrize("target,dtype,shape", [("cpu", "float32", (4, 3, 5, 6)), ("metax-c500", "float16", (3, 2, 4, 5)),
+                                                ("ascend910b", "float32", (2, 3, 2, 3, 4))])
+def test_batch_norm_forward_training_matches_aten(target, dtype, shape, rng):
+    x = rng.standard_normal(shape).astype(NUMPY[dtype])
+    c = shape[1]
+    g, b = rng.uniform(0.5, 2, c).astype(np.float32), rng.standard_normal(c).astype(np.float32)
+    rm, rv = rng.standard_normal(c).astype(np.float32), rng.uniform(0.5, 2, c).astype(np.float32)
+    rm_t, rv_t = torch.from_numpy(rm.copy()), torch.from_numpy(rv.copy())
+    out, save_mean, save_inv = torch.ops.aten.native_batch_norm(
+        to_torch(x), torch.from_numpy(g), torch.from_numpy(b), rm_t, rv_t, True, 0.2, 1e-5)
+    p = lambda a: params(a, x, "spatial").copy()  # noqa: E731
+    running_mean, running_var = p(rm), p(rv)
+    y, mean, inv = tilegrad.compile("batch_norm_forward_training", target)(
+        x=x, bn_scale=p(g), bn_bias=p(b), running_mean=running_mean, running_variance=running_var,
+        exponential_average_factor=0.2)
+    assert_close(y, out, dtype, reduction=True)
+    assert_close(mean.ravel(), save_mean, "float32", reduction=True)
+    assert_close(inv.ravel(), save_inv, "float32" if dtype == "float32" else dtype, reduction=True)
+    assert_close(running_mean.ravel(), rm_t, "float32", reduction=True)  # updated in place
+    assert_close(running_var.ravel(), rv_t, "float32" if dtype == "float32" else dtype, reduction=True)
+
+
+def test_per_activation_and_ex_against_torch(rng):
+    x = rng.standard_normal((5, 3, 4, 4)).astype(np.float32)
+    z = rng.standard_normal(x.shape).astype(np.float32)
+    gamma = rng.uniform(0.5, 2, (1, 3, 4, 4)).astype(np.float32)
+    beta = rng.standard_normal((1, 3, 4, 4)).astype(np.float32)
+    out, mean, invstd = forward(to_torch(x).double(), torch.from_numpy(gamma).double(),
+                                torch.from_numpy(beta).double(), "per_activation")
+    y, got_mean, got_inv = tilegrad.compile("batch_norm_forward_training", "cpu")(
+        x=x, bn_scale=gamma, bn_bias=beta, mode="per_activation")
+    assert_close(y, out, "float32", reduction=True)
+    assert_close(got_mean, mean, "float32", reduction=True)
+    assert_close(got_inv, invstd, "float32", reduction=True)
+    g1, b1 = gamma[:, :, :1, :1].copy(), beta[:, :, :1, :1].copy()
+    pre, _, _ = forward(to_torch(x).double(), torch.from_numpy(g1).double(), torch.from_numpy(b1).double(),
+                        "spatial")
+    prior = np.full(x.shape, 2.0, np.float32)
+    y = tilegrad.compile("batch_norm_forward_training_ex", "cpu")(
+        x=x, z=z, bn_scale=g1, bn_bias=b1, bn_ops="bn_add_activation", activation="relu", alpha=0.5, beta=1.0,
+        y=prior)[0]
+    assert_close(y, 0.5 * torch.relu(pre + to_torch(z).double()).numpy() + 2.0, "float32", reduction=True)
+    with pytest.raises(tilegrad.ShapeError, match="'z'.*required"):
+        tilegrad.compile("batch_norm_forward_training_ex", "cpu")(x=x, bn_scale=g1, bn_bias=b1,
+                                                                  bn_ops="bn_add_activation")

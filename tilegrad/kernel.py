@@ -129,6 +129,12 @@ class Kernel:
         outputs = {n: kwargs.pop(n) for n in list(kwargs) if n in self.op.outputs and n not in self.op.tensors}
         kwargs = {n: (v.array() if isinstance(v, Spec) else v) for n, v in kwargs.items()}
         args = tuple(a.array() if isinstance(a, Spec) else a for a in args)
+        for name, value in kwargs.items():
+            spec = self.op.tensors.get(name)
+            in_place = spec is not None and spec.updated and isinstance(value, np.ndarray)
+            if in_place and _usable(value, name) is not value:
+                raise ShapeError(f"{self.op.name}: {name!r} is updated in place, so it needs non-negative strides "
+                                 f"in whole elements")
         kwargs = {n: _usable(v, n) if isinstance(v, np.ndarray) else v for n, v in kwargs.items()}
         return args, kwargs, outputs, self._num_blocks(core_mask)
 

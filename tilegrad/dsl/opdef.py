@@ -41,15 +41,18 @@ class TensorSpec:
     values: tuple | None = None
     """The range valid values lie in, (low, high): numbers, or a dim symbol / attribute name.
     Used to make random inputs (`tilegrad run`); the kernel itself checks index ranges."""
+    updated: bool = False
+    """The op also writes this argument, in place (running statistics)."""
     doc: str = ""
 
 
 def tensor(*patterns, dtype: str | Sequence[str] = "data", optional: bool = False,
-           collapse: bool = False, values: tuple | None = None, doc: str = "") -> TensorSpec:
+           collapse: bool = False, values: tuple | None = None, updated: bool = False,
+           doc: str = "") -> TensorSpec:
     """A tensor parameter. Each pattern is a string of dims ("N C", "*B E", "") or ONE."""
     parsed = tuple(p if p == ONE else tuple(p.split()) for p in patterns) or (("*S",),)
     return TensorSpec(parsed, dtype if isinstance(dtype, str) else tuple(dtype), optional, collapse,
-                      values, doc)
+                      values, updated, doc)
 
 
 @dataclass(frozen=True)
@@ -320,7 +323,8 @@ class OpDef:
     # ---- tracing -----------------------------------------------------------------------------
     def trace(self, binding: Binding) -> Trace:
         trace = Trace()
-        args = {n: None if a is None else TensorArg(n, a.ndim, binding.dtypes[n], self._static_dims(n, binding))
+        args = {n: None if a is None else TensorArg(n, a.ndim, binding.dtypes[n], self._static_dims(n, binding),
+                                                    self.tensors[n].updated)
                 for n, a in binding.tensors.items()}
         for name, out in self.outputs.items():
             if isinstance(out.shape, str):

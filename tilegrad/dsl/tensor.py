@@ -98,10 +98,18 @@ class _Indexable(_TensorOps):
 class TensorArg(_Indexable):
     """A tensor argument of the op, specialized on rank and dtype; its dims are runtime values."""
 
-    def __init__(self, name: str, rank: int, dtype: DType, static: tuple = ()):
-        self.name, self.rank, self.dtype = name, rank, dtype
+    def __init__(self, name: str, rank: int, dtype: DType, static: tuple = (), updated: bool = False):
+        self.name, self.rank, self.dtype, self.updated = name, rank, dtype, updated
         self.static = tuple(static) or (None,) * rank
         """Dims the matched shape pattern fixes (e.g. the 1 of "N 1"); None where runtime."""
+
+    def assign(self, value) -> None:
+        """Update the argument in place (declared with `tg.tensor(..., updated=True)`)."""
+        if not self.updated:
+            raise TypeError(f"{self.name} is an input; declare it tg.tensor(..., updated=True) to write it")
+        from tilegrad.dsl.trace import compute
+
+        compute(self, value)
 
     @property
     def shape(self) -> tuple[Expr, ...]:

@@ -169,3 +169,118 @@ def batch_norm_backward_ex(
         alpha_param_diff, beta_param_diff, slope if bn_ops != "bn" else None)
     dz = blend("dz", dy_hat, alpha_data_diff, beta_data_diff) if bn_ops == "bn_add_activation" else 0.0
     return dx, d_scale, d_bias, dz
+
+
+def _activate(mode, coef, pre):
+    if mode == "relu":
+        return tg.maximum(pre, 0.0)
+    if mode == "clipped_relu":
+        return tg.minimum(tg.maximum(pre, 0.0), coef)
+    if mode == "sigmoid":
+        return 1.0 / (1.0 + tg.exp(-pre))
+    if mode == "tanh":
+        return tg.tanh(pre)
+    if mode == "elu":
+        return tg.where(pre > 0.0, pre, coef * (tg.exp(pre) - 1.0))
+    if mode == "swish":
+        return pre / (1.0 + tg.exp(-(coef * pre)))
+    return pre
+
+
+def batch_norm_training(x, bn_scale, bn_bias, running_mean, running_variance, mode, factor, epsilon, alpha, beta,
+                        z=None, bn_ops="bn", activation="identity", coef=1.0):
+    """mean and biased variance over N and the spatial dims (spatial) or N (per_activation);
+    y = γ x̂ + β (+ z, then the activation), blended; running statistics move by `factor` toward
+    the mean and the unbiased variance."""
+    per_activation = mode == "per_activation"
+    batch, spatial = x.shape[0], x.shape[2:]
+    count = batch
+    if not per_activation:
+        for d in spatial:
+            count = count * d
+
+    def param_index(n, c, *p):
+        return (0, c, *(p if per_activation else (0,) * len(p)))
+
+    def over_batch(c, p, term):
+        axes = [batch] + ([] if per_activation else list(spatial))
+
+        def nest(level, bound):
+            if level == len(axes):
+                where = p if per_activation else tuple(bound[1:])
+                return term(bound[0], c, *where)
+            return tg.reduce_sum(axes[level], lambda k: nest(level + 1, bound + (k,)))
+
+        return nest(0, ())
+
+    save_mean, save_inv = tg.output("save_mean"), tg.output("save_inv_variance")
+    save_mean.assign(lambda _, c, *p: over_batch(c, p, lambda *i: x[i]) / count)
+    variance = tg.temp("variance", save_mean.shape, "float32")  # biased
+    variance.assign(lambda _, c, *p: over_batch(
+        c, p, lambda *i: (x[i] - save_mean[param_index(*i)]) * (x[i] - save_mean[param_index(*i)])) / count)
+    save_inv.assign(lambda *k: 1.0 / tg.sqrt(variance[k] + epsilon))
+    if running_mean is not None:
+        running_mean.assign(lambda *k: (1.0 - factor) * running_mean[k] + factor * save_mean[k])
+        unbiased = tg.where(count > 1, tg.cast(count, "f") / tg.cast(tg.maximum(count - 1, 1), "f"), 1.0)
+        running_variance.assign(lambda *k: (1.0 - factor) * running_variance[k] + factor * variance[k] * unbiased)
+
+    def result(*i):
+        k = param_index(*i)
+        pre = bn_scale[k] * (x[i] - save_mean[k]) * save_inv[k] + bn_bias[k]
+        if bn_ops == "bn_add_activation":
+            pre = pre + z[i]
+        return _activate(activation, coef, pre) if bn_ops != "bn" else pre
+
+    return blend("y", result, alpha, beta)
+
+
+TRAINING_RULES = [
+    tg.rule(lambda s, a: a["epsilon"] >= 1e-5, "must be at least 1e-5", "epsilon"),
+    tg.rule(lambda s, a: ("running_mean" in s) == ("running_variance" in s),
+            "running_mean and running_variance come as a pair: both or neither", "running_variance"),
+    *_param_rules(("bn_scale", "bn_bias", "running_mean", "running_variance")),
+]
+TRAINING_OUTPUTS = {"y": tg.like("x"), "save_mean": tg.like("bn_scale"), "save_inv_variance": tg.like("bn_scale")}
+
+
+@tg.op(outputs=TRAINING_OUTPUTS, rules=TRAINING_RULES)
+def batch_norm_forward_training(
+    x=tg.tensor(*MCDNN_SHAPES),
+    bn_scale=tg.tensor(*PARAM_SHAPES, dtype=("float32",)),
+    bn_bias=tg.tensor(*PARAM_SHAPES, dtype=("float32",)),
+    running_mean=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True, updated=True),
+    running_variance=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True, updated=True),
+    mode=tg.attr("spatial", BN_MODES),
+    exponential_average_factor=tg.attr(0.1, runtime=True),
+    epsilon=tg.attr(1e-5),
+    alpha=tg.attr(1.0, runtime=True),
+    beta=tg.attr(0.0, runtime=True),
+):
+    """Training-mode batch norm: y, the saved mean and inverse std; running statistics (if given)
+    are updated in place with the unbiased variance."""
+    return batch_norm_training(x, bn_scale, bn_bias, running_mean, running_variance, mode,
+                               exponential_average_factor, epsilon, alpha, beta)
+
+
+@tg.op(outputs=TRAINING_OUTPUTS,
+       rules=[*TRAINING_RULES, tg.rule(lambda s, a: a["bn_ops"] != "bn_add_activation" or "z" in s,
+                                       "is required by bn_add_activation", "z")])
+def batch_norm_forward_training_ex(
+    x=tg.tensor(*MCDNN_SHAPES),
+    z=tg.tensor(*MCDNN_SHAPES, dtype="x", optional=True),
+    bn_scale=tg.tensor(*PARAM_SHAPES, dtype=("float32",)),
+    bn_bias=tg.tensor(*PARAM_SHAPES, dtype=("float32",)),
+    running_mean=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True, updated=True),
+    running_variance=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True, updated=True),
+    mode=tg.attr("spatial", BN_MODES),
+    exponential_average_factor=tg.attr(0.1, runtime=True),
+    epsilon=tg.attr(1e-5),
+    alpha=tg.attr(1.0, runtime=True),
+    beta=tg.attr(0.0, runtime=True),
+    bn_ops=tg.attr("bn", ("bn", "bn_activation", "bn_add_activation")),
+    activation=tg.attr("relu", ACTIVATION_MODES),
+    coef=tg.attr(1.0, runtime=True),
+):
+    """Ex: y = act(bn(x) (+ z))."""
+    return batch_norm_training(x, bn_scale, bn_bias, running_mean, running_variance, mode,
+                               exponential_average_factor, epsilon, alpha, beta, z, bn_ops, activation, coef)
