@@ -117,7 +117,8 @@ def test_ex_errors(rng):
                                                           bn_ops="bn_add_activation", activation="swish")
 
 
-@pytest.mark.parametrize("target,dtype,shape", [("cpu", "float32", (4, 3, 5, 6)), ("metax-c500", "float16", (3, 2, 4, 5)),
+@pytest.mark.parametrize("target,dtype,shape", [("cpu", "float32", (4, 3, 5, 6)),
+                                                ("metax-c500", "float16", (3, 2, 4, 5)),
                                                 ("ascend910b", "float32", (2, 3, 2, 3, 4))])
 def test_batch_norm_forward_training_matches_aten(target, dtype, shape, rng):
     x = rng.standard_normal(shape).astype(NUMPY[dtype])
