@@ -24,6 +24,7 @@ from tilegrad.dsl.opdef import (
     op,
     rule,
     shaped,
+    shaped_by,
     tensor,
 )
 from tilegrad.dsl.trace import check, output, scatter_add, temp
@@ -31,5 +32,5 @@ from tilegrad.dsl.trace import check, output, scatter_add, temp
 __all__ = [
     "INDEX_DTYPES", "ONE", "abs_", "attr", "cast", "check", "exp", "floor", "get_op", "like", "list_ops",
     "log", "maximum", "minimum", "op", "output", "reduce_max", "reduce_sum", "rule", "scatter_add",
-    "shaped", "sqrt", "tanh", "temp", "tensor", "where",
+    "shaped", "shaped_by", "sqrt", "tanh", "temp", "tensor", "where",
 ]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tilegrad.dsl.expr import Const, Dim, Expr, Param
+from tilegrad.dsl.expr import Const, Dim, Expr, Param, as_expr
 from tilegrad.dsl.tensor import Buffer, TensorArg
 from tilegrad.dsl.trace import Trace, stop_tracing, tracing
 from tilegrad.dtypes import FLOATS, DType, dtype_of
@@ -107,8 +107,9 @@ def attr(default, choices: Sequence = (), aliases: dict | None = None, doc: str 
 
 @dataclass(frozen=True)
 class OutputSpec:
-    shape: str | tuple
-    """An argument's name (same shape) or a tuple of dim symbols, attribute names and ints."""
+    shape: str | tuple | Callable
+    """An argument's name (same shape), a tuple of dim symbols, attribute names and ints, or a
+    function (shape_of, attrs) -> dims, where shape_of(argument) gives that argument's dims."""
     dtype: str
     """The argument whose dtype the output takes."""
 
@@ -119,6 +120,11 @@ def like(arg: str) -> OutputSpec:
 
 def shaped(*dims, dtype: str) -> OutputSpec:
     return OutputSpec(tuple(dims), dtype)
+
+
+def shaped_by(rule: Callable, dtype: str) -> OutputSpec:
+    """An output whose shape depends on attributes: rule(shape_of, attrs) -> dims."""
+    return OutputSpec(rule, dtype)
 
 
 @dataclass(frozen=True)
@@ -228,6 +234,8 @@ class OpDef:
             output_dtypes[name] = dtypes[out.dtype]
             if isinstance(out.shape, str):
                 output_shapes[name] = tuple(shapes[out.shape])
+            elif callable(out.shape):
+                output_shapes[name] = tuple(int(d) for d in out.shape(lambda n: tuple(shapes[n]), attrs))
             else:
                 output_shapes[name] = tuple(
                     d if isinstance(d, int) else attrs[d] if d in attrs else symbols[d] for d in out.shape
@@ -329,6 +337,8 @@ class OpDef:
         for name, out in self.outputs.items():
             if isinstance(out.shape, str):
                 dims = args[out.shape].shape
+            elif callable(out.shape):
+                dims = tuple(as_expr(d) for d in out.shape(lambda n: args[n].shape, binding.attrs))
             else:
                 dims = tuple(self._dim_expr(d, binding, args) for d in out.shape)
             trace.outputs[name] = Buffer(name, dims, binding.output_dtypes[name], "output")

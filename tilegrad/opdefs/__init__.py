@@ -6,5 +6,6 @@ from tilegrad.opdefs import (  # noqa: F401
     linear_cross_entropy,
     loss,
     mcdnn,
+    normalization,
     spatial_transformer,
 )
