@@ -16,8 +16,16 @@ from tilegrad.errors import (
     UnsupportedError,
 )
 from tilegrad.kernel import Kernel, Spec, compile
-from tilegrad.opdefs.mcdnn import dropout_reserve_space_size
 from tilegrad.pipeline import STAGES
+from tilegrad.sizes import (
+    batch_norm_backward_ex_workspace_size,
+    batch_norm_forward_training_ex_workspace_size,
+    batch_norm_training_ex_reserve_space_size,
+    dropout_reserve_space_size,
+    normalization_backward_workspace_size,
+    normalization_forward_training_workspace_size,
+    normalization_training_reserve_space_size,
+)
 from tilegrad.targets import Target, get_target, list_targets, register_target
 
 __version__ = "0.1.0"
@@ -25,5 +33,8 @@ __version__ = "0.1.0"
 __all__ = [
     "AttributeValueError", "DTypeError", "IndexOutOfRangeError", "Kernel", "STAGES", "ShapeError",
     "Spec", "Target", "TilegradError", "UBCapacityError", "UnsupportedError", "compile",
-    "dropout_reserve_space_size", "get_op", "get_target", "list_ops", "list_targets", "register_target",
+    "dropout_reserve_space_size", "batch_norm_backward_ex_workspace_size",
+    "batch_norm_forward_training_ex_workspace_size", "batch_norm_training_ex_reserve_space_size",
+    "normalization_backward_workspace_size", "normalization_forward_training_workspace_size",
+    "normalization_training_reserve_space_size", "get_op", "get_target", "list_ops", "list_targets", "register_target",
 ]
