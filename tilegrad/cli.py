@@ -43,6 +43,8 @@ def _pairs(items: list[str], what: str) -> dict[str, str]:
 
 
 def _attr_value(text: str):
+    if "," in text:  # a tuple: window=3,3
+        return tuple(_attr_value(part) for part in text.split(",") if part)
     lowered = text.lower()
     if lowered in ("true", "false"):
         return lowered == "true"

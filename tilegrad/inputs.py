@@ -32,15 +32,25 @@ def complete_shapes(op: OpDef, shapes: dict[str, tuple], symbols: dict[str, int]
                     bound.setdefault(k, v)
                 break
     choices: dict[str, list[tuple]] = {}
+    optional: dict[str, list[tuple]] = {}
     for name, spec in op.tensors.items():
-        if name in shapes or spec.optional:
+        if name in shapes:
             continue
-        choices[name] = [s for s in (_build(p, bound, attrs) for p in spec.patterns) if s is not None]
+        buildable = [s for s in (_build(p, bound, attrs) for p in spec.patterns) if s is not None]
+        if spec.optional:
+            optional[name] = buildable
+            continue
+        choices[name] = buildable
         if not choices[name]:
             raise ShapeError(f"give --shape {name}=... (its dims {spec.patterns[0]} are not known from the others)")
     picked = {name: 0 for name in choices}
     while True:  # the first choice of each inferred shape that satisfies the op's rules
         out = {**shapes, **{n: choices[n][i] for n, i in picked.items()}}
+        wanted = [r.arg for r in op.rules if r.arg in optional and optional[r.arg] and not _holds(r, out, attrs)]
+        if wanted:  # an optional tensor the call needs (e.g. x for relu): include it
+            choices[wanted[0]] = optional.pop(wanted[0])
+            picked[wanted[0]] = 0
+            continue
         broken = [r.arg for r in op.rules if r.arg in picked and not _holds(r, out, attrs)]
         if not broken:
             return out
