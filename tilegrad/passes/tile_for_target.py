@@ -136,7 +136,8 @@ class _Tiler:
             reduce.operands = [lo, hi, reduce.step, *reduce.iter_args]
             split = "reduction axis split over cores, per-core partials in the workspace"
         elif kind != "scatter" or self._scatters_own_rows(nest, loops):
-            outer = loops[0]
+            # the outermost axis that is not statically 1 (a 1xCx1x1 parameter splits over C)
+            outer = next((loops[a] for a in sorted(loops) if _const_value(loops[a].ub) != 1), loops[0])
             extent = outer.ub
             lo, hi = self.split(extent, nest)
             outer.operands = [lo, hi, outer.step, *outer.iter_args]
