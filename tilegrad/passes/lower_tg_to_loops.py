@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i1, i32, i64
+from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -208,6 +209,9 @@ def _is_index(value: SSAValue) -> bool:
     return isinstance(value.type, IndexType)
 
 
+REASSOC = arith.FastMathFlagsAttr([FastMathFlag.REASSOC])
+
+
 class LowerReduce(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tg.ReduceOp, rewriter: PatternRewriter) -> None:
@@ -218,8 +222,8 @@ class LowerReduce(RewritePattern):
         rewriter.inline_block(op.body.block, InsertPoint.at_end(body), [body.args[0]])
         value, acc = yield_op.arguments[0], body.args[1]
         index = _is_index(acc)
-        if op.combine.data == "sum":
-            combined = (arith.AddiOp if index else arith.AddfOp)(acc, value)
+        if op.combine.data == "sum":  # reassociable: the vectorizer may keep several partial sums
+            combined = arith.AddiOp(acc, value) if index else arith.AddfOp(acc, value, REASSOC)
         else:
             combined = (arith.MaxSIOp if index else arith.MaximumfOp)(acc, value)
         rewriter.replace(yield_op, [combined, scf.YieldOp(combined)])

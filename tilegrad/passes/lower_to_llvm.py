@@ -339,6 +339,9 @@ def _binary(table):
     def handler(L: _FunctionLowering, op: Operation, block: Block) -> None:
         wraps = table[type(op)] in (llvm.AddOp, llvm.SubOp, llvm.MulOp)
         kwargs = {"overflow": NSW} if wraps and isinstance(op.result.type, IndexType) else {}
+        flags = getattr(op, "fastmath", None)
+        if flags is not None and flags.data:  # e.g. reassoc on a reduction's accumulation
+            kwargs = {"fast_math": llvm.FastMathAttr(flags.data)}
         L.values[op.result] = L.add(block, table[type(op)](L.v(op.lhs), L.v(op.rhs), **kwargs))
     return handler
 
