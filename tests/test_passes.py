@@ -164,3 +164,28 @@ def test_fuse_elementwise_keeps_reductions_materialized():
     y = tilegrad.Spec((8, 16))
     loops = tilegrad.compile("test_row_sum_scale", "cpu").ir("loops", y=y, dy=y)
     assert "%total" in loops and loops.count("tg.stage") == 2
+
+
+def test_fuse_sibling_loops_merges_independent_stages_only():
+    import tilegrad.dsl as tg
+
+    @tg.op(outputs={"a": tg.like("x"), "b": tg.like("x")}, replace=True)
+    def test_two_siblings(x=tg.tensor("N C")):
+        return x * 2.0, x + 1.0  # same domain, independent: one nest
+
+    @tg.op(outputs={"a": tg.like("x"), "b": tg.like("x")}, replace=True)
+    def test_shifted_reader(x=tg.tensor("N C")):
+        a = tg.output("a")
+        a.assign(x * 2.0)
+        # b reads a at another row: it must wait for all of a (two nests, a barrier between them)
+        tg.output("b").assign(lambda n, c: a[(n + 1) % x.shape[0], c])
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    fused = tilegrad.compile("test_two_siblings", "ascend910b")
+    assert fused.ir("loops", x=x).count("tg.stage") == 1
+    a, b = fused(x=x)
+    np.testing.assert_array_equal(a, x * 2)
+    np.testing.assert_array_equal(b, x + 1)
+    apart = tilegrad.compile("test_shifted_reader", "ascend910b")
+    assert apart.ir("loops", x=x).count("tg.stage") == 2
+    np.testing.assert_array_equal(apart(x=x)[1], np.roll(x * 2, -1, axis=0))

@@ -19,6 +19,7 @@ from tilegrad.dsl.opdef import Binding, OpDef
 from tilegrad.dsl.tensor import TensorArg
 from tilegrad.passes.common import arg_info
 from tilegrad.passes.fuse_elementwise import FuseElementwise
+from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
 from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout
 from tilegrad.passes.tile_for_target import TileForTarget
@@ -62,6 +63,7 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
     ir = {"op": str(module)}
     FuseElementwise().apply(ctx, module)
     LowerTgToLoops().apply(ctx, module)
+    FuseSiblingLoops().apply(ctx, module)
     module.verify()
     ir["loops"] = str(module)
     plan = None
