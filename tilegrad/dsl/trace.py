@@ -133,10 +133,14 @@ def check(domain: Sequence, ok: Callable[..., object], message: str) -> None:
     current_trace().stages.append(stage)
 
 
-def temp(name: str, shape: Sequence, dtype: str) -> Buffer:
-    """A temporary buffer the op writes and reads; the tiler places it in UB or the workspace."""
+def temp(name: str, shape: Sequence, dtype: str = "compute") -> Buffer:
+    """A temporary buffer the op writes and reads; the tiler places it in UB or the workspace.
+    dtype "compute" is the op's float compute type (float64 when an output is, else float32)."""
+    trace = current_trace()
+    if dtype == "compute":
+        dtype = "float64" if any(b.dtype.name == "float64" for b in trace.outputs.values()) else "float32"
     buffer = Buffer(name, shape, dtype_of(dtype), "temp")
-    current_trace().temps.append(buffer)
+    trace.temps.append(buffer)
     return buffer
 
 

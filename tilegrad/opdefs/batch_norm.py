@@ -71,10 +71,10 @@ def batch_norm_gradients(x, dy, bn_scale, saved_mean, saved_inv_variance, mode, 
         mean = lambda *i: saved_mean[param_index(*i)]  # noqa: E731
         inv_std = lambda *i: saved_inv_variance[param_index(*i)]  # noqa: E731
     else:
-        mean_t = tg.temp("mean", params, "float32")
+        mean_t = tg.temp("mean", params)
         mean_t.assign(lambda _, c, *p: over_batch(c, p, lambda *i: x[i]) / count)
         mean = lambda *i: mean_t[param_index(*i)]  # noqa: E731
-        inv_t = tg.temp("inv_std", params, "float32")
+        inv_t = tg.temp("inv_std", params)
         inv_t.assign(lambda _, c, *p: 1.0 / tg.sqrt(
             over_batch(c, p, lambda *i: (x[i] - mean(*i)) * (x[i] - mean(*i))) / count + epsilon))
         inv_std = lambda *i: inv_t[param_index(*i)]  # noqa: E731
@@ -85,9 +85,9 @@ def batch_norm_gradients(x, dy, bn_scale, saved_mean, saved_inv_variance, mode, 
     def dy_hat(*i):
         return dy[i] if slope is None else dy[i] * slope(i, param_index(*i), x_hat)
 
-    d_beta = tg.temp("d_beta", params, "float32")
+    d_beta = tg.temp("d_beta", params)
     d_beta.assign(lambda _, c, *p: over_batch(c, p, dy_hat))
-    d_gamma = tg.temp("d_gamma", params, "float32")
+    d_gamma = tg.temp("d_gamma", params)
     d_gamma.assign(lambda _, c, *p: over_batch(c, p, lambda *i: dy_hat(*i) * x_hat(*i)))
 
     def dx(*i):
@@ -215,7 +215,7 @@ def batch_norm_training(x, bn_scale, bn_bias, running_mean, running_variance, mo
 
     save_mean, save_inv = tg.output("save_mean"), tg.output("save_inv_variance")
     save_mean.assign(lambda _, c, *p: over_batch(c, p, lambda *i: x[i]) / count)
-    variance = tg.temp("variance", save_mean.shape, "float32")  # biased
+    variance = tg.temp("variance", save_mean.shape)  # biased
     variance.assign(lambda _, c, *p: over_batch(
         c, p, lambda *i: (x[i] - save_mean[param_index(*i)]) * (x[i] - save_mean[param_index(*i)])) / count)
     save_inv.assign(lambda *k: 1.0 / tg.sqrt(variance[k] + epsilon))

@@ -83,11 +83,11 @@ def softmax_backward(
         return tg.reduce_sum(extents[0], lambda k: nested(extents[1:], body, bound + (k,)))
 
     if mode == "instance":
-        total = tg.temp("total", shape[:1], "float32")
+        total = tg.temp("total", shape[:1])
         total.assign(lambda n: nested((shape[1], *spatial), lambda c, *w: summand(n, c, *w)))
         picked = lambda n, c, *w: total[n]  # noqa: E731
     else:
-        total = tg.temp("total", (shape[0], *spatial), "float32")
+        total = tg.temp("total", (shape[0], *spatial))
         total.assign(lambda n, *w: nested((shape[1],), lambda c: summand(n, c, *w)))
         picked = lambda n, c, *w: total[(n, *w)]  # noqa: E731
 
@@ -177,7 +177,7 @@ def pooling_backward(
         return o * step[d] - pad[d]
 
     if mode.startswith("max"):
-        acc = tg.temp("acc", x.shape, "float32")
+        acc = tg.temp("acc", x.shape)
         acc.fill(0.0)
         cells = 1
         for w in window:
@@ -282,10 +282,10 @@ def lrn_cross_channel_backward(
         return tg.reduce_sum(count, lambda k: tg.where((c + first + k >= 0) & (c + first + k < channels),
                                                        term(c + first + k), 0.0))
 
-    scale = tg.temp("scale", x.shape, "float32")
+    scale = tg.temp("scale", x.shape)
     scale.assign(lambda n, c, *p: lrn_k + lrn_alpha / lrn_n * around(c, -behind, lrn_n,
                                                                      lambda j: x[(n, j, *p)] * x[(n, j, *p)]))
-    carried = tg.temp("carried", x.shape, "float32")
+    carried = tg.temp("carried", x.shape)
     carried.assign(lambda n, c, *p: dy[(n, c, *p)] * x[(n, c, *p)] * power(scale[(n, c, *p)], -lrn_beta - 1.0))
 
     def result(n, c, *p):
@@ -340,13 +340,13 @@ def divisive_normalization_backward(
     def power(base, exponent):
         return tg.exp(exponent * tg.log(base))
 
-    scale = tg.temp("scale", x.shape, "float32")
+    scale = tg.temp("scale", x.shape)
     scale.assign(lambda n, c, *p: lrn_k + lrn_alpha / cells * window_sum(
         n, c, p, -behind, lambda *q: centred(*q) * centred(*q)))
-    carried = tg.temp("carried", x.shape, "float32")
+    carried = tg.temp("carried", x.shape)
     carried.assign(lambda *q: dy[q] * x[q] * power(scale[q], -lrn_beta - 1.0))
     ahead = lrn_n - 1 - behind
-    spread = tg.temp("spread", x.shape, "float32")  # 2 alpha beta / n^s * d * R
+    spread = tg.temp("spread", x.shape)  # 2 alpha beta / n^s * d * R
     spread.assign(lambda n, c, *p: 2.0 * lrn_alpha * lrn_beta / cells * centred(n, c, *p)
                   * window_sum(n, c, p, -ahead, lambda *q: carried[q]))
     dx = blend("dx", lambda *q: dy[q] * power(scale[q], -lrn_beta) - spread[q], alpha, beta)

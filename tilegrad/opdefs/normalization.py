@@ -132,8 +132,8 @@ def normalization_backward(
 
     groups = _Groups(x, group_cnt, mode)
     if saved_mean is None:
-        mean = tg.temp("mean", (x.shape[0], group_cnt), "float32")
-        inv = tg.temp("inv_std", (x.shape[0], group_cnt), "float32")
+        mean = tg.temp("mean", (x.shape[0], group_cnt))
+        inv = tg.temp("inv_std", (x.shape[0], group_cnt))
         _group_stats(x, groups, epsilon, mean, inv)
     else:
         mean, inv = saved_mean, saved_inv_variance
@@ -149,9 +149,9 @@ def normalization_backward(
 
     gamma = lambda *i: groups.param(bn_scale, *i)  # noqa: E731
     stats = (x.shape[0], group_cnt)
-    a_sum = tg.temp("a", stats, "float32")
+    a_sum = tg.temp("a", stats)
     a_sum.assign(lambda n, g: groups.total(n, g, lambda *i: gamma(*i) * dy_hat(*i)))
-    b_sum = tg.temp("b", stats, "float32")
+    b_sum = tg.temp("b", stats)
     b_sum.assign(lambda n, g: groups.total(n, g, lambda *i: gamma(*i) * dy_hat(*i) * x_hat(*i)))
     batch, spatial = x.shape[0], x.shape[2:]
     per_channel = mode == "per_channel"

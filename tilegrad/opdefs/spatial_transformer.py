@@ -51,7 +51,7 @@ def spatial_tf_sampler_backward(
         inside = (cx >= 0) & (cx < width) & (cy >= 0) & (cy < height)
         return cx, cy, wx, wy, inside
 
-    acc = tg.temp("acc", x.shape, "float32")
+    acc = tg.temp("acc", x.shape)
     acc.fill(0.0)
 
     def target_cell(n, c, oh, ow, k):

@@ -156,6 +156,8 @@ class LowerScatterAdd(RewritePattern):
         accumulate = Block()
         acc = BlockBuilder(accumulate)
         old = to_compute(acc, acc.add(memref.LoadOp.get(dest, indices)))
+        if value.type != old.type:  # e.g. a float64 value into a float32 accumulator
+            value = to_storage(acc, value, old.type)
         summed = acc.add((arith.AddiOp if _is_index(old) else arith.AddfOp)(old, value))
         store = memref.StoreOp.get(to_storage(acc, summed, dest.type.element_type), dest, indices)
         store.attributes["tg.scatter_store"] = UnitAttr()
