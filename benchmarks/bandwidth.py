@@ -4,21 +4,11 @@ python benchmarks/bandwidth.py
 """
 
 import dataclasses
-import time
 
 import numpy as np
 
 import tilegrad
-
-
-def best(fn, repeat=5):
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+from tilegrad.bench import best_time as best
 
 
 def main() -> None:

@@ -238,6 +238,23 @@ def reduce_sum(extent, body) -> Expr:
     return Reduce("sum", var, as_expr(extent), value, value.kind)
 
 
+def reduce_sum_over(extents, body) -> Expr:
+    """Σ over every point of a box (nested reductions): body(*point) for point in extents."""
+    extents = tuple(extents)
+
+    def level(depth: int, bound: tuple) -> Expr:
+        if depth == len(extents):
+            return as_expr(body(*bound))
+        return reduce_sum(extents[depth], lambda k: level(depth + 1, bound + (k,)))
+
+    return level(0, ())
+
+
+def power(base, exponent) -> Expr:
+    """base ** exponent for base > 0 (as exp(exponent * log(base)))."""
+    return exp(exponent * log(base))
+
+
 def reduce_max(extent, body) -> Expr:
     var = Var("r")
     value = as_expr(body(var))

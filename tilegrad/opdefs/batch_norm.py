@@ -39,34 +39,36 @@ def _activation_slope(mode, coef, y, pre):
     return 1.0
 
 
+class BatchAxes:
+    """What batch normalization reduces over: N and the spatial dims (spatial modes: parameters
+    1xCx1x1) or N alone (per_activation: parameters 1xCxHxW)."""
+
+    def __init__(self, x, per_activation: bool):
+        self.per_activation = per_activation
+        self.batch, self.spatial = x.shape[0], x.shape[2:]
+        self.params = (1, x.shape[1], *(self.spatial if per_activation else (1,) * len(self.spatial)))
+        self.count = self.batch
+        if not per_activation:
+            for d in self.spatial:
+                self.count = self.count * d
+
+    def param_index(self, n, c, *p):
+        return (0, c, *(p if self.per_activation else (0,) * len(p)))
+
+    def total(self, c, p, term):
+        """Σ term(n, c, *position) over the reduced axes, for the parameter element (0, c, *p)."""
+        if self.per_activation:
+            return tg.reduce_sum(self.batch, lambda n: term(n, c, *p))
+        return tg.reduce_sum_over((self.batch, *self.spatial), lambda n, *where: term(n, c, *where))
+
+
 def batch_norm_gradients(x, dy, bn_scale, saved_mean, saved_inv_variance, mode, epsilon, alpha_data_diff,
                          beta_data_diff, alpha_param_diff, beta_param_diff, slope=None):
     """dβ = Σ dŷ, dγ = Σ dŷ·x̂, dx = γ·invstd/M·(M·dŷ − dβ − x̂·dγ), reduced over N and the spatial
     dims (spatial modes) or over N (per_activation). `slope(index, param_index, x_hat)` makes
     dŷ = dy · slope. Returns (dx, dγ, dβ, dŷ) as element functions."""
-    per_activation = mode == "per_activation"
-    batch, spatial = x.shape[0], x.shape[2:]
-    params = (1, x.shape[1], *(spatial if per_activation else (1,) * len(spatial)))
-    count = batch
-    if not per_activation:
-        for d in spatial:
-            count = count * d
-
-    def param_index(n, c, *p):
-        return (0, c, *(p if per_activation else (0,) * len(p)))
-
-    def over_batch(c, p, term):  # Σ over the reduced axes for the parameter element (0, c, *p)
-        axes = [batch] + ([] if per_activation else list(spatial))
-
-        def nest(level, bound):
-            if level == len(axes):
-                n = bound[0]
-                where = p if per_activation else tuple(bound[1:])
-                return term(n, c, *where)
-            return tg.reduce_sum(axes[level], lambda k: nest(level + 1, bound + (k,)))
-
-        return nest(0, ())
-
+    axes = BatchAxes(x, mode == "per_activation")
+    params, count, param_index, over_batch = axes.params, axes.count, axes.param_index, axes.total
     if saved_mean is not None:
         mean = lambda *i: saved_mean[param_index(*i)]  # noqa: E731
         inv_std = lambda *i: saved_inv_variance[param_index(*i)]  # noqa: E731
@@ -192,26 +194,8 @@ def batch_norm_training(x, bn_scale, bn_bias, running_mean, running_variance, mo
     """mean and biased variance over N and the spatial dims (spatial) or N (per_activation);
     y = γ x̂ + β (+ z, then the activation), blended; running statistics move by `factor` toward
     the mean and the unbiased variance."""
-    per_activation = mode == "per_activation"
-    batch, spatial = x.shape[0], x.shape[2:]
-    count = batch
-    if not per_activation:
-        for d in spatial:
-            count = count * d
-
-    def param_index(n, c, *p):
-        return (0, c, *(p if per_activation else (0,) * len(p)))
-
-    def over_batch(c, p, term):
-        axes = [batch] + ([] if per_activation else list(spatial))
-
-        def nest(level, bound):
-            if level == len(axes):
-                where = p if per_activation else tuple(bound[1:])
-                return term(bound[0], c, *where)
-            return tg.reduce_sum(axes[level], lambda k: nest(level + 1, bound + (k,)))
-
-        return nest(0, ())
+    axes = BatchAxes(x, mode == "per_activation")
+    count, param_index, over_batch = axes.count, axes.param_index, axes.total
 
     save_mean, save_inv = tg.output("save_mean"), tg.output("save_inv_variance")
     save_mean.assign(lambda _, c, *p: over_batch(c, p, lambda *i: x[i]) / count)

@@ -77,18 +77,13 @@ def softmax_backward(
     def summand(n, c, *where):
         return dy[(n, c, *where)] if log else dy[(n, c, *where)] * y[(n, c, *where)]
 
-    def nested(extents, body, bound=()):
-        if not extents:
-            return body(*bound)
-        return tg.reduce_sum(extents[0], lambda k: nested(extents[1:], body, bound + (k,)))
-
     if mode == "instance":
         total = tg.temp("total", shape[:1])
-        total.assign(lambda n: nested((shape[1], *spatial), lambda c, *w: summand(n, c, *w)))
+        total.assign(lambda n: tg.reduce_sum_over((shape[1], *spatial), lambda c, *w: summand(n, c, *w)))
         picked = lambda n, c, *w: total[n]  # noqa: E731
     else:
         total = tg.temp("total", (shape[0], *spatial))
-        total.assign(lambda n, *w: nested((shape[1],), lambda c: summand(n, c, *w)))
+        total.assign(lambda n, *w: tg.reduce_sum(shape[1], lambda c: summand(n, c, *w)))
         picked = lambda n, c, *w: total[(n, *w)]  # noqa: E731
 
     def result(*i):
@@ -227,15 +222,12 @@ def pooling_backward(
         return total
 
     def gathered(n, c, p):
-        def over(d, ks):
-            if d == spatial:
-                hits = [covered(p, ks[e], e) for e in range(spatial)]
-                inside = _all([h[0] for h in hits])
-                o = tuple(h[1] for h in hits)
-                return tg.where(inside, dy[(n, c, *o)] / area(o), 0.0)
-            return tg.reduce_sum(window[d], lambda k: over(d + 1, ks + (k,)))
+        def term(*ks):  # the window at offsets ks covers p: add its dy / area
+            hits = [covered(p, ks[e], e) for e in range(spatial)]
+            o = tuple(h[1] for h in hits)
+            return tg.where(_all([h[0] for h in hits]), dy[(n, c, *o)] / area(o), 0.0)
 
-        return over(0, ())
+        return tg.reduce_sum_over(window, term)
 
     return blend("dx", lambda n, c, *p: gathered(n, c, p), alpha, beta)
 
@@ -275,9 +267,6 @@ def lrn_cross_channel_backward(
     channels = x.shape[1]
     behind, ahead = (lrn_n - 1) // 2, lrn_n - 1 - (lrn_n - 1) // 2
 
-    def power(base, exponent):
-        return tg.exp(exponent * tg.log(base))
-
     def around(c, first, count, term):  # Σ over channels first..first+count-1 that exist
         return tg.reduce_sum(count, lambda k: tg.where((c + first + k >= 0) & (c + first + k < channels),
                                                        term(c + first + k), 0.0))
@@ -286,11 +275,11 @@ def lrn_cross_channel_backward(
     scale.assign(lambda n, c, *p: lrn_k + lrn_alpha / lrn_n * around(c, -behind, lrn_n,
                                                                      lambda j: x[(n, j, *p)] * x[(n, j, *p)]))
     carried = tg.temp("carried", x.shape)
-    carried.assign(lambda n, c, *p: dy[(n, c, *p)] * x[(n, c, *p)] * power(scale[(n, c, *p)], -lrn_beta - 1.0))
+    carried.assign(lambda n, c, *p: dy[(n, c, *p)] * x[(n, c, *p)] * tg.power(scale[(n, c, *p)], -lrn_beta - 1.0))
 
     def result(n, c, *p):
         spread = around(c, -ahead, lrn_n, lambda j: carried[(n, j, *p)])
-        return (dy[(n, c, *p)] * power(scale[(n, c, *p)], -lrn_beta)
+        return (dy[(n, c, *p)] * tg.power(scale[(n, c, *p)], -lrn_beta)
                 - 2.0 * lrn_alpha * lrn_beta / lrn_n * x[(n, c, *p)] * spread)
 
     return blend("dx", result, alpha, beta)
@@ -325,30 +314,22 @@ def divisive_normalization_backward(
         return x[(n, c, *p)] - means[(n, c, *p)] if means is not None else x[(n, c, *p)]
 
     def window_sum(n, c, p, first, term):  # Σ over positions p + first + k (k < lrn_n per dim) inside
-        def over(d, offsets):
-            if d == spatial:
-                at = tuple(p[e] + first + offsets[e] for e in range(spatial))
-                inside = None
-                for e in range(spatial):
-                    ok = (at[e] >= 0) & (at[e] < extents[e])
-                    inside = ok if inside is None else inside & ok
-                return tg.where(inside, term(n, c, *at), 0.0)
-            return tg.reduce_sum(lrn_n, lambda k: over(d + 1, offsets + (k,)))
+        def inside(*offsets):
+            at = tuple(p[e] + first + offsets[e] for e in range(spatial))
+            fits = _all([(at[e] >= 0) & (at[e] < extents[e]) for e in range(spatial)])
+            return tg.where(fits, term(n, c, *at), 0.0)
 
-        return over(0, ())
-
-    def power(base, exponent):
-        return tg.exp(exponent * tg.log(base))
+        return tg.reduce_sum_over((lrn_n,) * spatial, inside)
 
     scale = tg.temp("scale", x.shape)
     scale.assign(lambda n, c, *p: lrn_k + lrn_alpha / cells * window_sum(
         n, c, p, -behind, lambda *q: centred(*q) * centred(*q)))
     carried = tg.temp("carried", x.shape)
-    carried.assign(lambda *q: dy[q] * x[q] * power(scale[q], -lrn_beta - 1.0))
+    carried.assign(lambda *q: dy[q] * x[q] * tg.power(scale[q], -lrn_beta - 1.0))
     ahead = lrn_n - 1 - behind
     spread = tg.temp("spread", x.shape)  # 2 alpha beta / n^s * d * R
     spread.assign(lambda n, c, *p: 2.0 * lrn_alpha * lrn_beta / cells * centred(n, c, *p)
                   * window_sum(n, c, p, -ahead, lambda *q: carried[q]))
-    dx = blend("dx", lambda *q: dy[q] * power(scale[q], -lrn_beta) - spread[q], alpha, beta)
+    dx = blend("dx", lambda *q: dy[q] * tg.power(scale[q], -lrn_beta) - spread[q], alpha, beta)
     d_means = blend("d_means", lambda *q: spread[q], alpha, beta)
     return dx, d_means

@@ -5,6 +5,7 @@ Statistics are shaped like the scale for batch norm and [N, group_cnt] for group
 import tilegrad.dsl as tg
 from tilegrad.opdefs.batch_norm import (
     PARAM_SHAPES,
+    BatchAxes,
     _activate,
     _activation_slope,
     _params_fit,
@@ -66,14 +67,8 @@ class _Groups:
         return c // self.width
 
     def total(self, n, g, term):
-        extents = [self.width, *self.spatial]
-
-        def nest(level, bound):
-            if level == len(extents):
-                return term(n, g * self.width + bound[0], *bound[1:])
-            return tg.reduce_sum(extents[level], lambda k: nest(level + 1, bound + (k,)))
-
-        return nest(0, ())
+        return tg.reduce_sum_over((self.width, *self.spatial),
+                                  lambda k, *where: term(n, g * self.width + k, *where))
 
     def param(self, tensor, n, c, *p):
         return tensor[(0, c, *(p if self.mode == "per_activation" else (0,) * len(p)))]
@@ -153,18 +148,7 @@ def normalization_backward(
     a_sum.assign(lambda n, g: groups.total(n, g, lambda *i: gamma(*i) * dy_hat(*i)))
     b_sum = tg.temp("b", stats)
     b_sum.assign(lambda n, g: groups.total(n, g, lambda *i: gamma(*i) * dy_hat(*i) * x_hat(*i)))
-    batch, spatial = x.shape[0], x.shape[2:]
-    per_channel = mode == "per_channel"
-
-    def over_batch(c, p, term):
-        axes = [batch] + (list(spatial) if per_channel else [])
-
-        def nest(level, bound):
-            if level == len(axes):
-                return term(bound[0], c, *(tuple(bound[1:]) if per_channel else p))
-            return tg.reduce_sum(axes[level], lambda k: nest(level + 1, bound + (k,)))
-
-        return nest(0, ())
+    over_batch = BatchAxes(x, mode == "per_activation").total  # the parameters' reductions
 
     def dx(n, c, *p):
         g = groups.of(c)
