@@ -26,7 +26,7 @@ class Case:
     numpy: Callable[[], object] | None
 
 
-def best_time(fn: Callable[[], object], repeat: int) -> float:
+def best_time(fn: Callable[[], object], repeat: int = 5) -> float:
     fn()
     times = []
     for _ in range(repeat):
