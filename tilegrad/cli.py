@@ -214,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         for source in sources + getattr(args, "load", []):
             load_user_ops(source)
         return args.fn(args) or 0
+    except BrokenPipeError:  # the reader went away (`tilegrad show ... | head`)
+        sys.stderr.close()
+        return 0
     except (TilegradError, ValueError, TypeError, KeyError) as exc:
         if debug:
             raise
