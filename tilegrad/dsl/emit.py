@@ -24,7 +24,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from tilegrad.dialect import tg
 from tilegrad.dialect.values import INDEX, BlockBuilder, to_compute, to_storage
-from tilegrad.dsl.expr import BinOp, Cast, Const, Dim, Expr, Param, Read, Reduce, Select, UnOp, Var
+from tilegrad.dsl.expr import BinOp, Cast, Const, Dim, Expr, Param, Read, Reduce, Select, UnOp, Var, subexpressions
 from tilegrad.dsl.tensor import Buffer, TensorArg
 from tilegrad.dsl.trace import Check, Compute, Scatter, Trace
 from tilegrad.dtypes import DTYPES, DType
@@ -268,35 +268,14 @@ def _bind_vars(variables, block: Block) -> dict[int, SSAValue]:
 
 
 def _uses_vars(e: Expr) -> bool:
-    match e:
-        case Var() | Read() | Reduce():
-            return True
-        case BinOp():
-            return _uses_vars(e.a) or _uses_vars(e.b)
-        case UnOp() | Cast():
-            return _uses_vars(e.a)
-        case Select():
-            return _uses_vars(e.cond) or _uses_vars(e.a) or _uses_vars(e.b)
-    return False
+    """Whether e depends on a loop variable or data (else it can be computed once, up front)."""
+    return any(isinstance(s, (Var, Read, Reduce)) for s in subexpressions(e))
 
 
 def _computed(e: Expr) -> bool:
     """An index that is not a plain loop variable, constant or dim: it may leave the tensor (a
     window position, a gathered index), so its read is clamped into bounds."""
     return not isinstance(e, (Var, Const, Dim, Param))
-
-
-def _reads_data(e: Expr) -> bool:
-    match e:
-        case Read():
-            return True
-        case BinOp():
-            return _reads_data(e.a) or _reads_data(e.b)
-        case UnOp() | Cast():
-            return _reads_data(e.a)
-        case Select():
-            return _reads_data(e.cond) or _reads_data(e.a) or _reads_data(e.b)
-    return False
 
 
 def float_type_for(dtypes: list[DType]) -> Attribute:

@@ -261,17 +261,26 @@ def reduce_max(extent, body) -> Expr:
     return Reduce("max", var, as_expr(extent), value, value.kind)
 
 
-def walk_reads(e: Expr) -> set[str]:
-    """Names of the tensors and buffers an expression reads."""
+def subexpressions(e: Expr):
+    """e and every expression inside it (operands, indices, a reduction's extent and body)."""
+    yield e
     match e:
         case Read():
-            return {e.buffer.name}.union(*(walk_reads(i) for i in e.indices))
+            children = e.indices
         case BinOp():
-            return walk_reads(e.a) | walk_reads(e.b)
+            children = (e.a, e.b)
         case UnOp() | Cast():
-            return walk_reads(e.a)
+            children = (e.a,)
         case Select():
-            return walk_reads(e.cond) | walk_reads(e.a) | walk_reads(e.b)
+            children = (e.cond, e.a, e.b)
         case Reduce():
-            return walk_reads(e.extent) | walk_reads(e.body)
-    return set()
+            children = (e.extent, e.body)
+        case _:
+            children = ()
+    for child in children:
+        yield from subexpressions(child)
+
+
+def walk_reads(e: Expr) -> set[str]:
+    """Names of the tensors and buffers an expression reads."""
+    return {s.buffer.name for s in subexpressions(e) if isinstance(s, Read)}

@@ -50,3 +50,14 @@ def make_for(lb: SSAValue, ub: SSAValue, step: SSAValue, role: str, axis: int,
 def loop_role(op: Operation) -> str | None:
     attr = op.attributes.get("tg.loop")
     return attr.data if isinstance(attr, StringAttr) else None
+
+
+def stage_nests(block: Block) -> list[scf.ForOp]:
+    """The top-level loop nests of a function body that are stages (in order)."""
+    return [o for o in block.ops if isinstance(o, scf.ForOp) and "tg.stage" in o.attributes]
+
+
+def number_stages(nests: Sequence[scf.ForOp]) -> None:
+    """Tag the nests 0, 1, ... in order: the stage number each becomes a function for."""
+    for number, nest in enumerate(nests):
+        nest.attributes["tg.stage"] = IntegerAttr(number, i64)

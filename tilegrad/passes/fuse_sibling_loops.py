@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import loop_role
+from tilegrad.passes.common import loop_role, number_stages, stage_nests
 
 
 def _chain(nest: scf.ForOp) -> list[scf.ForOp] | None:
@@ -71,7 +71,7 @@ def fuse_function(fn: func.FuncOp) -> None:
     changed = True
     while changed:
         changed = False
-        nests = [o for o in block.ops if isinstance(o, scf.ForOp) and "tg.stage" in o.attributes]
+        nests = stage_nests(block)
         for first, second in zip(nests, nests[1:]):
             if loop_role(first) != "parallel" or loop_role(second) != "parallel":
                 continue
@@ -96,9 +96,7 @@ def fuse_function(fn: func.FuncOp) -> None:
             second.erase()
             changed = True
             break
-    nests = [o for o in block.ops if isinstance(o, scf.ForOp) and "tg.stage" in o.attributes]
-    for number, nest in enumerate(nests):
-        nest.attributes["tg.stage"] = IntegerAttr(number, i64)
+    number_stages(stage_nests(block))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i1, i32, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i1, i32
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -27,7 +27,7 @@ from xdsl.rewriter import InsertPoint
 
 from tilegrad.dialect import tg
 from tilegrad.dialect.values import BlockBuilder, to_compute, to_storage
-from tilegrad.passes.common import make_for, status_arg
+from tilegrad.passes.common import make_for, number_stages, status_arg
 
 
 def _nest(extents, role: str, rewriter: PatternRewriter, anchor: Operation) -> tuple[list[SSAValue], Block, Operation]:
@@ -244,6 +244,4 @@ class LowerTgToLoops(ModulePass):
             apply_recursively=True,
         ).rewrite_module(op)
         for fn in op.ops:
-            nests = [o for o in fn.body.block.ops if isinstance(o, scf.ForOp)]
-            for number, nest in enumerate(nests):
-                nest.attributes["tg.stage"] = IntegerAttr(number, i64)
+            number_stages([o for o in fn.body.block.ops if isinstance(o, scf.ForOp)])

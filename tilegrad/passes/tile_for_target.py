@@ -43,7 +43,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from tilegrad.dialect import tg
 from tilegrad.dialect.values import INDEX, BlockBuilder
 from tilegrad.errors import UBCapacityError
-from tilegrad.passes.common import arg_info, loop_role, make_for
+from tilegrad.passes.common import arg_info, loop_role, make_for, number_stages, stage_nests
 from tilegrad.passes.lower_to_llvm import element_bytes
 from tilegrad.passes.tiling_plan import ScheduleHint, StagePlan, TilingPlan, UBBuffer
 from tilegrad.passes.ub_staging import (
@@ -218,7 +218,7 @@ class _Tiler:
         combines them in core order (deterministic)."""
         if self.num_blocks < 2:
             return
-        for nest in [o for o in self.entry.ops if isinstance(o, scf.ForOp) and "tg.stage" in o.attributes]:
+        for nest in stage_nests(self.entry):
             if loop_role(nest) != "parallel" or _const_value(nest.ub) != 1:
                 continue
             body = nest.body.block
@@ -236,9 +236,7 @@ class _Tiler:
             if any(v not in inner and not defined_outside(v, nest) for v in used):
                 continue  # what follows the reduction needs values of this stage: keep it whole
             self.split_reduction(nest, reduce)
-        nests = [o for o in self.entry.ops if isinstance(o, scf.ForOp) and "tg.stage" in o.attributes]
-        for number, nest in enumerate(nests):
-            nest.attributes["tg.stage"] = IntegerAttr(number, i64)
+        number_stages(stage_nests(self.entry))
 
     def split_reduction(self, nest: scf.ForOp, reduce: scf.ForOp) -> None:
         acc_type = reduce.results[0].type
@@ -279,7 +277,7 @@ class _Tiler:
 
     def run(self) -> TilingPlan:
         self.split_scalar_reductions()
-        nests = [o for o in self.entry.ops if isinstance(o, scf.ForOp) and "tg.stage" in o.attributes]
+        nests = stage_nests(self.entry)
         states = [self.split_stage(i, n) for i, n in enumerate(nests)]
         for state in states:
             depth = len(self.loops(state.nest, state.plan.kind))
@@ -448,7 +446,7 @@ class _Tiler:
 def split_stages(module: ModuleOp) -> None:
     """One function per stage (`OP_stageK`): running them in order over all blocks is the barrier."""
     for fn in list(module.ops):
-        nests = [o for o in fn.body.block.ops if isinstance(o, scf.ForOp) and "tg.stage" in o.attributes]
+        nests = stage_nests(fn.body.block)
         for number in range(len(nests)):
             clone = fn.clone()
             clone.sym_name = StringAttr(f"{fn.sym_name.data}_stage{number}")
