@@ -7,9 +7,13 @@
 
 from tilegrad.dsl.opdef import get_op, list_ops
 from tilegrad.errors import (
+    ArgumentError,
     AttributeValueError,
+    DefinitionError,
     DTypeError,
     IndexOutOfRangeError,
+    InternalError,
+    OutOfBoundsError,
     ShapeError,
     TilegradError,
     UBCapacityError,
@@ -31,7 +35,8 @@ from tilegrad.targets import Target, get_target, list_targets, register_target
 __version__ = "0.1.0"
 
 __all__ = [
-    "AttributeValueError", "DTypeError", "IndexOutOfRangeError", "Kernel", "STAGES", "ShapeError",
+    "ArgumentError", "AttributeValueError", "DTypeError", "DefinitionError", "IndexOutOfRangeError",
+    "InternalError", "Kernel", "OutOfBoundsError", "STAGES", "ShapeError",
     "Spec", "Target", "TilegradError", "UBCapacityError", "UnsupportedError", "compile",
     "dropout_reserve_space_size", "batch_norm_backward_ex_workspace_size",
     "batch_norm_forward_training_ex_workspace_size", "batch_norm_training_ex_reserve_space_size",

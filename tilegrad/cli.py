@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib
 import importlib.util
 import os
@@ -14,22 +15,37 @@ import numpy as np
 
 import tilegrad
 from tilegrad.dsl.opdef import get_op
-from tilegrad.errors import TilegradError
-from tilegrad.inputs import complete_shapes, parse_dims, random_inputs
+from tilegrad.errors import ShapeError, TilegradError
+from tilegrad.inputs import complete_shapes, input_specs, parse_dims, random_inputs
 from tilegrad.pipeline import STAGES
 
 
-def load_user_ops(source: str) -> None:
-    """Import a file or module whose @tg.op definitions register user ops."""
+def load_user_ops(source: str, how: str = "--load") -> None:
+    """Import a file or module whose @tg.op definitions register user ops (once per process)."""
     path = Path(source)
-    if path.suffix == ".py":
-        if not path.exists():
-            raise TilegradError(f"--load {source}: no such file")
-        spec = importlib.util.spec_from_file_location(f"tilegrad_user_ops_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    else:
-        importlib.import_module(source)
+    try:
+        if path.suffix == ".py":
+            if not path.exists():
+                raise TilegradError(f"{how} {source}: no such file")
+            name = "tilegrad_user_ops_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+            if name in sys.modules:
+                return
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[name]
+                raise
+        else:
+            if os.getcwd() not in sys.path and "" not in sys.path:
+                sys.path.insert(0, os.getcwd())  # a module in the current directory, as python -m finds it
+            importlib.import_module(source)
+    except TilegradError:
+        raise
+    except Exception as exc:  # the user's file is at fault: say where, as one line
+        raise TilegradError(f"{how} {source}: {type(exc).__name__}: {exc}") from exc
 
 
 def _pairs(items: list[str], what: str) -> dict[str, str]:
@@ -56,7 +72,7 @@ def _attr_value(text: str):
     return text
 
 
-def _call_arguments(args) -> tuple[object, dict, dict]:
+def _call_arguments(args, with_data: bool = True) -> tuple[object, dict, dict]:
     op = get_op(args.op)
     attrs = {k: _attr_value(v) for k, v in _pairs(args.attr, "--attr").items()}
     shapes, symbols = {}, {}
@@ -64,7 +80,11 @@ def _call_arguments(args) -> tuple[object, dict, dict]:
         if key in op.tensors:
             shapes[key] = parse_dims(value)
         else:
-            symbols[key] = int(value)
+            try:
+                symbols[key] = int(value)
+            except ValueError:
+                raise ShapeError(f"--shape {key}={value}: {key} is not a tensor of {op.name} "
+                                 f"({', '.join(op.tensors)}), and a dim symbol needs an integer") from None
     dtypes = {}
     for item in args.dtype or []:
         if "=" in item:
@@ -75,6 +95,8 @@ def _call_arguments(args) -> tuple[object, dict, dict]:
     normalized = {n: s.normalize(n, attrs.get(n, s.default))
                   for n, s in op.attrs.items() if n in attrs or not s.required}
     shapes = complete_shapes(op, shapes, symbols, normalized)
+    if not with_data:  # showing IR and planning never touch data
+        return op, input_specs(op, shapes, dtypes), attrs
     arrays = random_inputs(op, shapes, dtypes, normalized, np.random.default_rng(args.seed))
     return op, arrays, attrs
 
@@ -96,7 +118,7 @@ def cmd_targets(args) -> None:
 
 
 def cmd_show(args) -> None:
-    op, arrays, attrs = _call_arguments(args)
+    op, arrays, attrs = _call_arguments(args, with_data=False)
     kernel = tilegrad.compile(op, args.target)
     stages = STAGES if args.stage == "all" else (args.stage,)
     for stage in stages:
@@ -106,7 +128,7 @@ def cmd_show(args) -> None:
 
 
 def cmd_plan(args) -> int:
-    op, arrays, attrs = _call_arguments(args)
+    op, arrays, attrs = _call_arguments(args, with_data=False)
     report = tilegrad.compile(op, args.target).plan(**arrays, **attrs, check=False)
     print(report)
     if not report.fits:
@@ -210,14 +232,18 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     debug = getattr(args, "debug", False)
     try:
-        sources = [s for s in os.environ.get("TILEGRAD_OPS", "").split(os.pathsep) if s]
-        for source in sources + getattr(args, "load", []):
+        for source in [s for s in os.environ.get("TILEGRAD_OPS", "").split(os.pathsep) if s]:
+            try:
+                load_user_ops(source, "TILEGRAD_OPS entry")
+            except TilegradError as exc:  # one bad entry must not break every command
+                print(f"tilegrad: warning: {exc} (skipped)", file=sys.stderr)
+        for source in getattr(args, "load", []):
             load_user_ops(source)
         return args.fn(args) or 0
     except BrokenPipeError:  # the reader went away (`tilegrad show ... | head`)
         sys.stderr.close()
         return 0
-    except (TilegradError, ValueError, TypeError, KeyError) as exc:
+    except TilegradError as exc:
         if debug:
             raise
         print(f"tilegrad: error: {exc}", file=sys.stderr)

@@ -27,3 +27,20 @@ class UBCapacityError(TilegradError):
 
 class IndexOutOfRangeError(TilegradError, IndexError):
     """An index tensor holds a value outside the range the op allows."""
+
+
+class ArgumentError(TilegradError, TypeError):
+    """A call passes an unknown argument, the wrong kind of value, or one twice."""
+
+
+class DefinitionError(TilegradError):
+    """An op's definition is wrong (e.g. returns fewer values than it declares outputs);
+    the message names the op and the line."""
+
+
+class OutOfBoundsError(TilegradError, IndexError):
+    """The guard build caught an access outside its buffer (op, stage, buffer and index named)."""
+
+
+class InternalError(TilegradError):
+    """A bug in tilegrad, not in the caller's input: please report it with the traceback."""

@@ -62,7 +62,7 @@ def complete_shapes(op: OpDef, shapes: dict[str, tuple], symbols: dict[str, int]
 
 def _holds(rule, shapes, attrs) -> bool:
     try:
-        return bool(rule.check(shapes, attrs))
+        return rule.holds(shapes, attrs, {})
     except (KeyError, IndexError, TypeError):
         return True
 
@@ -120,6 +120,13 @@ def random_inputs(op: OpDef, shapes: dict[str, tuple], dtypes: dict[str, str], a
         else:
             arrays[name] = rng.integers(int(low), max(int(high), int(low) + 1), shape).astype(np_dtype)
     return arrays
+
+
+def input_specs(op: OpDef, shapes: dict[str, tuple], dtypes: dict[str, str]):
+    """Shapes and dtypes without data, for showing IR and planning (any size, nothing allocated)."""
+    from tilegrad.kernel import Spec
+
+    return {name: Spec(shape, dtypes.get(name) or _default_dtype(op, name, dtypes)) for name, shape in shapes.items()}
 
 
 def _default_dtype(op: OpDef, name: str, dtypes: dict[str, str]) -> str:

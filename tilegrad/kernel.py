@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
-import inspect
+import os
 import threading
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 from tilegrad.codegen import cache
-from tilegrad.codegen.launcher import acquire_ub, fill_arguments, release_ub, run_blocks
-from tilegrad.dsl.expr import BinOp, Const, Dim
-from tilegrad.dsl.opdef import Binding, OpDef, get_op
+from tilegrad.codegen.launcher import GUARD_CODE_BASE, STATUS_SLOTS, acquire_ub, fill_arguments, release_ub, run_blocks
+from tilegrad.dsl.bounds import Requirement, check_requirements, evaluate, size_form, uses_params
+from tilegrad.dsl.opdef import Binding, OpDef, as_array, get_op
 from tilegrad.dtypes import dtype_of
-from tilegrad.errors import AttributeValueError, DTypeError, IndexOutOfRangeError, ShapeError, UnsupportedError
+from tilegrad.errors import (
+    ArgumentError,
+    AttributeValueError,
+    DTypeError,
+    IndexOutOfRangeError,
+    InternalError,
+    OutOfBoundsError,
+    ShapeError,
+    UnsupportedError,
+)
 from tilegrad.passes.tiling_plan import TilingPlan, plan_from_dict, plan_to_dict
 from tilegrad.pipeline import STAGES, lower, to_llvm, unit_inner_stride
 from tilegrad.targets import Target, get_target
@@ -27,7 +36,18 @@ class Spec:
     dtype: str = "float32"
 
     def array(self) -> np.ndarray:
-        return np.empty(tuple(self.shape), dtype_of(self.dtype).numpy)
+        """A C-contiguous array of this shape that owns no memory: for planning and printing IR,
+        never for running (a call refuses a Spec)."""
+        dtype = np.dtype(dtype_of(self.dtype).numpy)
+        shape = tuple(int(d) for d in self.shape)
+        if any(d < 0 for d in shape):
+            raise ShapeError(f"Spec shape {shape} has a negative dim")
+        strides, step = [], dtype.itemsize
+        for d in reversed(shape):
+            strides.append(step)
+            step *= max(d, 1)
+        view = np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape, tuple(reversed(strides)), writeable=False)
+        return view
 
 
 @dataclass
@@ -44,6 +64,9 @@ class Specialization:
     temps: dict[str, tuple[str, list]]
     prior_outputs: tuple[str, ...] = ()
     """Outputs the op reads before writing (blending into a prior value)."""
+    requirements: list = field(default_factory=list)
+    """Shape relations the kernel's unclamped reads rely on (dsl/bounds), checked before a call."""
+    output_forms: dict = field(default_factory=dict)
     _code: object = None
     _callables: list = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -69,7 +92,32 @@ class Specialization:
     def meta(self) -> dict:
         return {"functions": self.functions, "layout": self.layout, "messages": self.messages,
                 "plan": plan_to_dict(self.plan) if self.plan else None, "num_blocks": self.num_blocks,
-                "temps": self.temps, "prior_outputs": list(self.prior_outputs)}
+                "temps": self.temps, "prior_outputs": list(self.prior_outputs),
+                "requirements": [r.to_json() for r in self.requirements], "output_forms": self.output_forms}
+
+    def check_shapes(self, op: str, binding: Binding, params: dict) -> None:
+        """Every shape relation the kernel relies on holds for this call, or ShapeError."""
+        shapes = {n: a.shape for n, a in binding.tensors.items() if a is not None}
+        check_requirements(op, self.requirements, shapes, params)
+        for name, forms in self.output_forms.items():
+            want = tuple(evaluate(f, shapes, params) for f in forms)
+            if want != tuple(binding.kernel_shapes[name]):
+                raise InternalError(f"{op}: output {name!r} is allocated as {binding.kernel_shapes[name]} "
+                                    f"but the kernel writes {want}")
+
+    def status_error(self, op: str, status: np.ndarray) -> Exception:
+        """The error a kernel's status words report: a range check (IndexOutOfRangeError) or a
+        guard-build bounds check (OutOfBoundsError, with the index and the size)."""
+        code = int(status[0])
+        message = self.messages.get(code, "index out of range")
+        if code >= GUARD_CODE_BASE:
+            return OutOfBoundsError(f"{op}: {message}: index {int(status[2])} on axis {int(status[1])} "
+                                    f"is outside [0, {int(status[3])})")
+        return IndexOutOfRangeError(f"{op}: {message}")
+
+    @property
+    def uses_params(self) -> bool:
+        return any(uses_params(f) for r in self.requirements for f in (r.lhs, r.rhs, *r.unless_empty))
 
 
 _SPECIALIZATIONS: dict[tuple, Specialization] = {}
@@ -80,61 +128,65 @@ few microseconds of work to the pool costs more than it saves."""
 
 
 def _op_source(op: OpDef) -> str:
-    """What the cache keys an op by: its whole module's source (helpers and hints included)."""
-    for obj in (inspect.getmodule(op.fn), op.fn):
-        try:
-            return inspect.getsource(obj)
-        except (OSError, TypeError):
-            continue
-    return repr(op.fn.__code__.co_code) + repr(op.fn.__code__.co_consts)
+    """What the cache keys an op by: its declaration, and the code of its body, schedule, rules and
+    output-shape functions and of every user function they call (codegen/cache.code_fingerprint)."""
+    functions = [op.fn, op.schedule, *(r.check for r in op.rules),
+                 *(o.shape for o in op.outputs.values() if callable(o.shape))]
+    declared = (sorted(op.tensors.items()), sorted((n, repr(a)) for n, a in op.attrs.items()),
+                [(n, o.shape if not callable(o.shape) else "fn", o.dtype) for n, o in op.outputs.items()],
+                op.dtypes, op.targets, [r.message for r in op.rules])
+    return f"{declared!r}{cache.code_fingerprint(*[f for f in functions if f is not None])}"
 
 
-def _shape_form(expr) -> list:
-    """A temp's shape expression in a JSON form: ints, ["dim", arg, axis], ["mul", a, b]."""
-    if isinstance(expr, Const):
-        return int(expr.value)
-    if isinstance(expr, Dim):
-        return ["dim", expr.tensor, expr.axis]
-    if isinstance(expr, BinOp) and expr.op == "mul":
-        return ["mul", _shape_form(expr.a), _shape_form(expr.b)]
-    raise NotImplementedError(f"temporary shape {expr!r} is not supported")
+def _shape_form(expr, op: str, name: str) -> list:
+    form = size_form(expr)
+    if form is None:
+        raise UnsupportedError(f"{op}: temporary {name!r} has a size that depends on loop variables or data")
+    return form
 
 
 def _eval_shape(form, arrays: dict[str, np.ndarray]) -> int:
-    if isinstance(form, int):
-        return form
-    if form[0] == "dim":
-        return int(arrays[form[1]].shape[form[2]])
-    return _eval_shape(form[1], arrays) * _eval_shape(form[2], arrays)
+    return evaluate(form, {n: a.shape for n, a in arrays.items()})
 
 
 class Kernel:
     """An op compiled for a target. Call it with numpy arrays; inspect it with ir() and plan()."""
 
-    def __init__(self, op: str | OpDef, target: str | Target = "cpu", untiled: bool = False):
+    def __init__(self, op: str | OpDef, target: str | Target = "cpu", untiled: bool = False,
+                 guard: bool | None = None):
         self.op = op if isinstance(op, OpDef) else get_op(op)
         self.target = get_target(target)
         self.op.check_target(self.target)
         self.untiled = untiled
+        self.guard = guard_default() if guard is None else bool(guard)
         self._calls: dict[tuple, tuple[Binding, Specialization]] = {}
         self._source = _op_source(self.op)
 
     def __repr__(self) -> str:
-        return f"Kernel({self.op.name!r}, target={self.target.name!r}{', untiled' if self.untiled else ''})"
+        flags = (", untiled" if self.untiled else "") + (", guard" if self.guard else "")
+        return f"Kernel({self.op.name!r}, target={self.target.name!r}{flags})"
 
     # ---- specialization -----------------------------------------------------------------------
-    def _split_call(self, args: tuple, kwargs: dict):
+    def _split_call(self, args: tuple, kwargs: dict, running: bool = False):
         kwargs = dict(kwargs)
         core_mask = kwargs.pop("core_mask", None)
         outputs = {n: kwargs.pop(n) for n in list(kwargs) if n in self.op.outputs and n not in self.op.tensors}
+        if running and any(isinstance(v, Spec) for v in (*args, *kwargs.values())):
+            raise ArgumentError(f"{self.op.name}: a tilegrad.Spec describes a tensor for ir() and plan(); "
+                                f"a call needs arrays")
         kwargs = {n: (v.array() if isinstance(v, Spec) else v) for n, v in kwargs.items()}
         args = tuple(a.array() if isinstance(a, Spec) else a for a in args)
         for name, value in kwargs.items():
+            if name in self.op.tensors and value is not None:
+                kwargs[name] = as_array(self.op.name, name, value)
+        for name, value in kwargs.items():
             spec = self.op.tensors.get(name)
-            in_place = spec is not None and spec.updated and isinstance(value, np.ndarray)
-            if in_place and _usable(value, name) is not value:
-                raise ShapeError(f"{self.op.name}: {name!r} is updated in place, so it needs non-negative strides "
-                                 f"in whole elements")
+            if spec is not None and spec.updated and isinstance(value, np.ndarray) and running:
+                if _usable(value, name) is not value:
+                    raise ShapeError(f"{self.op.name}: {name!r} is updated in place, so it needs non-negative "
+                                     f"strides in whole elements")
+                if not value.flags.writeable:
+                    raise ShapeError(f"{self.op.name}: {name!r} is updated in place but is read-only")
         kwargs = {n: _usable(v, n) if isinstance(v, np.ndarray) else v for n, v in kwargs.items()}
         return args, kwargs, outputs, self._num_blocks(core_mask)
 
@@ -145,16 +197,20 @@ class Kernel:
             raise UnsupportedError(f"target {self.target.name!r} has no core_mask launch option "
                                    f"(only DSP targets such as ft78ne and mt7004 do)")
         full = (1 << self.target.cores) - 1
+        if isinstance(core_mask, (bool, np.bool_)) or not isinstance(core_mask, (int, np.integer)):
+            raise AttributeValueError(f"core_mask={core_mask!r} must be an integer bit mask of cores "
+                                      f"(e.g. 0x0f), within {full:#x}")
         mask = int(core_mask)
         if mask <= 0 or mask & ~full:
-            raise AttributeValueError(f"core_mask={core_mask:#x} must pick 1 to {self.target.cores} cores "
+            raise AttributeValueError(f"core_mask={mask:#x} must pick 1 to {self.target.cores} cores "
                                       f"of target {self.target.name} (bits within {full:#x})")
         return bin(mask).count("1")
 
     def specialize(self, binding: Binding, num_blocks: int, check_fit: bool = True) -> Specialization:
         hint = self.op.schedule_hint(self.target, binding)
         units = tuple(sorted((n, unit_inner_stride(a)) for n, a in binding.tensors.items() if a is not None))
-        parts = (self.op.name, self._source, binding.key(), units, self.target, num_blocks, hint, self.untiled)
+        parts = (self.op.name, self._source, binding.key(), units, self.target, num_blocks, hint, self.untiled,
+                 self.guard)
         spec = _SPECIALIZATIONS.get(parts)
         if spec is None:
             with _COMPILE_LOCK:
@@ -169,23 +225,35 @@ class Kernel:
     def _load_or_build(self, key: str, binding: Binding, num_blocks: int, hint) -> Specialization:
         hit = cache.load(key)
         if hit is not None:
-            ir, meta = hit
-            return Specialization(key, ir, meta["functions"], [tuple(x) for x in meta["layout"]],
-                                  {int(k): v for k, v in meta["messages"].items()},
-                                  plan_from_dict(meta["plan"]) if meta["plan"] else None,
-                                  meta["num_blocks"], meta["temps"], tuple(meta.get("prior_outputs", ())))
+            try:
+                return self._from_cache(key, *hit, num_blocks)
+            except (KeyError, TypeError, ValueError, IndexError):
+                cache.discard(key)  # an entry that does not fit what it is keyed by is rebuilt
         lowered = lower(self.op, binding, self.target, num_blocks, hint, untiled=self.untiled)
-        temps = {name: (dtype, [_shape_form(d) for d in shape]) for name, (dtype, shape) in lowered.temps.items()}
+        temps = {name: (dtype, [_shape_form(d, self.op.name, name) for d in shape])
+                 for name, (dtype, shape) in lowered.temps.items()}
         spec = Specialization(key, lowered.ir, lowered.functions, lowered.layout, lowered.messages,
-                              lowered.plan, lowered.num_blocks, temps, lowered.prior_outputs)
+                              lowered.plan, lowered.num_blocks, temps, lowered.prior_outputs,
+                              lowered.requirements, lowered.output_forms)
         if lowered.plan is not None:
             try:
                 lowered.plan.check()
             except Exception:
                 return spec  # keep the IR and plan to show; a call raises UBCapacityError
-        spec.ir["llvm"] = to_llvm(lowered)
+        spec.ir["llvm"] = to_llvm(lowered, guard=self.guard)
         cache.store(key, spec.ir, spec.meta())
         return spec
+
+    def _from_cache(self, key: str, ir: dict, meta: dict, num_blocks: int) -> Specialization:
+        if meta["num_blocks"] != (1 if self.untiled else num_blocks):
+            raise ValueError("block count")
+        if any(f"@{name}(" not in ir["llvm"] for name in meta["functions"]):
+            raise ValueError("functions")
+        return Specialization(key, ir, meta["functions"], [tuple(x) for x in meta["layout"]],
+                              {int(k): v for k, v in meta["messages"].items()},
+                              plan_from_dict(meta["plan"]) if meta["plan"] else None,
+                              meta["num_blocks"], meta["temps"], tuple(meta["prior_outputs"]),
+                              [Requirement.from_json(r) for r in meta["requirements"]], meta["output_forms"])
 
     # ---- running ------------------------------------------------------------------------------
     def _bind_call(self, args: tuple, kwargs: dict, num_blocks: int) -> tuple[Binding, Specialization]:
@@ -203,9 +271,13 @@ class Kernel:
         known = self._calls.get(signature) if signature is not None else None
         if known is not None:
             binding, spec = known
-            return self.op.rebind(binding, kwargs), spec
+            binding = self.op.rebind(binding, kwargs)
+            if spec.uses_params:
+                spec.check_shapes(self.op.name, binding, _runtime_params(self.op, binding))
+            return binding, spec
         binding = self.op.bind(self.target, args, kwargs)
         spec = self.specialize(binding, num_blocks)
+        spec.check_shapes(self.op.name, binding, _runtime_params(self.op, binding))
         if signature is not None:
             if len(self._calls) >= 256:
                 self._calls.clear()
@@ -213,39 +285,36 @@ class Kernel:
         return binding, spec
 
     def __call__(self, /, *args, **kwargs):
-        args, kwargs, outputs, num_blocks = self._split_call(args, kwargs)
+        args, kwargs, outputs, num_blocks = self._split_call(args, kwargs, running=True)
         binding, spec = self._bind_call(args, kwargs, num_blocks)
         arrays: dict[str, np.ndarray] = {n: a for n, a in binding.tensors.items() if a is not None}
+        _refuse_aliasing(self.op, binding, outputs)
         results, copy_back = {}, []
         for name in self.op.outputs:
             shape, dtype = binding.output_shapes[name], binding.output_dtypes[name].numpy
+            kernel_shape = binding.kernel_shapes[name]
             given = outputs.get(name)
             if given is None:  # an output the op blends into starts from zeros
                 allocate = np.zeros if name in spec.prior_outputs else np.empty
-                results[name] = arrays[name] = allocate(shape, dtype)
+                results[name] = allocate(shape, dtype)
+                arrays[name] = results[name].reshape(kernel_shape)
                 continue
-            given = _check_output(name, given, shape, dtype)
+            given = _check_output(self.op.name, name, given, shape, dtype)
             results[name] = given
+            view = _view(given, kernel_shape)
             aliased = [n for n, a in binding.tensors.items() if a is not None and np.may_share_memory(given, a)]
-            for other in aliased:
-                source = binding.tensors[other]
-                if source.shape != given.shape or source.strides != given.strides:
-                    raise ShapeError(f"output {name!r} overlaps input {other!r} with other strides; in place "
-                                     f"needs the same array (strides {given.strides} vs {source.strides})")
-            if unit_inner_stride(given) and not aliased:
-                arrays[name] = given
+            if view is not None and unit_inner_stride(view) and _usable(view, name) is view and not aliased:
+                arrays[name] = view
             else:  # in place, or a layout the kernel does not write: through a copy (prior kept)
-                arrays[name] = np.array(given, order="C")
+                arrays[name] = np.array(given, order="C").reshape(kernel_shape)
                 copy_back.append(name)
         workspace = set(spec.plan.workspace_temps) if spec.plan is not None else set(spec.temps)
         for name, (dtype, shape) in spec.temps.items():
             if name in workspace:
                 arrays[name] = np.empty(tuple(_eval_shape(d, arrays) for d in shape), dtype_of(dtype).numpy)
-        status = np.zeros(1, np.int32)
+        status = np.zeros(STATUS_SLOTS, np.int64)
         arrays["status"] = status
-        params = {n: (float(v) if self.op.attrs[n].kind == "f" else int(v))
-                  for n, v in binding.attrs.items() if n in binding.runtime_attrs}
-        argv = fill_arguments(spec.layout, arrays, params)
+        argv = fill_arguments(spec.layout, arrays, _runtime_params(self.op, binding))
         staged = spec.plan is not None and self.target.staged
         ub = acquire_ub(spec.num_blocks, self.target.ub_bytes) if staged else None
         work = max((a.size for a in arrays.values()), default=0)
@@ -255,9 +324,9 @@ class Kernel:
             if ub is not None:
                 release_ub(ub)
         if status[0]:
-            raise IndexOutOfRangeError(f"{self.op.name}: {spec.messages.get(int(status[0]), 'index out of range')}")
+            raise spec.status_error(self.op.name, status)
         for name in copy_back:
-            np.copyto(results[name], arrays[name])
+            np.copyto(results[name], arrays[name].reshape(results[name].shape))
         values = tuple(results[n] for n in self.op.outputs)
         return values[0] if len(values) == 1 else values
 
@@ -310,18 +379,65 @@ def _usable(array: np.ndarray, name: str) -> np.ndarray:
     return array
 
 
-def _check_output(name: str, array, shape, dtype) -> np.ndarray:
+def _check_output(op: str, name: str, array, shape, dtype) -> np.ndarray:
     if not isinstance(array, np.ndarray):
-        raise TypeError(f"output {name!r} must be a numpy array")
+        raise ArgumentError(f"{op}: output {name!r} must be a numpy array, got {type(array).__name__}")
     if tuple(array.shape) != tuple(shape):
-        raise ShapeError(f"output {name!r} has shape {array.shape}; the call needs {tuple(shape)}")
+        raise ShapeError(f"{op}: output {name!r} has shape {array.shape}; the call needs {tuple(shape)}")
     if array.dtype != dtype:
-        raise DTypeError(f"output {name!r} has dtype {array.dtype}; the call needs {np.dtype(dtype)}")
+        raise DTypeError(f"{op}: output {name!r} has dtype {array.dtype}; the call needs {np.dtype(dtype)}")
     if not array.flags.writeable:
-        raise ValueError(f"output {name!r} is read-only")
+        raise ArgumentError(f"{op}: output {name!r} is read-only")
     return array
 
 
-def compile(op: str | OpDef, target: str | Target = "cpu", untiled: bool = False) -> Kernel:  # noqa: A001
-    """A Kernel for `op` on `target`; it compiles lazily, once per specialization."""
-    return Kernel(op, target, untiled)
+def _view(array: np.ndarray, shape: tuple) -> np.ndarray | None:
+    """`array` seen with `shape` without a copy, or None if that needs one."""
+    if array.shape == tuple(shape):
+        return array
+    view = array.view()
+    try:
+        view.shape = shape
+    except AttributeError:
+        return None
+    return view
+
+
+def _runtime_params(op: OpDef, binding: Binding) -> dict:
+    return {n: (float(v) if op.attrs[n].kind == "f" else int(v))
+            for n, v in binding.attrs.items() if n in binding.runtime_attrs}
+
+
+def _refuse_aliasing(op: OpDef, binding: Binding, outputs: dict) -> None:
+    """Two outputs (updated tensors included) may not share memory, and an output may overlap an
+    input only where the op declares it in place (`in_place=`), as the same array and strides."""
+    written = [(n, a) for n, a in outputs.items() if isinstance(a, np.ndarray)]
+    written += [(n, binding.tensors[n]) for n, s in op.tensors.items() if s.updated and binding.tensors[n] is not None]
+    for i, (name, array) in enumerate(written):
+        for other, other_array in written[i + 1:]:
+            if np.may_share_memory(array, other_array):
+                raise ShapeError(f"{op.name}: {name!r} and {other!r} are both written and share memory")
+        for other, source in binding.tensors.items():
+            if other == name or source is None or not np.may_share_memory(array, source):
+                continue
+            in_place = op.in_place.get(name) == other and source.shape == array.shape \
+                and source.strides == array.strides and _address(source) == _address(array)
+            if not in_place:
+                raise ShapeError(f"{op.name}: output {name!r} overlaps input {other!r}; in place needs the same "
+                                 f"array (strides {array.strides} vs {source.strides})")
+
+
+def _address(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
+
+
+def guard_default() -> bool:
+    """`TILEGRAD_GUARD=1` turns the guard build on for every kernel compiled without `guard=`."""
+    return os.environ.get("TILEGRAD_GUARD", "0") not in ("", "0")
+
+
+def compile(op: str | OpDef, target: str | Target = "cpu", untiled: bool = False,  # noqa: A001
+            guard: bool | None = None) -> Kernel:
+    """A Kernel for `op` on `target`; it compiles lazily, once per specialization. `guard=True`
+    (or TILEGRAD_GUARD=1) bounds-checks every access: see OutOfBoundsError."""
+    return Kernel(op, target, untiled, guard)

@@ -13,6 +13,7 @@ from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects.builtin import ModuleOp, f64
 
 from tilegrad.dialect import make_context
+from tilegrad.dsl.bounds import size_form
 from tilegrad.dsl.emit import KernelArg, emit_op
 from tilegrad.dsl.expr import Const
 from tilegrad.dsl.opdef import Binding, OpDef
@@ -21,7 +22,7 @@ from tilegrad.passes.common import arg_info
 from tilegrad.passes.fuse_elementwise import FuseElementwise
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
-from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout
+from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout, guard_messages
 from tilegrad.passes.tile_for_target import TileForTarget
 from tilegrad.passes.tiling_plan import ScheduleHint, TilingPlan
 from tilegrad.targets import Target
@@ -47,6 +48,9 @@ class Lowered:
     num_blocks: int
     temps: dict[str, tuple] = field(default_factory=dict)
     prior_outputs: tuple[str, ...] = ()
+    requirements: list = field(default_factory=list)
+    output_forms: dict[str, list] = field(default_factory=dict)
+    """Each output's shape as size forms (dsl/bounds): the arrays passed must have it."""
 
 
 def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint: ScheduleHint,
@@ -87,15 +91,19 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
             dtype = "float64" if arg.type.element_type == f64 else "float32"
             temps[info["tg.name"]] = (dtype, tuple(Const(d, "i") for d in arg.type.get_shape()))
     prior = tuple(name for name in trace.outputs if name in trace.read_buffers())
-    return Lowered(module, ir, emitted.args, emitted.messages, plan, functions, layout, num_blocks, temps, prior)
+    output_forms = {name: [size_form(d) for d in buffer.shape] for name, buffer in trace.outputs.items()}
+    return Lowered(module, ir, emitted.args, emitted.messages, plan, functions, layout, num_blocks, temps, prior,
+                   emitted.requirements, output_forms)
 
 
-def to_llvm(lowered: Lowered) -> str:
-    """lower-to-llvm, then xDSL's llvmlite conversion and LLVM's O3 for this host."""
+def to_llvm(lowered: Lowered, guard: bool = False) -> str:
+    """lower-to-llvm, then xDSL's llvmlite conversion and LLVM's O3 for this host. With `guard`,
+    every access is bounds-checked; the report codes join `lowered.messages`."""
     from tilegrad.codegen.jit import optimize
 
     ctx = make_context()
-    LowerToLLVM().apply(ctx, lowered.module)  # LLVM verifies what this produces when it parses it
+    LowerToLLVM(guard=guard).apply(ctx, lowered.module)  # LLVM verifies what this produces when it parses it
+    lowered.messages.update(guard_messages(lowered.module))
     llvm_module = convert_module(lowered.module, fallback_target_triple=None)
     for function in llvm_module.functions:
         if not function.is_declaration:

@@ -27,6 +27,13 @@ def pool() -> ThreadPoolExecutor:
         return _pool
 
 
+STATUS_SLOTS = 8
+"""The kernel's status words (int64): error code, then for a guard-build report the axis, the
+index and the size it broke; the last four are the sink a refused guarded access touches."""
+GUARD_SINK_SLOT = 4
+GUARD_CODE_BASE = 1 << 20
+"""Status codes from here on are guard-build bounds reports; below are range checks of the op."""
+
 _scratch: dict[tuple[int, int], list[np.ndarray]] = {}
 CANARY_BYTES = 64
 CANARY = 0xA5

@@ -17,13 +17,14 @@ from xdsl.dialects.builtin import (
     f32,
     f64,
     i1,
-    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
+from tilegrad.codegen.launcher import STATUS_SLOTS
 from tilegrad.dialect import tg
 from tilegrad.dialect.values import INDEX, BlockBuilder, to_compute, to_storage
+from tilegrad.dsl.bounds import BoundsAnalysis, Requirement
 from tilegrad.dsl.expr import BinOp, Cast, Const, Dim, Expr, Param, Read, Reduce, Select, UnOp, Var, subexpressions
 from tilegrad.dsl.tensor import Buffer, TensorArg
 from tilegrad.dsl.trace import Check, Compute, Scatter, Trace
@@ -47,6 +48,8 @@ class EmittedOp:
     module: ModuleOp
     args: list[KernelArg]
     messages: dict[int, str] = field(default_factory=dict)
+    requirements: list[Requirement] = field(default_factory=list)
+    """Shape relations the unclamped reads rely on, checked before every call."""
 
 
 def memref_type(dtype: DType, rank: int, unit_inner_stride: bool, static: tuple = ()) -> MemRefType:
@@ -77,8 +80,10 @@ _MATH = {"exp": math.ExpOp, "log": math.LogOp, "sqrt": math.SqrtOp, "abs": math.
 
 
 class _Emitter:
-    def __init__(self, trace: Trace, args: dict[str, SSAValue], float_type: Attribute, entry: Block):
+    def __init__(self, trace: Trace, args: dict[str, SSAValue], float_type: Attribute, entry: Block,
+                 bounds: BoundsAnalysis):
         self.trace, self.args, self.float_type, self.entry = trace, args, float_type, entry
+        self.bounds = bounds
         self.top = BlockBuilder(entry)
         self.dims: dict[tuple[str, int], SSAValue] = {}
         self.messages: dict[int, str] = {}
@@ -147,8 +152,11 @@ class _Emitter:
                 return b.add(arith.SelectOp(cond, self.expr(e.a, b, env), self.expr(e.b, b, env)))
             case Cast() if isinstance(e.a, Read) and e.a.kind == "f" and e.kind == "i":
                 # a float index tensor converts from its own precision, truncating toward zero
+                # NaN has no position: it becomes -1, which every range check refuses
                 raw = self.read(e.a, b, env)
-                return b.add(arith.IndexCastOp(b.add(arith.FPToSIOp(raw, i64)), INDEX))
+                truncated = b.add(arith.FPToSIOp(raw, i64))
+                is_nan = b.add(arith.CmpfOp(raw, raw, "uno"))
+                return b.add(arith.IndexCastOp(b.add(arith.SelectOp(is_nan, b.const(-1, i64), truncated)), INDEX))
             case Cast():
                 return self.cast(self.expr(e.a, b, env), e.a.kind, e.kind, b)
             case Reduce():
@@ -158,7 +166,7 @@ class _Emitter:
     def read(self, e: Read, b: BlockBuilder, env: dict[int, SSAValue]) -> SSAValue:
         """The element in its own compute type (f32 for half types, f64, or index)."""
         indices = [self.expr(i, b, env) for i in e.indices]
-        indices = [self.clamp(v, e.buffer, axis, b) if _computed(i) else v
+        indices = [v if self.bounds.plain(i) else self.clamp(v, e.buffer, axis, b)
                    for axis, (i, v) in enumerate(zip(e.indices, indices))]
         loaded = b.add(memref.LoadOp.get(self.args[e.buffer.name], indices))
         return to_compute(b, loaded, unsigned=not e.buffer.dtype.signed)
@@ -272,12 +280,6 @@ def _uses_vars(e: Expr) -> bool:
     return any(isinstance(s, (Var, Read, Reduce)) for s in subexpressions(e))
 
 
-def _computed(e: Expr) -> bool:
-    """An index that is not a plain loop variable, constant or dim: it may leave the tensor (a
-    window position, a gathered index), so its read is clamped into bounds."""
-    return not isinstance(e, (Var, Const, Dim, Param))
-
-
 def float_type_for(dtypes: list[DType]) -> Attribute:
     return f64 if any(d.name == "float64" for d in dtypes) else f32
 
@@ -293,10 +295,10 @@ def emit_op(name: str, trace: Trace, inputs: dict[str, TensorArg | None],
     for buffer in buffers:
         static = tuple(d.value if isinstance(d, Const) else None for d in buffer.shape)
         kernel_args.append(KernelArg(buffer.name, buffer.role, buffer.dtype, buffer.rank, True, static))
-    kernel_args.append(KernelArg("status", "status", DTYPES["int32"], 1, True))
+    kernel_args.append(KernelArg("status", "status", DTYPES["int64"], 1, True))
     float_type = float_type_for([a.dtype for a in kernel_args if a.role == "output"])
     types = [memref_type(a.dtype, a.rank, a.unit_inner_stride, a.static) for a in kernel_args]
-    types[-1] = MemRefType(i32, [1])
+    types[-1] = MemRefType(i64, [STATUS_SLOTS])
     for param, kind in (params or {}).items():
         kernel_args.append(KernelArg(param, "param", DTYPES["float64" if kind == "f" else "int64"], 0, True))
         types.append(float_type if kind == "f" else INDEX)
@@ -304,7 +306,8 @@ def emit_op(name: str, trace: Trace, inputs: dict[str, TensorArg | None],
     values = {a.name: v for a, v in zip(kernel_args, entry.args)}
     for a, v in zip(kernel_args, entry.args):
         v.name_hint = a.name if a.name != "self" else "self_"
-    emitter = _Emitter(trace, values, float_type, entry)
+    bounds = analyze_bounds(name, trace)
+    emitter = _Emitter(trace, values, float_type, entry, bounds)
     for stage in trace.stages:
         emitter.stage(stage)
     entry.add_op(func.ReturnOp())
@@ -313,7 +316,22 @@ def emit_op(name: str, trace: Trace, inputs: dict[str, TensorArg | None],
         DictionaryAttr({"tg.name": StringAttr(a.name), "tg.role": StringAttr(a.role)}) for a in kernel_args
     ])
     module = ModuleOp([fn])
-    return EmittedOp(module, kernel_args, emitter.messages)
+    return EmittedOp(module, kernel_args, emitter.messages, trace.requirements + bounds.requirements)
+
+
+def analyze_bounds(name: str, trace: Trace) -> BoundsAnalysis:
+    """Which reads need no clamp, and what the shapes must satisfy for them (see dsl/bounds)."""
+    bounds = BoundsAnalysis(name)
+    for stage in trace.stages:
+        match stage:
+            case Compute():
+                bounds.stage(stage.vars, stage.buffer.shape, [stage.value])
+            case Scatter():
+                when = [stage.when] if stage.when is not None else []
+                bounds.stage(stage.vars, stage.domain, [*stage.index, stage.value, *when], (stage.buffer, stage.index))
+            case Check():
+                bounds.stage(stage.vars, stage.domain, [stage.ok])
+    return bounds
 
 
 __all__ = ["EmittedOp", "KernelArg", "emit_op", "memref_type"]

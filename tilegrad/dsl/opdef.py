@@ -21,7 +21,15 @@ from tilegrad.dsl.expr import Const, Dim, Expr, Param, as_expr
 from tilegrad.dsl.tensor import Buffer, TensorArg
 from tilegrad.dsl.trace import Trace, stop_tracing, tracing
 from tilegrad.dtypes import FLOATS, DType, dtype_of
-from tilegrad.errors import AttributeValueError, DTypeError, ShapeError, UnsupportedError
+from tilegrad.errors import (
+    ArgumentError,
+    AttributeValueError,
+    DefinitionError,
+    DTypeError,
+    ShapeError,
+    TilegradError,
+    UnsupportedError,
+)
 from tilegrad.targets import Target, get_target
 
 ONE = "one-element"
@@ -78,22 +86,39 @@ class AttrSpec:
         if isinstance(value, type):
             raise AttributeValueError(f"attribute {name} ({value.__name__}) is required")
         kind = self.default if self.required else type(self.default)
-        if kind is tuple or isinstance(value, (list, tuple, np.ndarray)):
+        if kind is not tuple and isinstance(value, (list, tuple, np.ndarray)):
+            raise AttributeValueError(f"attribute {name} must be a single "
+                                      f"{'value' if self.choices else kind.__name__}, got {value!r}")
+        if kind is tuple:
             try:
                 return tuple(int(v) for v in np.atleast_1d(value))
             except (TypeError, ValueError):
                 raise AttributeValueError(f"attribute {name} must be a tuple of integers, got {value!r}") from None
-        value = self.aliases.get(value, value) if not isinstance(value, float) else value
+        if value is None:
+            raise AttributeValueError(f"attribute {name} must not be None")
+        try:
+            value = self.aliases.get(value, value) if not isinstance(value, float) else value
+        except TypeError:  # unhashable
+            raise AttributeValueError(f"attribute {name}={value!r} is not allowed") from None
         if self.choices and value not in self.choices:
             raise AttributeValueError(
                 f"attribute {name}={value!r} is not allowed; choose one of "
                 f"{', '.join(map(repr, self.choices))}"
             )
+        if self.choices:
+            return value
         if kind is bool:
+            if not isinstance(value, (bool, np.bool_, int, np.integer)) or value not in (0, 1):
+                raise AttributeValueError(f"attribute {name} must be a bool, got {value!r}")
             return bool(value)
-        if kind is int and not self.choices:
+        if kind in (int, float):
+            if isinstance(value, (str, bytes)) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise AttributeValueError(f"attribute {name} must be a number, got {value!r}")
+        if kind is int:
             if isinstance(value, (float, np.floating)) and not float(value).is_integer():
                 raise AttributeValueError(f"attribute {name} must be an integer, got {value!r}")
+            if not -(1 << 63) <= int(value) < (1 << 63):
+                raise AttributeValueError(f"attribute {name}={value!r} does not fit in 64 bits")
             return int(value)
         if kind is float:
             return float(value)
@@ -129,13 +154,20 @@ def shaped_by(rule: Callable, dtype: str) -> OutputSpec:
 
 @dataclass(frozen=True)
 class Rule:
-    check: Callable[[dict, dict], bool]
+    check: Callable[..., bool]
     message: str
     arg: str
 
+    def holds(self, shapes: dict, attrs: dict, dtypes: dict) -> bool:
+        required = [p for p in inspect.signature(self.check).parameters.values() if p.default is p.empty]
+        if len(required) >= 3:
+            return bool(self.check(shapes, attrs, dtypes))
+        return bool(self.check(shapes, attrs))
 
-def rule(check: Callable[[dict, dict], bool], message: str, arg: str) -> Rule:
-    """A declared constraint: check(shapes, attrs) must hold, else ShapeError(arg: message)."""
+
+def rule(check: Callable[..., bool], message: str, arg: str) -> Rule:
+    """A declared constraint: check(shapes, attrs) (or check(shapes, attrs, dtypes), dtypes by
+    argument name as strings) must hold, else ShapeError(arg: message)."""
     return Rule(check, message, arg)
 
 
@@ -151,6 +183,8 @@ class Binding:
     output_shapes: dict[str, tuple[int, ...]]
     output_dtypes: dict[str, DType]
     runtime_attrs: tuple[str, ...] = ()
+    kernel_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """Each output's shape as the kernel sees it (a collapsed view of an output like a collapsed input)."""
 
     def key(self) -> tuple:
         return (
@@ -174,6 +208,8 @@ class OpDef:
     schedule: Callable | None
     """(target, binding) -> ScheduleHint: per-target layout choices, kept apart from the math."""
     doc: str
+    in_place: dict[str, str] = field(default_factory=dict)
+    """Output -> the input it may be (the same array, same strides): dy is dx."""
 
     # ---- what is supported where -------------------------------------------------------------
     def supported_targets(self) -> list[str]:
@@ -197,12 +233,12 @@ class OpDef:
         values = dict(zip(list(self.tensors) + list(self.attrs), args))
         for name, value in kwargs.items():
             if name in values:
-                raise TypeError(f"{self.name}: argument {name!r} given twice")
+                raise ArgumentError(f"{self.name}: argument {name!r} given twice")
             values[name] = value
         known = set(self.tensors) | set(self.attrs) | set(self.outputs)
         unknown = sorted(set(values) - known)
         if unknown:
-            raise TypeError(
+            raise ArgumentError(
                 f"{self.name}: unknown argument(s) {', '.join(unknown)}; "
                 f"it takes {', '.join(self.tensors)}; attributes {', '.join(self.attrs)}"
             )
@@ -215,21 +251,19 @@ class OpDef:
                     raise ShapeError(f"{self.name}: tensor argument {name!r} is required")
                 tensors[name] = None
                 continue
-            if not isinstance(value, np.ndarray):
-                value = np.asarray(value)
-            tensors[name] = value
+            tensors[name] = as_array(self.name, name, value)
         dtypes = self._check_dtypes(target, tensors)
         patterns, symbols = self._match_shapes(tensors, attrs)
         shapes = {n: a.shape for n, a in tensors.items() if a is not None}
         for r in self.rules:
-            if not r.check(shapes, attrs):
+            if not r.holds(shapes, attrs, {n: d.name for n, d in dtypes.items()}):
                 if r.arg in self.attrs:
                     raise AttributeValueError(f"{self.name}: attribute {r.arg}={attrs[r.arg]!r}: {r.message}")
                 raise ShapeError(f"{self.name}: argument {r.arg!r}: {r.message} (got shapes {shapes})")
         for name, spec in self.tensors.items():
             if spec.collapse and tensors[name] is not None:
                 tensors[name] = _collapse(tensors[name], spec.patterns[patterns[name]])
-        output_shapes, output_dtypes = {}, {}
+        output_shapes, output_dtypes, kernel_shapes = {}, {}, {}
         for name, out in self.outputs.items():
             output_dtypes[name] = dtypes[out.dtype]
             if isinstance(out.shape, str):
@@ -242,8 +276,11 @@ class OpDef:
                 )
             if any(int(d) < 0 for d in output_shapes[name]):
                 raise AttributeValueError(f"{self.name}: output {name} would have shape {output_shapes[name]}")
+            like_collapsed = isinstance(out.shape, str) and self.tensors[out.shape].collapse
+            kernel_shapes[name] = tensors[out.shape].shape if like_collapsed else output_shapes[name]
         runtime = tuple(n for n, s in self.attrs.items() if s.runtime)
-        return Binding(tensors, dtypes, patterns, attrs, symbols, output_shapes, output_dtypes, runtime)
+        return Binding(tensors, dtypes, patterns, attrs, symbols, output_shapes, output_dtypes, runtime,
+                       kernel_shapes)
 
     def rebind(self, binding: Binding, values: dict) -> Binding:
         """`binding` with new arrays of the same shapes, strides and dtypes (already checked)."""
@@ -258,12 +295,20 @@ class OpDef:
             if name in values:
                 attrs[name] = self.attrs[name].normalize(name, values[name])
         return Binding(tensors, binding.dtypes, binding.patterns, attrs, binding.symbols,
-                       binding.output_shapes, binding.output_dtypes, binding.runtime_attrs)
+                       binding.output_shapes, binding.output_dtypes, binding.runtime_attrs, binding.kernel_shapes)
 
     def _check_dtypes(self, target: Target, tensors: dict) -> dict[str, DType]:
         dtypes: dict[str, DType] = {}
         allowed_data = self.dtypes_on(target)
-        for name, spec in self.tensors.items():
+        order = [n for n, s in self.tensors.items() if s.dtype not in self.tensors]
+        while len(order) < len(self.tensors):  # an argument whose dtype follows another comes after it
+            more = [n for n, s in self.tensors.items() if n not in order and s.dtype in order]
+            if not more:
+                raise DefinitionError(f"{self.name}: the dtype rules of {sorted(set(self.tensors) - set(order))} "
+                                      f"follow each other in a cycle")
+            order += more
+        for name in order:
+            spec = self.tensors[name]
             array = tensors[name]
             if array is None:
                 continue
@@ -282,6 +327,11 @@ class OpDef:
                                      f"it must be one of {', '.join(spec.dtype)}")
             else:
                 other = dtypes.get(spec.dtype)
+                leader = self.tensors[spec.dtype].dtype
+                allowed = leader if isinstance(leader, tuple) else self.dtypes
+                if other is None and dtype.name not in allowed:
+                    raise DTypeError(f"{self.name}: argument {name!r} has dtype {dtype.name}; "
+                                     f"it must be one of {', '.join(allowed)}")
                 if other is not None and other != dtype:
                     raise DTypeError(f"{self.name}: argument {name!r} has dtype {dtype.name}; "
                                      f"it must match {spec.dtype!r} ({other.name})")
@@ -347,19 +397,39 @@ class OpDef:
         token = tracing(trace)
         try:
             result = self.fn(**args, **attrs)
-        finally:
-            stop_tracing(token)
-        if result is not None:
+            results = () if result is None else result if isinstance(result, tuple) else (result,)
+            if len(results) > len(self.outputs):
+                raise DefinitionError(f"{self.name} returns {len(results)} values but declares "
+                                      f"{len(self.outputs)} output(s): {', '.join(self.outputs)} ({self.where()})")
             from tilegrad.dsl.trace import compute
 
-            results = result if isinstance(result, tuple) else (result,)
-            token = tracing(trace)
-            try:
-                for buffer, value in zip(trace.outputs.values(), results):
-                    compute(buffer, value)
-            finally:
-                stop_tracing(token)
+            for buffer, value in zip(trace.outputs.values(), results):
+                compute(buffer, value)
+        except TilegradError:
+            raise
+        except Exception as err:
+            raise DefinitionError(f"{self.name}: {type(err).__name__}: {err} ({self.where(err)})") from err
+        finally:
+            stop_tracing(token)
+        written = {stage.buffer.name for stage in trace.stages if hasattr(stage, "buffer")}
+        missing = [name for name in self.outputs if name not in written]
+        if missing:
+            raise DefinitionError(
+                f"{self.name} never writes output(s) {', '.join(missing)}: it returned {len(results)} value(s) for "
+                f"{len(self.outputs)} declared output(s); return them in order or write them with "
+                f"tg.output(name) ({self.where()})")
         return trace
+
+    def where(self, err: BaseException | None = None) -> str:
+        """The op's source location: the line an error came from, else where the op is defined."""
+        code = self.fn.__code__
+        line = code.co_firstlineno
+        tb = err.__traceback__ if err is not None else None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == code.co_filename:
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        return f"{code.co_filename}:{line}"
 
     def _static_dims(self, name: str, binding: Binding) -> tuple:
         """The dims the matched pattern fixes: the digits of "N 1", every dim of ONE."""
@@ -386,6 +456,18 @@ class OpDef:
             if pattern != ONE and dim in pattern:
                 return Dim(name, args[name].rank - (len(pattern) - pattern.index(dim)))
         raise KeyError(f"{self.name}: output dim {dim!r} is bound by no tensor")
+
+
+def as_array(op: str, name: str, value) -> np.ndarray:
+    """A tensor argument as an ndarray: arrays pass through, numbers and lists are converted."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, (bool, int, float, np.generic, list, tuple)):
+        try:
+            return np.asarray(value)
+        except ValueError as err:
+            raise ArgumentError(f"{op}: tensor argument {name!r}: {err}") from None
+    raise ArgumentError(f"{op}: tensor argument {name!r} must be a numpy array, got {type(value).__name__}")
 
 
 def _collapse(array: np.ndarray, pattern) -> np.ndarray:
@@ -448,6 +530,7 @@ def op(
     rules: Sequence[Rule] = (),
     schedule: Callable | None = None,
     replace: bool = False,
+    in_place: dict[str, str] | None = None,
 ):
     """Register a function as a tilegrad op; its parameters' defaults declare the signature."""
 
@@ -463,7 +546,7 @@ def op(
             raise ValueError(f"op {op_name!r} is already registered (pass replace=True)")
         opdef = OpDef(op_name, fn, tensors, attrs, dict(outputs), tuple(dtypes),
                       tuple(targets) if targets is not None else None, tuple(rules),
-                      schedule, inspect.getdoc(fn) or "")
+                      schedule, inspect.getdoc(fn) or "", dict(in_place or {}))
         _REGISTRY[op_name] = opdef
         return opdef
 

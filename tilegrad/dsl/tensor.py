@@ -168,6 +168,7 @@ def broadcast_apply(fn: Callable[..., Expr], *operands):
     for axis in range(rank):
         dims = [t.shape[axis - rank + t.rank] for t in tensors if t is not None and axis - rank + t.rank >= 0]
         shape.append(next((d for d in dims if not _is_one(d)), dims[0]))
+        _require_equal([d for d in dims if not _is_one(d)])
 
     def element(index: tuple[Expr, ...]) -> Expr:
         args = []
@@ -182,6 +183,18 @@ def broadcast_apply(fn: Callable[..., Expr], *operands):
         return fn(*args)
 
     return TensorExpr(tuple(shape), element)
+
+
+def _require_equal(dims: list[Expr]) -> None:
+    """Broadcast dims that are not statically 1 are read at one index, so they must agree."""
+    from tilegrad.dsl.bounds import broadcast_requirement
+    from tilegrad.dsl.trace import active_trace
+
+    trace = active_trace()
+    for other in dims[1:]:
+        req = broadcast_requirement(dims[0], other)
+        if trace is not None and req is not None and req not in trace.requirements:
+            trace.requirements.append(req)
 
 
 def index_vars(rank: int, prefix: str = "i") -> tuple[Var, ...]:

@@ -53,6 +53,8 @@ class Trace:
     stages: list[Stage] = field(default_factory=list)
     temps: list[Buffer] = field(default_factory=list)
     outputs: dict[str, Buffer] = field(default_factory=dict)
+    requirements: list = field(default_factory=list)
+    """Shape relations the body's broadcasts rely on (dsl/bounds.Requirement)."""
 
     def read_buffers(self) -> set[str]:
         """Names of the buffers any stage reads before the stage that first writes them."""
@@ -79,6 +81,10 @@ def current_trace() -> Trace:
         return _current.get()
     except LookupError:
         raise RuntimeError("tilegrad DSL calls are only valid inside an op body") from None
+
+
+def active_trace() -> Trace | None:
+    return _current.get(None)
 
 
 def tracing(trace: Trace):

@@ -198,15 +198,18 @@ def batch_norm_training(x, bn_scale, bn_bias, running_mean, running_variance, mo
     count, param_index, over_batch = axes.count, axes.param_index, axes.total
 
     save_mean, save_inv = tg.output("save_mean"), tg.output("save_inv_variance")
-    save_mean.assign(lambda _, c, *p: over_batch(c, p, lambda *i: x[i]) / count)
+    # an empty batch has mean 0 and variance 0, and leaves the running statistics unchanged
+    per = tg.cast(tg.maximum(count, 1), "f")
+    save_mean.assign(lambda _, c, *p: over_batch(c, p, lambda *i: x[i]) / per)
     variance = tg.temp("variance", save_mean.shape)  # biased
     variance.assign(lambda _, c, *p: over_batch(
-        c, p, lambda *i: (x[i] - save_mean[param_index(*i)]) * (x[i] - save_mean[param_index(*i)])) / count)
+        c, p, lambda *i: (x[i] - save_mean[param_index(*i)]) * (x[i] - save_mean[param_index(*i)])) / per)
     save_inv.assign(lambda *k: 1.0 / tg.sqrt(variance[k] + epsilon))
     if running_mean is not None:
-        running_mean.assign(lambda *k: (1.0 - factor) * running_mean[k] + factor * save_mean[k])
+        moved = tg.where(count > 0, factor, 0.0)
+        running_mean.assign(lambda *k: (1.0 - moved) * running_mean[k] + moved * save_mean[k])
         unbiased = tg.where(count > 1, tg.cast(count, "f") / tg.cast(tg.maximum(count - 1, 1), "f"), 1.0)
-        running_variance.assign(lambda *k: (1.0 - factor) * running_variance[k] + factor * variance[k] * unbiased)
+        running_variance.assign(lambda *k: (1.0 - moved) * running_variance[k] + moved * variance[k] * unbiased)
 
     def result(*i):
         k = param_index(*i)

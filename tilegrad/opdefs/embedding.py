@@ -15,6 +15,10 @@ EMBEDDING_INDEX_DTYPES = ("int32", "int64", "int16", "int8", "uint8", "bool", "f
         tg.rule(lambda s, a: _numel(s["indices"]) == _numel(s["grad"][:-1]),
                 "must have as many elements as grad without its last axis", "indices"),
         tg.rule(lambda s, a: a["num_weights"] >= 0, "must be >= 0", "num_weights"),
+        tg.rule(lambda s, a, d: not a["scale_grad_by_freq"] or d["indices"] == "int64"
+                or _numel(s["indices"]) < 2**31,
+                "with scale_grad_by_freq, counts are index-sized as in the vendor kernel, so int32 (or "
+                "narrower) indices allow at most 2**31 - 1 of them; use int64 indices", "indices"),
     ],
     schedule=lambda target, binding: _vendor_layout(target, binding),
 )

@@ -23,6 +23,7 @@ def blend(output: str, result, alpha, beta):
 
 @tg.op(
     outputs={"dx": tg.like("dy")},
+    in_place={"dx": "dy"},
     rules=[
         tg.rule(lambda s, a: a["mode"] not in NEEDS_Y or "y" in s, "is required by this mode", "y"),
         tg.rule(lambda s, a: a["mode"] not in NEEDS_X or "x" in s, "is required by this mode", "x"),
@@ -43,14 +44,15 @@ def activation_backward(
         g = dy[i]
         if mode == "sigmoid":
             return g * y[i] * (1.0 - y[i])
+        # masks test the zero side, so a NaN x passes dy through as torch's backward ops do
         if mode == "relu":
-            return tg.where(x[i] > 0.0, g, 0.0)
+            return tg.where(x[i] <= 0.0, 0.0, g)
         if mode == "tanh":
             return g * (1.0 - y[i] * y[i])
         if mode == "clipped_relu":
-            return tg.where((x[i] > 0.0) & (x[i] < coef), g, 0.0)
+            return tg.where((x[i] <= 0.0) | (x[i] >= coef), 0.0, g)
         if mode == "elu":
-            return tg.where(x[i] > 0.0, g, g * (y[i] + coef))
+            return tg.where(x[i] <= 0.0, g * (y[i] + coef), g)
         if mode == "swish":
             s = 1.0 / (1.0 + tg.exp(-(coef * x[i])))
             return g * (s + coef * x[i] * s * (1.0 - s))
@@ -59,7 +61,7 @@ def activation_backward(
     return blend("dx", result, alpha, beta)
 
 
-@tg.op(outputs={"dx": tg.like("y")})
+@tg.op(outputs={"dx": tg.like("y")}, in_place={"dx": "dy"})
 def softmax_backward(
     y=tg.tensor(*MCDNN_SHAPES),
     dy=tg.tensor(*MCDNN_SHAPES, dtype="y"),
@@ -160,7 +162,8 @@ def pooling_backward(
     alpha=tg.attr(1.0, runtime=True),
     beta=tg.attr(0.0, runtime=True),
 ):
-    """Max: each window's dy goes to its first maximum in row-major window order (deterministic:
+    """Max: each window's dy goes to its first maximum in row-major window order, or to its last NaN
+    if it holds one (torch's rule: NaN is the maximum) (deterministic:
     windows scatter into the rows their own (n) owns). Average: each input element gathers dy / area
     from every window that covers it (area counts padding or not)."""
     spatial = x.rank - 2
@@ -190,11 +193,13 @@ def pooling_backward(
             inside = _all([(at[d] >= 0) & (at[d] < size_in[d]) for d in range(spatial)])
             return inside, at, x[(n, c, *at)]
 
-        def argmax(n, c, *o):
+        def argmax(n, c, *o):  # the first cell holding the maximum; with NaNs, the last NaN (as torch)
             best = tg.reduce_max(cells, lambda k: tg.where(cell(n, c, o, k)[0], cell(n, c, o, k)[2], -3.0e38))
             last = tg.reduce_max(cells, lambda k: tg.where(cell(n, c, o, k)[0] & cell(n, c, o, k)[2].eq(best),
                                                            cells - k, 0))
-            return cells - last  # the first cell that holds the maximum
+            nan = tg.reduce_max(cells, lambda k: tg.where(cell(n, c, o, k)[0] & cell(n, c, o, k)[2].ne(
+                cell(n, c, o, k)[2]), k, -1))
+            return tg.where(nan >= 0, nan, cells - last)
 
         def position(n, c, *o):
             k = argmax(n, c, *o)

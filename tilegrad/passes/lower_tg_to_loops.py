@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i1, i32
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i1, i64
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -72,7 +72,7 @@ def _report(code: int, status: SSAValue) -> Region:
     """A region that records error `code` in the kernel's status word."""
     block = Block()
     b = BlockBuilder(block)
-    value = b.const(code, i32)
+    value = b.const(code, i64)
     b.add(memref.StoreOp.get(value, status, [b.index(0)]))
     b.add(scf.YieldOp())
     return Region([block])

@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StridedLayoutAttr,
+    StringAttr,
     UnitAttr,
     f32,
     f64,
@@ -45,6 +46,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from tilegrad.codegen.launcher import GUARD_CODE_BASE, GUARD_SINK_SLOT
 from tilegrad.dialect import tg
 from tilegrad.passes.common import arg_info
 
@@ -79,6 +81,7 @@ class Descriptor:
     element: Attribute
     sizes: list[SSAValue]
     strides: list[SSAValue]
+    name: str = ""
 
 
 def descriptor_slots(t: MemRefType) -> int:
@@ -122,11 +125,14 @@ def _suffix(t: Attribute) -> str:
 
 
 class _FunctionLowering:
-    def __init__(self, fn: func.FuncOp):
+    def __init__(self, fn: func.FuncOp, guard_messages: dict[int, str] | None = None):
         self.fn = fn
         self.values: dict[SSAValue, SSAValue] = {}
         self.memrefs: dict[SSAValue, Descriptor] = {}
         self.blocks: list[Block] = []
+        self.guard_messages = guard_messages
+        """The guard build: every access is bounds-checked, its report code -> what it was."""
+        self.status: Descriptor | None = None
 
     # ---- emission helpers -----------------------------------------------------------------------
     def new_block(self, arg_types=()) -> Block:
@@ -169,7 +175,10 @@ class _FunctionLowering:
                         strides.append(self.const(entry, static[axis], i64))
                     else:
                         strides.append(entry.args[first + 1 + rank + axis])
-                self.memrefs[arg] = Descriptor(entry.args[first], arg.type.element_type, sizes, strides)
+                self.memrefs[arg] = Descriptor(entry.args[first], arg.type.element_type, sizes, strides,
+                                               info.get("tg.name", ""))
+                if info.get("tg.role") == "status":
+                    self.status = self.memrefs[arg]
                 layout.append((info.get("tg.role", ""), arg.type))
             else:
                 scalar = llvm_type(arg.type)
@@ -232,6 +241,8 @@ class _FunctionLowering:
                 return block
             case tg.CopyOp():
                 return self.lower_copy(op, block)
+            case memref.LoadOp() | memref.StoreOp() if self.guard_messages is not None:
+                return self.lower_guarded(op, block)
         handler = _HANDLERS.get(type(op))
         if handler is None:
             raise NotImplementedError(f"lower-to-llvm: no lowering for {op.name}")
@@ -287,12 +298,70 @@ class _FunctionLowering:
         return self.add(block, llvm.GEPOp(d.ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[offset],
                                           inbounds=True)), element
 
+    # ---- the guard build ----------------------------------------------------------------------
+    def bounds_check(self, block: Block, mem: SSAValue, indices, what: str, length: SSAValue | None = None):
+        """(ok, block): whether every index is inside its axis (and, for a copy, the `length`
+        elements from the last index too); a failure stores its report in the status words."""
+        d = self.memrefs[mem]
+        code = GUARD_CODE_BASE + len(self.guard_messages)
+        self.guard_messages[code] = f"guard: stage {self.fn.sym_name.data}: {what} of {d.name}"
+        ok = self.const(block, 1, i1)
+        axis_bad, index_bad, size_bad = (self.const(block, 0, i64) for _ in range(3))
+        last = len(indices) - 1
+        for axis, (index, size) in enumerate(zip(indices, d.sizes)):
+            index = self.v(index)
+            if axis == last and length is not None:
+                end = self.add(block, llvm.AddOp(index, length))
+                inside = self.add(block, llvm.AndOp(
+                    self.add(block, llvm.ICmpOp(index, size, IntegerAttr(7, i64))),   # ule: an empty copy at the end
+                    self.add(block, llvm.ICmpOp(end, size, IntegerAttr(7, i64)))))
+                inside = self.add(block, llvm.AndOp(inside, self.add(block, llvm.ICmpOp(
+                    index, end, IntegerAttr(7, i64)))))
+            else:
+                inside = self.add(block, llvm.ICmpOp(index, size, IntegerAttr(6, i64)))  # ult: 0 <= index < size
+            outside = self.add(block, llvm.XOrOp(inside, self.const(block, 1, i1)))
+            axis_bad = self.add(block, llvm.SelectOp(outside, self.const(block, axis, i64), axis_bad))
+            index_bad = self.add(block, llvm.SelectOp(outside, index, index_bad))
+            size_bad = self.add(block, llvm.SelectOp(outside, size, size_bad))
+            ok = self.add(block, llvm.AndOp(ok, inside))
+        report, after = self.new_block(), self.new_block()
+        block.add_op(llvm.CondBrOp(ok, after, [], report, []))
+        for slot, value in enumerate((self.const(report, code, i64), axis_bad, index_bad, size_bad)):
+            address = self.add(report, llvm.GEPOp(self.status.ptr, [slot], i64))
+            report.add_op(llvm.StoreOp(value, address))
+        report.add_op(llvm.BrOp(after))
+        return ok, after
+
+    def lower_guarded(self, op: memref.LoadOp | memref.StoreOp, block: Block) -> Block:
+        """A load or store that touches its buffer only when in bounds (else the status sink)."""
+        is_load = isinstance(op, memref.LoadOp)
+        if self.memrefs[op.memref] is self.status:
+            handler = _HANDLERS[type(op)]
+            handler(self, op, block)
+            return block
+        what = "load" if is_load else "store"
+        ok, block = self.bounds_check(block, op.memref, op.indices, what)
+        address, element = self.address(block, op.memref, op.indices)
+        sink = self.add(block, llvm.GEPOp(self.status.ptr, [GUARD_SINK_SLOT], i64))
+        address = self.add(block, llvm.SelectOp(ok, address, sink))
+        if is_load:
+            self.values[op.res] = self.add(block, llvm.LoadOp(address, element))
+        else:
+            block.add_op(llvm.StoreOp(self.v(op.value), address))
+        return block
+
     def lower_copy(self, op: tg.CopyOp, block: Block) -> Block:
         """A GM<->UB copy: a memcpy when both sides are unit-stride, else an element loop."""
         src, dst = self.memrefs[op.src], self.memrefs[op.dst]
+        length = self.v(op.length)
+        if self.guard_messages is not None:
+            ok_src, block = self.bounds_check(block, op.src, op.src_indices, f"copy ({op.direction.data})", length)
+            ok_dst, block = self.bounds_check(block, op.dst, op.dst_indices, f"copy ({op.direction.data})", length)
+            ok = self.add(block, llvm.AndOp(ok_src, ok_dst))
+            length = self.add(block, llvm.SelectOp(ok, length, self.const(block, 0, i64)))
+            # an out-of-bounds copy moves nothing; its start addresses are then never dereferenced
         src_ptr, element = self.address(block, op.src, op.src_indices)
         dst_ptr, _ = self.address(block, op.dst, op.dst_indices)
-        length = self.v(op.length)
         unit = all(_is_const_one(d.strides[-1]) for d in (src, dst))
         if unit:
             size = self.const(block, element_bytes(src.element), i64)
@@ -467,7 +536,8 @@ def _ub_alloc(L: _FunctionLowering, op: tg.UBAllocOp, block: Block) -> None:
         strides.append(acc)
         acc *= dim
     L.memrefs[op.result] = Descriptor(ptr, t.element_type, [L.const(block, d, i64) for d in shape],
-                                      [L.const(block, s, i64) for s in reversed(strides)])
+                                      [L.const(block, s, i64) for s in reversed(strides)],
+                                      f"UB buffer {op.label.data!r}")
 
 
 _HANDLERS: dict[type, Callable] = {
@@ -500,18 +570,32 @@ _HANDLERS: dict[type, Callable] = {
 
 @dataclass(frozen=True)
 class LowerToLLVM(ModulePass):
-    """Replace every func.func by an llvm.func pair (`NAME_impl` with noalias pointers, `NAME`)."""
+    """Replace every func.func by an llvm.func pair (`NAME_impl` with noalias pointers, `NAME`).
+
+    `guard=true` is the guard build: every load, store and copy checks its indices against its
+    buffer's sizes first; an access outside stores a report (code, axis, index, size) in the
+    status words and touches a sink instead, so the call raises OutOfBoundsError."""
 
     name = "lower-to-llvm"
+    guard: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        messages: dict[int, str] = {}
         lowered: list[Operation] = []
         for fn in list(op.ops):
             assert isinstance(fn, func.FuncOp)
-            lowered += _FunctionLowering(fn).lower()
+            lowered += _FunctionLowering(fn, messages if self.guard else None).lower()
             fn.detach()
             fn.erase()
         op.body.block.add_ops(lowered)
+        if messages:
+            op.attributes["tg.guard_messages"] = DictionaryAttr({str(k): StringAttr(v) for k, v in messages.items()})
+
+
+def guard_messages(module: ModuleOp) -> dict[int, str]:
+    """What each guard-build report code of a lowered module names (op, stage, buffer)."""
+    attr = module.attributes.get("tg.guard_messages")
+    return {int(k): v.data for k, v in attr.data.items()} if attr is not None else {}
 
 
 def argument_layout(fn: func.FuncOp) -> list[tuple[str, str, int]]:

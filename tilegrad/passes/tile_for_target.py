@@ -171,6 +171,17 @@ class _Tiler:
 
     def guard_owner(self, nest: scf.ForOp, row: SSAValue, lo: SSAValue, hi: SSAValue) -> None:
         guard = next(o for o in nest.walk() if isinstance(o, scf.IfOp) and "tg.in_range" in o.attributes)
+        definer = row.owner if isinstance(row.owner, Operation) else row.owner.parent_op()
+        if definer is not None and guard.is_ancestor(definer):
+            # the row is computed inside the range check (from an inner domain variable): the
+            # owner test joins the accumulation's own condition instead of skipping whole rows
+            store = next(o for o in guard.walk()
+                         if isinstance(o, memref.StoreOp) and "tg.scatter_store" in o.attributes)
+            accumulate = store.parent_op()
+            b = BlockBuilder(accumulate.parent_block(), accumulate)
+            owned = b.add(arith.AndIOp(b.add(arith.CmpiOp(row, lo, "sge")), b.add(arith.CmpiOp(row, hi, "slt"))))
+            accumulate.operands = [b.add(arith.AndIOp(accumulate.cond, owned)), *accumulate.operands[1:]]
+            return
         then = guard.true_region.block
         body = [o for o in then.ops][:-1]
         inner = Block()

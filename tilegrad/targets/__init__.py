@@ -39,6 +39,22 @@ class Target:
     """The target launches with a `core_mask` that picks which cores run (DSP targets)."""
     unverified: tuple[str, ...] = field(default=())
 
+    def __post_init__(self):
+        from tilegrad.errors import AttributeValueError
+
+        for name, low in (("cores", 1), ("ub_bytes", 1), ("ub_align", 1), ("vector_bytes", 1),
+                          ("ub_reserve_bytes", 0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise AttributeValueError(f"target {self.name!r}: {name}={value!r} must be an integer >= {low}")
+        if self.ub_reserve_bytes >= self.ub_bytes:
+            raise AttributeValueError(f"target {self.name!r}: ub_reserve_bytes={self.ub_reserve_bytes} leaves no UB "
+                                      f"of ub_bytes={self.ub_bytes}")
+        if self.ub_align & (self.ub_align - 1):
+            raise AttributeValueError(f"target {self.name!r}: ub_align={self.ub_align} must be a power of two")
+        if self.core_mask_option and self.cores > 62:
+            raise AttributeValueError(f"target {self.name!r}: a core_mask covers at most 62 cores")
+
 
 
 _ALL_DTYPES = ("float64", "float32", "float16", "bfloat16")

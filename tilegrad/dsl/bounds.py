@@ -1,0 +1,221 @@
+"""What an op's index expressions need of the shapes, proven at each call before the kernel runs.
+
+A read whose index is a loop variable (or a constant) is emitted without a clamp, so its safety
+rests on a shape relation: the variable's extent must not exceed the tensor's size on that axis.
+This module collects those relations from a trace as `Requirement`s over size expressions
+(dims, runtime attributes, integers) in a JSON form that the compile cache keeps, and checks
+them for a call's actual shapes. Indices it cannot prove this way (computed from data or from
+other variables, or bounded by an extent that varies inside the kernel) are clamped by the
+emitter instead, and a clamped read needs a non-empty tensor.
+
+Broadcasting adds relations of its own: dims that are not statically 1 must be equal, as numpy
+requires, since the kernel reads both operands at the same index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilegrad.dsl.expr import BinOp, Cast, Const, Dim, Expr, Param, Read, Reduce, Select, UnOp, Var
+from tilegrad.errors import ShapeError, UnsupportedError
+
+Form = int | list
+_OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+        "floordiv": lambda a, b: a // b if b else 0, "div": lambda a, b: a // b if b else 0,
+        "mod": lambda a, b: a % b if b else 0, "max": max, "min": min}
+_SYMBOL = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "div": "//", "mod": "%"}
+
+
+def size_form(e: Expr) -> Form | None:
+    """A size expression in JSON form (ints, ["dim", tensor, axis], ["param", name], [op, a, b]),
+    or None when it depends on loop variables or data."""
+    match e:
+        case Const() if e.kind == "i":
+            return int(e.value)
+        case Dim():
+            return ["dim", e.tensor, e.axis]
+        case Param() if e.kind == "i":
+            return ["param", e.name]
+        case BinOp() if e.op in _OPS and e.kind == "i":
+            a, b = size_form(e.a), size_form(e.b)
+            return None if a is None or b is None else [e.op, a, b]
+    return None
+
+
+def evaluate(form: Form, shapes: dict[str, tuple], params: dict | None = None) -> int:
+    if isinstance(form, int):
+        return form
+    if form[0] == "dim":
+        return int(shapes[form[1]][form[2]])
+    if form[0] == "param":
+        return int((params or {})[form[1]])
+    return int(_OPS[form[0]](evaluate(form[1], shapes, params), evaluate(form[2], shapes, params)))
+
+
+def describe(form: Form) -> str:
+    if isinstance(form, int):
+        return str(form)
+    if form[0] == "dim":
+        return f"{form[1]}.shape[{form[2]}]"
+    if form[0] == "param":
+        return form[1]
+    if form[0] in ("max", "min"):
+        return f"{form[0]}({describe(form[1])}, {describe(form[2])})"
+    return f"({describe(form[1])} {_SYMBOL[form[0]]} {describe(form[2])})"
+
+
+def uses_params(form: Form) -> bool:
+    return isinstance(form, list) and (form[0] == "param" or any(uses_params(f) for f in form[1:]
+                                                                 if isinstance(f, list)))
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """`lhs REL rhs` must hold unless one of the `unless_empty` extents is 0 (nothing runs then).
+    REL is "le" (an extent fits a size), "lt" (a constant index fits), "eq" (broadcast dims)."""
+
+    rel: str
+    lhs: Form
+    rhs: Form
+    unless_empty: tuple = ()
+    what: str = ""
+
+    def holds(self, shapes: dict[str, tuple], params: dict | None = None) -> bool:
+        if any(evaluate(e, shapes, params) <= 0 for e in self.unless_empty):
+            return True
+        a, b = evaluate(self.lhs, shapes, params), evaluate(self.rhs, shapes, params)
+        return a <= b if self.rel == "le" else a < b if self.rel == "lt" else a == b
+
+    def error(self, op: str, shapes: dict[str, tuple], params: dict | None = None) -> ShapeError:
+        a, b = evaluate(self.lhs, shapes, params), evaluate(self.rhs, shapes, params)
+        relation = {"le": "<=", "lt": "<", "eq": "=="}[self.rel]
+        return ShapeError(f"{op}: {self.what}: needs {describe(self.lhs)} {relation} {describe(self.rhs)}, "
+                          f"but they are {a} and {b} (shapes {_named(shapes, self)})")
+
+    def to_json(self) -> list:
+        return [self.rel, self.lhs, self.rhs, list(self.unless_empty), self.what]
+
+    @staticmethod
+    def from_json(data: list) -> Requirement:
+        rel, lhs, rhs, unless, what = data
+        return Requirement(rel, lhs, rhs, tuple(unless), what)
+
+
+def _named(shapes: dict[str, tuple], req: Requirement) -> str:
+    names = sorted({n for f in (req.lhs, req.rhs) for n in _dims_of(f)})
+    return ", ".join(f"{n}={tuple(shapes[n])}" for n in names if n in shapes)
+
+
+def _dims_of(form: Form):
+    if isinstance(form, list):
+        if form[0] == "dim":
+            yield form[1]
+        else:
+            for part in form[1:]:
+                yield from _dims_of(part)
+
+
+def broadcast_requirement(a: Expr, b: Expr) -> Requirement | None:
+    """Two dims that broadcast against each other (neither statically 1) must be equal."""
+    fa, fb = size_form(a), size_form(b)
+    if fa is None or fb is None or fa == fb:
+        return None
+    return Requirement("eq", fa, fb, (), "broadcast operands must agree on this axis")
+
+
+class BoundsAnalysis:
+    """Walks a trace once: which loop variables have extents known before the call (their reads
+    need no clamp), and the requirements that make those unclamped reads safe."""
+
+    def __init__(self, op: str):
+        self.op = op
+        self.extents: dict[int, Form] = {}
+        self.requirements: list[Requirement] = []
+
+    def plain(self, index: Expr) -> bool:
+        """An index read without a clamp: a constant, or a variable with a known extent."""
+        if isinstance(index, Const):
+            return index.kind == "i"
+        return isinstance(index, Var) and index.uid in self.extents
+
+    def stage(self, variables, domain, exprs, scatter=None) -> None:
+        """A stage's loop variables and expressions; `scatter` is (buffer, indices) of a scatter,
+        whose plain-variable indices are not range-checked in the kernel and need a relation."""
+        enclosing = []
+        for var, extent in zip(variables, domain):
+            form = size_form(extent)
+            if form is not None:
+                self.extents[var.uid] = form
+                enclosing.append(form)
+        for e in exprs:
+            self._walk(e, tuple(enclosing))
+        if scatter is not None:
+            buffer, indices = scatter
+            for axis, index in enumerate(indices):
+                if isinstance(index, Var) and index.uid in self.extents:
+                    self._add("le", self.extents[index.uid], size_form(buffer.shape[axis]), tuple(enclosing),
+                              f"{buffer.name} is written along axis {axis} at every index below "
+                              f"{describe(self.extents[index.uid])}")
+
+    def _walk(self, e: Expr, enclosing: tuple) -> None:
+        if isinstance(e, Reduce):
+            self._walk(e.extent, enclosing)
+            form = size_form(e.extent)
+            if form is not None:
+                self.extents[e.var.uid] = form
+            self._walk(e.body, enclosing + ((form,) if form is not None else ()))
+            return
+        if isinstance(e, Read):
+            self.read(e, enclosing)
+        for child in _children(e):
+            self._walk(child, enclosing)
+
+    def read(self, e: Read, enclosing: tuple) -> None:
+        name = e.buffer.name
+        for axis, index in enumerate(e.indices):
+            size = size_form(e.buffer.shape[axis])
+            if size is None:
+                raise UnsupportedError(f"{self.op}: {name} has a size on axis {axis} that depends on loop "
+                                       f"variables; buffer sizes must be known before the call")
+            if isinstance(index, Const) and index.kind == "i":
+                if index.value < 0:
+                    raise UnsupportedError(f"{self.op}: {name} is read at the negative index {index.value}")
+                self._add("lt", int(index.value), size, enclosing, f"{name} is read at index {index.value} "
+                                                                    f"of axis {axis}")
+            elif isinstance(index, Var) and index.uid in self.extents:
+                self._add("le", self.extents[index.uid], size, enclosing,
+                          f"{name} is read along axis {axis} at every index below {describe(self.extents[index.uid])}")
+            else:  # clamped into [0, size): the tensor must have an element to clamp to
+                self._add("le", 1, size, enclosing, f"{name} is read at a computed index on axis {axis}, "
+                                                    f"so it must not be empty there")
+
+    def _add(self, rel: str, lhs: Form, rhs: Form, enclosing: tuple, what: str) -> None:
+        if lhs == rhs and rel in ("le", "eq"):
+            return
+        if isinstance(lhs, int) and isinstance(rhs, int):
+            if not Requirement(rel, lhs, rhs).holds({}):
+                raise UnsupportedError(f"{self.op}: {what}, which can never fit ({lhs} vs {rhs})")
+            return
+        unless = tuple(f for f in enclosing if f != lhs)
+        req = Requirement(rel, lhs, rhs, unless, what)
+        if req not in self.requirements:
+            self.requirements.append(req)
+
+
+def _children(e: Expr):
+    match e:
+        case Read():
+            return e.indices
+        case BinOp():
+            return (e.a, e.b)
+        case UnOp() | Cast():
+            return (e.a,)
+        case Select():
+            return (e.cond, e.a, e.b)
+    return ()
+
+
+def check_requirements(op: str, requirements, shapes: dict[str, tuple], params: dict | None = None) -> None:
+    for req in requirements:
+        if not req.holds(shapes, params):
+            raise req.error(op, shapes, params)
