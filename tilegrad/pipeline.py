@@ -98,7 +98,7 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
 
 def to_llvm(lowered: Lowered, guard: bool = False) -> str:
     """lower-to-llvm, then xDSL's llvmlite conversion and LLVM's O3 for this host. With `guard`,
-    every access is bounds-checked; the report codes join `lowered.messages`."""
+    every access is bounds-checked (at O1); the report codes join `lowered.messages`."""
     from tilegrad.codegen.jit import optimize
 
     ctx = make_context()
@@ -108,4 +108,4 @@ def to_llvm(lowered: Lowered, guard: bool = False) -> str:
     for function in llvm_module.functions:
         if not function.is_declaration:
             function.attributes.add("nounwind")
-    return optimize(str(llvm_module))
+    return optimize(str(llvm_module), speed_level=1 if guard else 3)  # a guard build checks, it need not be fast

@@ -34,15 +34,15 @@ def host_target_machine() -> llb.TargetMachine:
     return new_target_machine()
 
 
-def optimize(module_ir: str) -> str:
-    """LLVM IR text after the O3 pipeline for this host."""
+def optimize(module_ir: str, speed_level: int = 3) -> str:
+    """LLVM IR text after the O3 (or `speed_level`) pipeline for this host."""
     _initialize()
     module = llb.parse_assembly(module_ir)
     module.verify()
     tm = host_target_machine()
     module.triple = tm.triple
     module.data_layout = str(tm.target_data)
-    options = llb.create_pipeline_tuning_options(speed_level=3)
+    options = llb.create_pipeline_tuning_options(speed_level=speed_level)
     options.loop_vectorization = True
     options.slp_vectorization = True
     options.loop_unrolling = True
