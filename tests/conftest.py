@@ -52,6 +52,17 @@ def assert_close(out, ref, dtype, reduction=False):
     np.testing.assert_allclose(got, want, **table[dtype])
 
 
+FUZZ_STATS = {"cases": 0, "mismatches": 0, "canary_hits": 0}
+"""What tests/test_fuzz.py checked (printed at the end of the run)."""
+
+
+def pytest_terminal_summary(terminalreporter):
+    if FUZZ_STATS["cases"]:
+        terminalreporter.write_line(
+            f"fuzz: {FUZZ_STATS['cases']} cases across ops, targets and dtypes; "
+            f"{FUZZ_STATS['mismatches']} mismatches, {FUZZ_STATS['canary_hits']} canary hits")
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
