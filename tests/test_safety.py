@@ -12,6 +12,7 @@ from conftest import torch
 
 import tilegrad
 import tilegrad.dsl as tg
+import tilegrad.kernel
 from tilegrad.codegen import cache
 
 one = np.ones(1, np.float32)
@@ -345,3 +346,43 @@ def test_cache_warns_once_when_unwritable(tmp_path, monkeypatch):
         cache.store("k1", {"op": "x"}, {})
         cache.store("k2", {"op": "x"}, {})
     assert len([w for w in caught if "memory only" in str(w.message)]) == 1
+
+
+@tg.op(outputs={"out": tg.like("x")}, replace=True)
+def safety_collapsed_check(x=tg.tensor("*M N", collapse=True), idx=tg.tensor("M2", dtype=tg.INDEX_DTYPES)):
+    rows, n = x.shape
+    tg.check((idx.shape[0],), lambda r: (tg.cast(idx[r], "i") >= 0) & (tg.cast(idx[r], "i") < n), "idx out of range")
+    return lambda m, k: x[m, k] * 2.0
+
+
+def test_collapsed_op_with_a_check_raises_instead_of_crashing():
+    x = np.ones((2, 3, 8), np.float32)
+    k = tilegrad.compile("safety_collapsed_check", "ascend910b")
+    np.testing.assert_array_equal(k(x=x, idx=np.array([0, 7])), 2 * x)
+    with pytest.raises(tilegrad.IndexOutOfRangeError, match="idx out of range"):
+        k(x=x, idx=np.array([0, 8]))
+
+
+def test_guard_mode_from_the_environment(monkeypatch):
+    monkeypatch.setenv("TILEGRAD_GUARD", "1")
+    assert tilegrad.compile("binary_cross_entropy_grad").guard
+    monkeypatch.setenv("TILEGRAD_GUARD", "0")
+    assert not tilegrad.compile("binary_cross_entropy_grad").guard
+    assert tilegrad.compile("binary_cross_entropy_grad", guard=True).guard
+
+
+def test_a_compiler_failure_is_internal_and_names_the_pass(monkeypatch, capsys):
+    from tilegrad.cli import main
+    from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
+
+    def broken(self, ctx, module):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(FuseSiblingLoops, "apply", broken)
+    monkeypatch.setenv("TILEGRAD_CACHE", "0")
+    monkeypatch.setattr(tilegrad.kernel, "_SPECIALIZATIONS", {})  # compile for real
+    with pytest.raises(tilegrad.InternalError, match="fuse-sibling-loops: KeyError"):
+        tilegrad.compile("safety_add_rows", "ft78ne").ir("loops", x=np.ones((2, 2), np.float32),
+                                                         b=np.ones(2, np.float32))
+    assert main(["show", "dropout_backward", "--target", "mt7004", "--shape", "dy=2x3x4x5"]) == 2
+    assert "internal error" in capsys.readouterr().err

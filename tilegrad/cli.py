@@ -15,7 +15,7 @@ import numpy as np
 
 import tilegrad
 from tilegrad.dsl.opdef import get_op
-from tilegrad.errors import ShapeError, TilegradError
+from tilegrad.errors import InternalError, ShapeError, TilegradError
 from tilegrad.inputs import complete_shapes, input_specs, parse_dims, random_inputs
 from tilegrad.pipeline import STAGES
 
@@ -243,12 +243,17 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`tilegrad show ... | head`)
         sys.stderr.close()
         return 0
+    except InternalError as exc:  # a compiler bug: still one line, the traceback with --debug
+        if debug:
+            raise
+        print(f"tilegrad: internal error: {exc} (rerun with --debug)", file=sys.stderr)
+        return 2
     except TilegradError as exc:
         if debug:
             raise
         print(f"tilegrad: error: {exc}", file=sys.stderr)
         return 1
-    except Exception as exc:  # a compiler bug: still one line, the traceback with --debug
+    except Exception as exc:
         if debug:
             raise
         print(f"tilegrad: internal error: {type(exc).__name__}: {exc} (rerun with --debug)", file=sys.stderr)

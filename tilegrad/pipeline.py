@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +19,7 @@ from tilegrad.dsl.emit import KernelArg, emit_op
 from tilegrad.dsl.expr import Const
 from tilegrad.dsl.opdef import Binding, OpDef
 from tilegrad.dsl.tensor import TensorArg
+from tilegrad.errors import InternalError, TilegradError
 from tilegrad.passes.common import arg_info
 from tilegrad.passes.fuse_elementwise import FuseElementwise
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
@@ -60,15 +62,17 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
               for n, a in binding.tensors.items()}
     unit = {n: unit_inner_stride(a) for n, a in binding.tensors.items() if a is not None}
     params = {n: opdef.attrs[n].kind for n in binding.runtime_attrs}
-    emitted = emit_op(opdef.name, trace, inputs, unit, params)
+    with compiler_step(opdef.name, "emit"):
+        emitted = emit_op(opdef.name, trace, inputs, unit, params)
     module = emitted.module
     ctx = make_context()
-    module.verify()
+    with compiler_step(opdef.name, "verify (op stage)"):
+        module.verify()
     ir = {"op": str(module)}
-    FuseElementwise().apply(ctx, module)
-    LowerTgToLoops().apply(ctx, module)
-    FuseSiblingLoops().apply(ctx, module)
-    module.verify()
+    for step in (FuseElementwise(), LowerTgToLoops(), FuseSiblingLoops()):
+        with compiler_step(opdef.name, step.name):
+            step.apply(ctx, module)
+            module.verify()
     ir["loops"] = str(module)
     plan = None
     if untiled:
@@ -76,8 +80,9 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
         ir["tiled"] = ir["loops"]
     else:
         tiler = TileForTarget(target, num_blocks, hint)
-        tiler.apply(ctx, module)
-        module.verify()
+        with compiler_step(opdef.name, f"{tiler.name} for {target.name}"):
+            tiler.apply(ctx, module)
+            module.verify()
         ir["tiled"] = str(module)
         plan = tiler.plans[0]
     functions = [f.sym_name.data for f in module.ops]
@@ -102,10 +107,25 @@ def to_llvm(lowered: Lowered, guard: bool = False) -> str:
     from tilegrad.codegen.jit import optimize
 
     ctx = make_context()
-    LowerToLLVM(guard=guard).apply(ctx, lowered.module)  # LLVM verifies what this produces when it parses it
+    name = lowered.module.ops.first.sym_name.data
+    with compiler_step(name, "lower-to-llvm"):
+        LowerToLLVM(guard=guard).apply(ctx, lowered.module)  # LLVM verifies what this produces when it parses it
     lowered.messages.update(guard_messages(lowered.module))
-    llvm_module = convert_module(lowered.module, fallback_target_triple=None)
-    for function in llvm_module.functions:
-        if not function.is_declaration:
-            function.attributes.add("nounwind")
-    return optimize(str(llvm_module), speed_level=1 if guard else 3)  # a guard build checks, it need not be fast
+    with compiler_step(name, "llvmlite conversion and O3"):
+        llvm_module = convert_module(lowered.module, fallback_target_triple=None)
+        for function in llvm_module.functions:
+            if not function.is_declaration:
+                function.attributes.add("nounwind")
+        return optimize(str(llvm_module), speed_level=1 if guard else 3)  # a guard build checks, it need not be fast
+
+
+@contextmanager
+def compiler_step(op: str, step: str):
+    """A failure inside the compiler is tilegrad's bug, not the caller's: InternalError naming the
+    op and the pass (the original exception is chained, for --debug)."""
+    try:
+        yield
+    except TilegradError:
+        raise
+    except Exception as err:
+        raise InternalError(f"{op}: the compiler failed in {step}: {type(err).__name__}: {err}") from err

@@ -157,18 +157,17 @@ class Rule:
     check: Callable[..., bool]
     message: str
     arg: str
+    takes_dtypes: bool = False
 
     def holds(self, shapes: dict, attrs: dict, dtypes: dict) -> bool:
-        required = [p for p in inspect.signature(self.check).parameters.values() if p.default is p.empty]
-        if len(required) >= 3:
-            return bool(self.check(shapes, attrs, dtypes))
-        return bool(self.check(shapes, attrs))
+        return bool(self.check(shapes, attrs, dtypes) if self.takes_dtypes else self.check(shapes, attrs))
 
 
 def rule(check: Callable[..., bool], message: str, arg: str) -> Rule:
     """A declared constraint: check(shapes, attrs) (or check(shapes, attrs, dtypes), dtypes by
     argument name as strings) must hold, else ShapeError(arg: message)."""
-    return Rule(check, message, arg)
+    required = [p for p in inspect.signature(check).parameters.values() if p.default is p.empty]
+    return Rule(check, message, arg, len(required) >= 3)
 
 
 @dataclass
