@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tilegrad.dsl.opdef import ONE, OpDef
+from tilegrad.dsl.opdef import ONE, OpDef, ParamsDtype
 from tilegrad.dtypes import dtype_of
 from tilegrad.errors import ShapeError
 
@@ -131,6 +131,8 @@ def input_specs(op: OpDef, shapes: dict[str, tuple], dtypes: dict[str, str]):
 
 def _default_dtype(op: OpDef, name: str, dtypes: dict[str, str]) -> str:
     spec = op.tensors[name]
+    if isinstance(spec.dtype, ParamsDtype):
+        return spec.dtype.expected(dtypes.get(spec.dtype.data) or _default_dtype(op, spec.dtype.data, dtypes))
     if spec.dtype == "data":
         return dtypes.get("*", "float32")
     if isinstance(spec.dtype, tuple):

@@ -291,6 +291,9 @@ class Kernel:
         _refuse_aliasing(self.op, binding, outputs)
         results, copy_back = {}, []
         for name in self.op.outputs:
+            if name not in binding.output_shapes:  # not produced by this call: None, a given buffer untouched
+                results[name] = None
+                continue
             shape, dtype = binding.output_shapes[name], binding.output_dtypes[name].numpy
             kernel_shape = binding.kernel_shapes[name]
             given = outputs.get(name)

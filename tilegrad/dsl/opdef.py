@@ -39,10 +39,27 @@ INDEX_DTYPES = ("int32", "int64", "uint8")
 
 
 @dataclass(frozen=True)
+class ParamsDtype:
+    """cuDNN's rule for normalization parameters and statistics: float64 for float64 data,
+    float32 for every other data dtype (half types compute in float32)."""
+
+    data: str
+
+    def expected(self, data_dtype: str) -> str:
+        return "float64" if data_dtype == "float64" else "float32"
+
+
+def params_dtype(data: str) -> ParamsDtype:
+    """A tensor's dtype by cuDNN's parameter rule: float64 if `data` is float64, else float32."""
+    return ParamsDtype(data)
+
+
+@dataclass(frozen=True)
 class TensorSpec:
     patterns: tuple
-    dtype: str | tuple[str, ...] = "data"
-    """"data" (the op's data dtypes), a tuple of dtype names, or another argument's name."""
+    dtype: str | tuple[str, ...] | ParamsDtype = "data"
+    """"data" (the op's data dtypes), a tuple of dtype names, another argument's name, or
+    `params_dtype(name)` (float64 for float64 data, else float32)."""
     optional: bool = False
     collapse: bool = False
     """The kernel sees the starred group of dims as one axis (a free view for contiguous data)."""
@@ -54,12 +71,12 @@ class TensorSpec:
     doc: str = ""
 
 
-def tensor(*patterns, dtype: str | Sequence[str] = "data", optional: bool = False,
+def tensor(*patterns, dtype: str | Sequence[str] | ParamsDtype = "data", optional: bool = False,
            collapse: bool = False, values: tuple | None = None, updated: bool = False,
            doc: str = "") -> TensorSpec:
     """A tensor parameter. Each pattern is a string of dims ("N C", "*B E", "") or ONE."""
     parsed = tuple(p if p == ONE else tuple(p.split()) for p in patterns) or (("*S",),)
-    return TensorSpec(parsed, dtype if isinstance(dtype, str) else tuple(dtype), optional, collapse,
+    return TensorSpec(parsed, dtype if isinstance(dtype, (str, ParamsDtype)) else tuple(dtype), optional, collapse,
                       values, updated, doc)
 
 
@@ -137,19 +154,23 @@ class OutputSpec:
     function (shape_of, attrs) -> dims, where shape_of(argument) gives that argument's dims."""
     dtype: str
     """The argument whose dtype the output takes."""
+    when: Callable[[dict], bool] | None = None
+    """attrs -> whether the call produces this output (else it is None: not allocated, not written)."""
 
 
-def like(arg: str) -> OutputSpec:
-    return OutputSpec(arg, arg)
+def like(arg: str, when: Callable[[dict], bool] | None = None) -> OutputSpec:
+    """An output of `arg`'s shape and dtype (produced only where `when(attrs)` holds, if given)."""
+    return OutputSpec(arg, arg, when)
 
 
-def shaped(*dims, dtype: str) -> OutputSpec:
-    return OutputSpec(tuple(dims), dtype)
+def shaped(*dims, dtype: str, when: Callable[[dict], bool] | None = None) -> OutputSpec:
+    """An output of these dims (symbols, attribute names, ints) and `dtype`'s dtype."""
+    return OutputSpec(tuple(dims), dtype, when)
 
 
-def shaped_by(rule: Callable, dtype: str) -> OutputSpec:
+def shaped_by(rule: Callable, dtype: str, when: Callable[[dict], bool] | None = None) -> OutputSpec:
     """An output whose shape depends on attributes: rule(shape_of, attrs) -> dims."""
-    return OutputSpec(rule, dtype)
+    return OutputSpec(rule, dtype, when)
 
 
 @dataclass(frozen=True)
@@ -183,7 +204,8 @@ class Binding:
     output_dtypes: dict[str, DType]
     runtime_attrs: tuple[str, ...] = ()
     kernel_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    """Each output's shape as the kernel sees it (a collapsed view of an output like a collapsed input)."""
+    """Each output's shape as the kernel sees it (a collapsed view of an output like a collapsed input).
+    Outputs the call does not produce (`when=`) are in neither dict."""
 
     def key(self) -> tuple:
         return (
@@ -264,6 +286,8 @@ class OpDef:
                 tensors[name] = _collapse(tensors[name], spec.patterns[patterns[name]])
         output_shapes, output_dtypes, kernel_shapes = {}, {}, {}
         for name, out in self.outputs.items():
+            if out.when is not None and not out.when(attrs):
+                continue  # this call does not produce it
             output_dtypes[name] = dtypes[out.dtype]
             if isinstance(out.shape, str):
                 output_shapes[name] = tuple(shapes[out.shape])
@@ -299,9 +323,9 @@ class OpDef:
     def _check_dtypes(self, target: Target, tensors: dict) -> dict[str, DType]:
         dtypes: dict[str, DType] = {}
         allowed_data = self.dtypes_on(target)
-        order = [n for n, s in self.tensors.items() if s.dtype not in self.tensors]
+        order = [n for n, s in self.tensors.items() if _leader(s) is None]
         while len(order) < len(self.tensors):  # an argument whose dtype follows another comes after it
-            more = [n for n, s in self.tensors.items() if n not in order and s.dtype in order]
+            more = [n for n, s in self.tensors.items() if n not in order and _leader(s) in order]
             if not more:
                 raise DefinitionError(f"{self.name}: the dtype rules of {sorted(set(self.tensors) - set(order))} "
                                       f"follow each other in a cycle")
@@ -320,6 +344,13 @@ class OpDef:
                     raise UnsupportedError(
                         f"op {self.name} on target {target.name!r} does not support dtype {dtype.name} "
                         f"(argument {name!r}); it supports {', '.join(allowed_data) or 'none'}")
+            elif isinstance(spec.dtype, ParamsDtype):
+                data = dtypes.get(spec.dtype.data)
+                allowed = (spec.dtype.expected(data.name),) if data is not None else ("float32", "float64")
+                if dtype.name not in allowed:
+                    raise DTypeError(f"{self.name}: argument {name!r} has dtype {dtype.name}; parameters and "
+                                     f"statistics are float64 for float64 data, float32 otherwise, so it must be "
+                                     f"{' or '.join(allowed)}" + (f" ({spec.dtype.data} is {data.name})" if data else ""))
             elif isinstance(spec.dtype, tuple):
                 if dtype.name not in spec.dtype:
                     raise DTypeError(f"{self.name}: argument {name!r} has dtype {dtype.name}; "
@@ -384,6 +415,8 @@ class OpDef:
                                                     self.tensors[n].updated)
                 for n, a in binding.tensors.items()}
         for name, out in self.outputs.items():
+            if name not in binding.output_shapes:
+                continue
             if isinstance(out.shape, str):
                 dims = args[out.shape].shape
             elif callable(out.shape):
@@ -402,8 +435,9 @@ class OpDef:
                                       f"{len(self.outputs)} output(s): {', '.join(self.outputs)} ({self.where()})")
             from tilegrad.dsl.trace import compute
 
-            for buffer, value in zip(trace.outputs.values(), results):
-                compute(buffer, value)
+            for name, value in zip(self.outputs, results):
+                if name in trace.outputs:  # a value for an output this call does not produce is dropped
+                    compute(trace.outputs[name], value)
         except TilegradError:
             raise
         except Exception as err:
@@ -411,7 +445,7 @@ class OpDef:
         finally:
             stop_tracing(token)
         written = {stage.buffer.name for stage in trace.stages if hasattr(stage, "buffer")}
-        missing = [name for name in self.outputs if name not in written]
+        missing = [name for name in trace.outputs if name not in written]
         if missing:
             raise DefinitionError(
                 f"{self.name} never writes output(s) {', '.join(missing)}: it returned {len(results)} value(s) for "
@@ -455,6 +489,13 @@ class OpDef:
             if pattern != ONE and dim in pattern:
                 return Dim(name, args[name].rank - (len(pattern) - pattern.index(dim)))
         raise KeyError(f"{self.name}: output dim {dim!r} is bound by no tensor")
+
+
+def _leader(spec: TensorSpec) -> str | None:
+    """The argument whose dtype this one's follows, if any."""
+    if isinstance(spec.dtype, ParamsDtype):
+        return spec.dtype.data
+    return spec.dtype if isinstance(spec.dtype, str) and spec.dtype != "data" else None
 
 
 def as_array(op: str, name: str, value) -> np.ndarray:

@@ -117,9 +117,9 @@ COMMON_RULES = [
 def batch_norm_backward(
     x=tg.tensor(*MCDNN_SHAPES),
     dy=tg.tensor(*MCDNN_SHAPES, dtype="x"),
-    bn_scale=tg.tensor(*PARAM_SHAPES, dtype=("float32",)),
-    saved_mean=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True),
-    saved_inv_variance=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True),
+    bn_scale=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x")),
+    saved_mean=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x"), optional=True),
+    saved_inv_variance=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x"), optional=True),
     mode=tg.attr("spatial", BN_MODES),
     epsilon=tg.attr(1e-5),
     alpha_data_diff=tg.attr(1.0, runtime=True),
@@ -137,7 +137,7 @@ def batch_norm_backward(
 
 @tg.op(
     outputs={"dx": tg.like("x"), "d_bn_scale": tg.like("bn_scale"), "d_bn_bias": tg.like("bn_scale"),
-             "dz": tg.like("x")},
+             "dz": tg.like("x", when=lambda a: a["bn_ops"] == "bn_add_activation")},
     rules=[*COMMON_RULES, *_param_rules(("bn_bias",)),
            tg.rule(lambda s, a: not (a["bn_ops"] == "bn_add_activation" and a["activation"] == "swish"),
                    "swish needs the pre-activation, which bn_add_activation does not keep", "activation")],
@@ -146,10 +146,10 @@ def batch_norm_backward_ex(
     x=tg.tensor(*MCDNN_SHAPES),
     y=tg.tensor(*MCDNN_SHAPES, dtype="x"),
     dy=tg.tensor(*MCDNN_SHAPES, dtype="x"),
-    bn_scale=tg.tensor(*PARAM_SHAPES, dtype=("float32",)),
-    bn_bias=tg.tensor(*PARAM_SHAPES, dtype=("float32",)),
-    saved_mean=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True),
-    saved_inv_variance=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True),
+    bn_scale=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x")),
+    bn_bias=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x")),
+    saved_mean=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x"), optional=True),
+    saved_inv_variance=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x"), optional=True),
     mode=tg.attr("spatial", BN_MODES),
     epsilon=tg.attr(1e-5),
     bn_ops=tg.attr("bn", ("bn", "bn_activation", "bn_add_activation")),
@@ -161,7 +161,7 @@ def batch_norm_backward_ex(
     beta_param_diff=tg.attr(0.0, runtime=True),
 ):
     """Ex: y = act(bn(x) (+ z)); dŷ = dy · act'(pre-activation), taken from y (swish recomputes
-    bn(x)); dz = dŷ when bn_add_activation (written as zeros otherwise)."""
+    bn(x)); dz = dŷ when bn_add_activation (otherwise dz is None: not allocated, not written)."""
     def slope(i, k, x_hat):  # act'(pre-activation); swish recomputes bn(x) = γ x̂ + β
         pre = bn_scale[k] * x_hat(*i) + bn_bias[k] if activation == "swish" else None
         return _activation_slope(activation, coef, y[i], pre)
@@ -169,7 +169,7 @@ def batch_norm_backward_ex(
     dx, d_scale, d_bias, dy_hat = batch_norm_gradients(
         x, dy, bn_scale, saved_mean, saved_inv_variance, mode, epsilon, alpha_data_diff, beta_data_diff,
         alpha_param_diff, beta_param_diff, slope if bn_ops != "bn" else None)
-    dz = blend("dz", dy_hat, alpha_data_diff, beta_data_diff) if bn_ops == "bn_add_activation" else 0.0
+    dz = blend("dz", dy_hat, alpha_data_diff, beta_data_diff) if bn_ops == "bn_add_activation" else None
     return dx, d_scale, d_bias, dz
 
 
@@ -233,10 +233,10 @@ TRAINING_OUTPUTS = {"y": tg.like("x"), "save_mean": tg.like("bn_scale"), "save_i
 @tg.op(outputs=TRAINING_OUTPUTS, rules=TRAINING_RULES)
 def batch_norm_forward_training(
     x=tg.tensor(*MCDNN_SHAPES),
-    bn_scale=tg.tensor(*PARAM_SHAPES, dtype=("float32",)),
-    bn_bias=tg.tensor(*PARAM_SHAPES, dtype=("float32",)),
-    running_mean=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True, updated=True),
-    running_variance=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True, updated=True),
+    bn_scale=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x")),
+    bn_bias=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x")),
+    running_mean=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x"), optional=True, updated=True),
+    running_variance=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x"), optional=True, updated=True),
     mode=tg.attr("spatial", BN_MODES),
     exponential_average_factor=tg.attr(0.1, runtime=True),
     epsilon=tg.attr(1e-5),
@@ -255,10 +255,10 @@ def batch_norm_forward_training(
 def batch_norm_forward_training_ex(
     x=tg.tensor(*MCDNN_SHAPES),
     z=tg.tensor(*MCDNN_SHAPES, dtype="x", optional=True),
-    bn_scale=tg.tensor(*PARAM_SHAPES, dtype=("float32",)),
-    bn_bias=tg.tensor(*PARAM_SHAPES, dtype=("float32",)),
-    running_mean=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True, updated=True),
-    running_variance=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True, updated=True),
+    bn_scale=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x")),
+    bn_bias=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x")),
+    running_mean=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x"), optional=True, updated=True),
+    running_variance=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x"), optional=True, updated=True),
     mode=tg.attr("spatial", BN_MODES),
     exponential_average_factor=tg.attr(0.1, runtime=True),
     epsilon=tg.attr(1e-5),

@@ -82,7 +82,7 @@ def _group_stats(x, groups: _Groups, epsilon, mean_buffer, inv_buffer):
 
 @tg.op(
     outputs={"dx": tg.like("x"), "d_bn_scale": tg.like("bn_scale"), "d_bn_bias": tg.like("bn_scale"),
-             "dz": tg.like("x")},
+             "dz": tg.like("x", when=lambda a: a["norm_ops"] == "norm_add_activation")},
     rules=_rules(("saved_mean", "saved_inv_variance"),
                  [tg.rule(lambda s, a: a["norm_ops"] == "norm" or "y" in s, "is required by norm_ops", "y"),
                   tg.rule(lambda s, a: a["activation"] != "swish" or "bn_bias" in s,
@@ -92,10 +92,10 @@ def normalization_backward(
     x=tg.tensor(*MCDNN_SHAPES),
     y=tg.tensor(*MCDNN_SHAPES, dtype="x", optional=True),
     dy=tg.tensor(*MCDNN_SHAPES, dtype="x"),
-    bn_scale=tg.tensor(*PARAM_SHAPES, dtype=("float32",)),
-    bn_bias=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True),
-    saved_mean=tg.tensor(*STATS_SHAPES, dtype=("float32",), optional=True),
-    saved_inv_variance=tg.tensor(*STATS_SHAPES, dtype=("float32",), optional=True),
+    bn_scale=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x")),
+    bn_bias=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x"), optional=True),
+    saved_mean=tg.tensor(*STATS_SHAPES, dtype=tg.params_dtype("x"), optional=True),
+    saved_inv_variance=tg.tensor(*STATS_SHAPES, dtype=tg.params_dtype("x"), optional=True),
     mode=tg.attr("per_channel", NORM_MODES),
     norm_ops=tg.attr("norm", NORM_OPS),
     algo=tg.attr("standard", ("standard", "persist")),
@@ -110,14 +110,15 @@ def normalization_backward(
 ):
     """group_cnt = 1 is batch_norm_backward(_ex). Group norm, with x̂ = (x - μ[n,g]) r[n,g] and
     dŷ = dy (· act'): dγ = Σ_{n, spatial} dŷ x̂, dβ = Σ dŷ, dx = r (γ dŷ - a/D - x̂ b/D) where
-    a = Σ_group γ dŷ and b = Σ_group γ dŷ x̂ over the D elements of the group; dz = dŷ."""
+    a = Σ_group γ dŷ and b = Σ_group γ dŷ x̂ over the D elements of the group; dz = dŷ with
+    norm_add_activation (otherwise dz is None: not allocated, not written)."""
 
     def slope(i, k, x_hat):
         pre = bn_scale[k] * x_hat(*i) + bn_bias[k] if activation == "swish" else None
         return _activation_slope(activation, coef, y[i], pre)
 
     def dz(dy_hat):
-        return blend("dz", dy_hat, alpha_data_diff, beta_data_diff) if norm_ops == "norm_add_activation" else 0.0
+        return blend("dz", dy_hat, alpha_data_diff, beta_data_diff) if norm_ops == "norm_add_activation" else None
 
     if group_cnt == 1:
         dx, d_scale, d_bias, dy_hat = batch_norm_gradients(
@@ -173,10 +174,10 @@ def normalization_backward(
 def normalization_forward_training(
     x=tg.tensor(*MCDNN_SHAPES),
     z=tg.tensor(*MCDNN_SHAPES, dtype="x", optional=True),
-    bn_scale=tg.tensor(*PARAM_SHAPES, dtype=("float32",)),
-    bn_bias=tg.tensor(*PARAM_SHAPES, dtype=("float32",)),
-    running_mean=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True, updated=True),
-    running_variance=tg.tensor(*PARAM_SHAPES, dtype=("float32",), optional=True, updated=True),
+    bn_scale=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x")),
+    bn_bias=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x")),
+    running_mean=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x"), optional=True, updated=True),
+    running_variance=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x"), optional=True, updated=True),
     mode=tg.attr("per_channel", NORM_MODES),
     norm_ops=tg.attr("norm", NORM_OPS),
     algo=tg.attr("standard", ("standard", "persist")),
