@@ -348,9 +348,10 @@ class OpDef:
                 data = dtypes.get(spec.dtype.data)
                 allowed = (spec.dtype.expected(data.name),) if data is not None else ("float32", "float64")
                 if dtype.name not in allowed:
+                    given = f" ({spec.dtype.data} is {data.name})" if data else ""
                     raise DTypeError(f"{self.name}: argument {name!r} has dtype {dtype.name}; parameters and "
                                      f"statistics are float64 for float64 data, float32 otherwise, so it must be "
-                                     f"{' or '.join(allowed)}" + (f" ({spec.dtype.data} is {data.name})" if data else ""))
+                                     f"{' or '.join(allowed)}{given}")
             elif isinstance(spec.dtype, tuple):
                 if dtype.name not in spec.dtype:
                     raise DTypeError(f"{self.name}: argument {name!r} has dtype {dtype.name}; "
