@@ -134,6 +134,10 @@ class _Tiler:
             extent = reduce.ub
             lo, hi = self.split(extent, nest)
             reduce.operands = [lo, hi, reduce.step, *reduce.iter_args]
+            part = next((o for o in reduce.body.block.ops if loop_role(o) == "reduce_part"), None)
+            if part is not None:  # a blocked sum: its last block ends where this core's range does
+                stop = part.ub.owner
+                stop.operands = [stop.operands[0], hi]
             split = "reduction axis split over cores, per-core partials in the workspace"
         elif kind != "scatter" or self._scatters_own_rows(nest, loops):
             # the outermost axis that is not statically 1 (a 1xCx1x1 parameter splits over C)
