@@ -1,19 +1,24 @@
-"""Benchmarks: tilegrad's JIT kernels on `cpu` next to PyTorch (1 and 2 threads) and numpy.
+"""Benchmarks: every op's JIT kernel on `cpu` next to PyTorch's best CPU form and numpy, in one run.
 
-Times are the best of several runs after a warm-up; GB/s counts the bytes each op must move at
-least (inputs read once, outputs written once). tilegrad writes into preallocated outputs, as a
-training loop would (`dx=buf`); torch and numpy allocate theirs.
+Each case times tilegrad (writing into preallocated outputs, as a training step would), torch's
+equivalent (the aten backward kernel, plain and `out=` where aten has one; autograd of the composite
+forward where aten has none) at 2 threads, and numpy where it has a natural form. Repetitions are
+interleaved (tilegrad, then each torch form, then numpy, and again), and the best of each is kept,
+so a burst of load on this shared machine hits all columns alike; the load average is printed.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
 
 import numpy as np
 
 import tilegrad
+from tilegrad.bench_cases import case_builders
 
 
 @dataclass
@@ -22,128 +27,75 @@ class Case:
     size: str
     bytes_moved: int
     tilegrad: Callable[[], object]
-    torch: Callable[[], object] | None
-    numpy: Callable[[], object] | None
+    torch: dict[str, Callable[[], object]] = field(default_factory=dict)
+    """torch's forms by label ("aten", "aten out=", "autograd"): the table keeps the fastest."""
+    numpy: Callable[[], object] | None = None
+
+
+def interleaved_best(functions: dict[str, Callable[[], object]], repeat: int = 5) -> dict[str, float]:
+    """Best time of each function over `repeat` rounds, one call of each per round."""
+    for fn in functions.values():
+        fn()  # warm-up (and compile)
+    best = {name: float("inf") for name in functions}
+    for _ in range(repeat):
+        for name, fn in functions.items():
+            start = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
 
 
 def best_time(fn: Callable[[], object], repeat: int = 5) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    return interleaved_best({"fn": fn}, repeat)["fn"]
 
 
-def _bce(rng, n):
-    x = rng.uniform(0.01, 0.99, n).astype(np.float32)
-    y = rng.uniform(0, 1, n).astype(np.float32)
-    g = np.array([1.0], np.float32)
-    dx = np.empty_like(x)
-    kernel = tilegrad.compile("binary_cross_entropy_grad", "cpu")
-    run = lambda: kernel(input_x=x, input_y=y, dloss=g, reduction="mean", dx=dx)  # noqa: E731
-    torch_fn = numpy_fn = None
-    try:
-        import torch
-
-        xt, yt, gt = torch.from_numpy(x), torch.from_numpy(y), torch.tensor(1.0)
-        torch_fn = lambda: torch.ops.aten.binary_cross_entropy_backward(gt, xt, yt, None, 1)  # noqa: E731
-    except ImportError:
-        pass
-    numpy_fn = lambda: g[0] * (x - y) / np.maximum(x * (1 - x), 1e-12) / n  # noqa: E731
-    return Case("binary_cross_entropy_grad", f"{n} f32, mean", 3 * 4 * n, run, torch_fn, numpy_fn)
-
-
-def _nll(rng, n, c):
-    x = np.empty((n, c), np.float32)  # self is only read for its shape
-    t = rng.integers(0, c, n).astype(np.int64)
-    w = rng.uniform(0.5, 2, c).astype(np.float32)
-    g = np.array([1.0], np.float32)
-    tw = np.array([w[t].sum()], np.float32)
-    out = np.empty((n, c), np.float32)
-    kernel = tilegrad.compile("nll_loss_backward", "cpu")
-    run = lambda: kernel(grad_output=g, self=x, target=t, weight=w, total_weight=tw, out=out)  # noqa: E731
-    torch_fn = None
-    try:
-        import torch
-
-        xt, tt, wt = torch.from_numpy(x), torch.from_numpy(t), torch.from_numpy(w)
-        torch_fn = lambda: torch.ops.aten.nll_loss_backward(  # noqa: E731
-            torch.tensor(1.0), xt, tt, wt, 1, -100, torch.tensor(tw[0]))
-    except ImportError:
-        pass
-
-    def numpy_fn():
-        result = np.zeros((n, c), np.float32)
-        result[np.arange(n), t] = -w[t] / tw[0]
-        return result
-
-    return Case("nll_loss_backward", f"N={n} C={c} f32, mean", 4 * n * c + 8 * n, run, torch_fn, numpy_fn)
-
-
-def _embedding(rng, n, e, num_weights, scale):
-    idx = rng.integers(0, num_weights, n).astype(np.int64)
-    grad = rng.standard_normal((n, e)).astype(np.float32)
-    out = np.empty((num_weights, e), np.float32)
-    kernel = tilegrad.compile("embedding_dense_backward", "cpu")
-    run = lambda: kernel(grad=grad, indices=idx, num_weights=num_weights,  # noqa: E731
-                         scale_grad_by_freq=scale, out=out)
-    torch_fn = None
-    try:
-        import torch
-
-        gt, it = torch.from_numpy(grad), torch.from_numpy(idx)
-        torch_fn = lambda: torch.ops.aten.embedding_dense_backward(gt, it, num_weights, -1, scale)  # noqa: E731
-    except ImportError:
-        pass
-
-    def numpy_fn():
-        result = np.zeros((num_weights, e), np.float32)
-        np.add.at(result, idx, grad)
-        if scale:
-            result /= np.maximum(np.bincount(idx, minlength=num_weights), 1)[:, None]
-        return result
-
-    moved = 4 * num_weights * e + 4 * n * e + 8 * n
-    label = f"{n}x{e} into {num_weights}{', scaled' if scale else ''}"
-    return Case("embedding_dense_backward", label, moved, run, torch_fn, numpy_fn)
-
-
-def cases(quick: bool = False) -> list[Case]:
+def cases(quick: bool = False, ops: list[str] | None = None) -> list[Case]:
     rng = np.random.default_rng(0)
-    if quick:
-        return [_bce(rng, 1 << 20), _nll(rng, 1024, 4000), _embedding(rng, 1024, 256, 5000, False),
-                _embedding(rng, 1024, 256, 5000, True)]
-    return [_bce(rng, 16 << 20), _nll(rng, 8192, 32000), _embedding(rng, 8192, 1024, 50000, False),
-            _embedding(rng, 8192, 1024, 50000, True)]
+    built = []
+    for pattern, builder in case_builders():
+        if ops and not any(fnmatch(op, pattern) for op in ops):
+            continue
+        built += [c for c in builder(rng, quick, Case) if not ops or c.name in ops]
+    return built
 
 
 def run_benchmarks(ops: list[str] | None = None, quick: bool = False, repeat: int = 5) -> list[dict]:
+    known = tilegrad.list_ops()
+    unknown = [op for op in ops or [] if op not in known]
+    if unknown:
+        raise tilegrad.UnsupportedError(f"no benchmark for {', '.join(unknown)}; ops: {', '.join(known)}")
     try:
         import torch
+
+        torch.set_num_threads(2)
     except ImportError:
         torch = None
+    load = os.getloadavg()
+    print(f"cpu: {os.cpu_count()} cores; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; torch at 2 threads")
+    print("| op | size | tilegrad ms | GB/s | torch ms (form) | numpy ms | vs torch | vs numpy |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     rows = []
-    header = (f"{'op':<26} {'size':<28} {'tilegrad ms':>11} {'GB/s':>6} {'torch1 ms':>9} {'torch2 ms':>9} "
-              f"{'numpy ms':>9} {'vs torch2':>9} {'vs numpy':>8}")
-    print(header)
-    for case in cases(quick):
-        if ops and case.name not in ops:
-            continue
-        ours = best_time(case.tilegrad, repeat)
-        torch_times = []
-        if torch is not None and case.torch is not None:
-            for threads in (1, 2):
-                torch.set_num_threads(threads)
-                torch_times.append(best_time(case.torch, repeat))
-        numpy_time = best_time(case.numpy, max(1, repeat // 2)) if case.numpy else float("nan")
-        t1, t2 = (torch_times + [float("nan")] * 2)[:2]
+    for case in cases(quick, ops):
+        functions = {"tilegrad": case.tilegrad}
+        if torch is not None:
+            functions.update({f"torch {label}": fn for label, fn in case.torch.items()})
+        if case.numpy is not None:
+            functions["numpy"] = case.numpy
+        times = interleaved_best(functions, repeat)
+        ours = times["tilegrad"]
+        torch_forms = {k: v for k, v in times.items() if k.startswith("torch")}
+        form, torch_time = min(torch_forms.items(), key=lambda kv: kv[1]) if torch_forms else ("-", float("nan"))
+        numpy_time = times.get("numpy", float("nan"))
         row = dict(op=case.name, size=case.size, tilegrad_ms=ours * 1e3, gbps=case.bytes_moved / ours / 1e9,
-                   torch1_ms=t1 * 1e3, torch2_ms=t2 * 1e3, numpy_ms=numpy_time * 1e3,
-                   speedup_torch2=t2 / ours, speedup_numpy=numpy_time / ours)
+                   torch_ms=torch_time * 1e3, torch_form=form.removeprefix("torch "), numpy_ms=numpy_time * 1e3,
+                   vs_torch=torch_time / ours, vs_numpy=numpy_time / ours)
         rows.append(row)
-        print(f"{row['op']:<26} {row['size']:<28} {row['tilegrad_ms']:>11.2f} {row['gbps']:>6.1f} "
-              f"{row['torch1_ms']:>9.2f} {row['torch2_ms']:>9.2f} {row['numpy_ms']:>9.2f} "
-              f"{row['speedup_torch2']:>8.2f}x {row['speedup_numpy']:>7.2f}x")
+        print(f"| {row['op']} | {row['size']} | {row['tilegrad_ms']:.2f} | {row['gbps']:.1f} | "
+              f"{row['torch_ms']:.2f} ({row['torch_form']}) | {row['numpy_ms']:.2f} | {row['vs_torch']:.2f}x | "
+              f"{row['vs_numpy']:.2f}x |", flush=True)
+    ratios = [r["vs_torch"] for r in rows if np.isfinite(r["vs_torch"])]
+    if ratios:
+        geomean = float(np.exp(np.mean(np.log(ratios))))
+        print(f"geometric mean vs torch: {geomean:.2f}x over {len(ratios)} cases; "
+              f"{sum(r >= 1.0 for r in ratios)} of {len(ratios)} at or above 1.0x")
     return rows

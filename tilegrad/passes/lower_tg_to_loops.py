@@ -27,7 +27,7 @@ from xdsl.rewriter import InsertPoint
 
 from tilegrad.dialect import tg
 from tilegrad.dialect.values import BlockBuilder, to_compute, to_storage
-from tilegrad.passes.common import make_for, number_stages, status_arg
+from tilegrad.passes.common import loop_role, make_for, number_stages, status_arg
 
 
 def _nest(extents, role: str, rewriter: PatternRewriter, anchor: Operation) -> tuple[list[SSAValue], Block, Operation]:
@@ -218,7 +218,7 @@ REDUCE_BLOCK = 1024
 """A float sum runs in blocks of this many terms (vectorized, reassociated) whose partials are
 combined in float64: a long reduction stays accurate (a 4M-term float32 softmax row within 1e-7
 relative; 2**31 ones sum exactly; even an unvectorized block errs by at most ~1024 ulp/2) for one
-float64 add per block."""
+float64 add per block. In a nest (a sum over a box) only the outermost level is blocked."""
 
 
 class LowerReduce(RewritePattern):
@@ -227,7 +227,8 @@ class LowerReduce(RewritePattern):
         zero = arith.ConstantOp(IntegerAttr.from_index_int_value(0))
         one = arith.ConstantOp(IntegerAttr.from_index_int_value(1))
         extent = _constant_index(op.extent)
-        if op.combine.data == "sum" and not _is_index(op.init) and (extent is None or extent > REDUCE_BLOCK):
+        long = extent is None or extent > REDUCE_BLOCK
+        if op.combine.data == "sum" and not _is_index(op.init) and long and not _inside_reduction(op):
             self.blocked(op, zero, one, rewriter)
             return
         loop, body = make_for(zero.result, op.extent, one.result, "reduce", 0, [op.init])
@@ -269,6 +270,18 @@ class LowerReduce(RewritePattern):
         result = [arith.TruncFOp(outer.results[0], float_type)] if float_type != f64 else []
         value = result[0].result if result else outer.results[0]
         rewriter.replace(op, [zero, one, block, wide_zero, outer, *result], [value])
+
+
+def _inside_reduction(op: Operation) -> bool:
+    """Whether `op` is an inner level of a reduction nest. Each level of a nest accumulates only
+    its own extent, so blocking the outermost level bounds the error; inner levels stay plain."""
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, tg.ReduceOp) or (isinstance(parent, scf.ForOp) and
+                                               loop_role(parent) in ("reduce", "reduce_part")):
+            return True
+        parent = parent.parent_op()
+    return False
 
 
 def _constant_index(value: SSAValue) -> int | None:
