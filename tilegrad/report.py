@@ -22,6 +22,7 @@ class PlanReport:
     fits: bool
     error: str = ""
     staged: bool = True
+    direct_gm: dict = None
 
     @classmethod
     def build(cls, kernel, binding, spec) -> PlanReport:
@@ -53,7 +54,7 @@ class PlanReport:
         return cls(kernel.op.name, target.name, spec.num_blocks, stages, buffers,
                    plan.ub_used if plan else 0, target.ub_bytes, target.ub_reserve_bytes,
                    workspace_bytes(spec, arrays), plan.bound() if plan else "untiled", fits, error,
-                   target.staged)
+                   target.staged, dict(plan.direct_gm) if plan else {})
 
     def __str__(self) -> str:
         lines = [f"{self.op} on {self.target}: block dim {self.block_dim}"]
@@ -72,6 +73,9 @@ class PlanReport:
                              f"{b['padding']:>5} {b['align']:>5} {b['offset']:>7}  {b['copies']}")
             lines.append(f"UB used: {self.ub_used} B of {self.ub_bytes - self.ub_reserve} B available "
                          f"({self.ub_bytes} B UB - {self.ub_reserve} B reserve); the fit is strict")
+            total = sum(self.direct_gm.values())
+            where = "; ".join(f"{where}: {count}" for where, count in sorted(self.direct_gm.items()))
+            lines.append(f"direct GM accesses: {total}" + (f" ({where})" if total else ""))
         else:
             lines.append(f"no UB staging on {self.target}: tiles are sized for cache, blocks are threads")
         lines.append(f"workspace: {self.workspace_bytes} B")

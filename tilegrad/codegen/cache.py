@@ -40,19 +40,28 @@ def disk_enabled() -> bool:
     return os.environ.get("TILEGRAD_CACHE", "1") != "0"
 
 
-@cache
-def compiler_fingerprint() -> str:
-    import llvmlite
-    import xdsl
-
+def _source_digest() -> str:
+    """tilegrad's own source as this process imported it: read at import time, so a process never
+    shares keys with source edited after it started."""
     digest = hashlib.sha256()
     root = Path(__file__).resolve().parent.parent
     for path in sorted(root.rglob("*.py")):
         if "opdefs" in path.parts:
             continue  # an op's own code is part of its key
         digest.update(path.read_bytes())
-    digest.update(f"{FORMAT}{getattr(xdsl, '__version__', '')}{llvmlite.__version__}".encode())
     return digest.hexdigest()
+
+
+_SOURCE_DIGEST = _source_digest()
+
+
+@cache
+def compiler_fingerprint() -> str:
+    import llvmlite
+    import xdsl
+
+    versions = f"{FORMAT}{getattr(xdsl, '__version__', '')}{llvmlite.__version__}"
+    return hashlib.sha256(f"{_SOURCE_DIGEST}{versions}".encode()).hexdigest()
 
 
 # ---- what an op's code depends on ------------------------------------------------------------

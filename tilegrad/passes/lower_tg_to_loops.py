@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, UnitAttr, f64, i1, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr, f64, i1, i64
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -218,7 +218,8 @@ REDUCE_BLOCK = 1024
 """A float sum runs in blocks of this many terms (vectorized, reassociated) whose partials are
 combined in float64: a long reduction stays accurate (a 4M-term float32 softmax row within 1e-7
 relative; 2**31 ones sum exactly; even an unvectorized block errs by at most ~1024 ulp/2) for one
-float64 add per block. In a nest (a sum over a box) only the outermost level is blocked."""
+float64 add per block. Only the outermost level of a nest (a sum over a box) is blocked, and only
+when its extent exceeds one block at run time (else a plain loop, with no per-instance cost)."""
 
 
 class LowerReduce(RewritePattern):
@@ -227,39 +228,56 @@ class LowerReduce(RewritePattern):
         zero = arith.ConstantOp(IntegerAttr.from_index_int_value(0))
         one = arith.ConstantOp(IntegerAttr.from_index_int_value(1))
         extent = _constant_index(op.extent)
-        long = extent is None or extent > REDUCE_BLOCK
-        if op.combine.data == "sum" and not _is_index(op.init) and long and not _inside_reduction(op):
-            self.blocked(op, zero, one, rewriter)
+        may_be_long = extent is None or extent > REDUCE_BLOCK
+        if op.combine.data != "sum" or _is_index(op.init) or not may_be_long or _inside_reduction(op):
+            loop = self.plain(op, op.body, zero.result, one.result, rewriter)
+            rewriter.replace(op, [zero, one, loop], [loop.results[0]])
             return
-        loop, body = make_for(zero.result, op.extent, one.result, "reduce", 0, [op.init])
-        self.inline(op, body, body.args[0], body.args[1], rewriter)
-        rewriter.replace(op, [zero, one, loop], [loop.results[0]])
+        # a sum that may be long: blocked when it is, a plain loop (no per-instance cost) when not
+        block = arith.ConstantOp(IntegerAttr.from_index_int_value(REDUCE_BLOCK))
+        long = arith.CmpiOp(op.extent, block.result, "sgt")
+        copy = op.body.clone()
+        blocked = Block()
+        result = self.blocked(op, copy, zero.result, one.result, block.result, blocked, rewriter)
+        blocked.add_op(scf.YieldOp(result))
+        short = Block()
+        loop = self.plain(op, op.body, zero.result, one.result, rewriter)
+        short.add_ops([loop, scf.YieldOp(loop.results[0])])
+        choice = scf.IfOp(long.result, [op.init.type], Region([blocked]), Region([short]))
+        choice.attributes["tg.loop"] = StringAttr("reduce")  # one reduction, in two forms
+        rewriter.replace(op, [zero, one, block, long, choice], [choice.results[0]])
 
     @staticmethod
-    def inline(op: tg.ReduceOp, body: Block, index: SSAValue, acc: SSAValue, rewriter: PatternRewriter) -> SSAValue:
-        """The reduction's body for one term, combined into `acc` and yielded."""
-        yield_op = op.body.block.last_op
-        rewriter.inline_block(op.body.block, InsertPoint.at_end(body), [index])
+    def term(op: tg.ReduceOp, body: Region, into: Block, index: SSAValue, acc: SSAValue,
+             rewriter: PatternRewriter) -> None:
+        """One term of the reduction's body, combined into `acc` and yielded, at the end of `into`."""
+        source = body.block
+        yield_op = source.last_op
+        rewriter.inline_block(source, InsertPoint.at_end(into), [index])
         value = yield_op.arguments[0]
         if op.combine.data == "sum":  # reassociable: the vectorizer may keep several partial sums
             combined = arith.AddiOp(acc, value) if _is_index(acc) else arith.AddfOp(acc, value, REASSOC)
         else:
             combined = (arith.MaxSIOp if _is_index(acc) else arith.MaximumfOp)(acc, value)
         rewriter.replace(yield_op, [combined, scf.YieldOp(combined)])
-        return combined.result
 
-    def blocked(self, op: tg.ReduceOp, zero, one, rewriter: PatternRewriter) -> None:
+    def plain(self, op: tg.ReduceOp, body: Region, zero, one, rewriter: PatternRewriter) -> scf.ForOp:
+        loop, loop_body = make_for(zero, op.extent, one, "reduce", 0, [op.init])
+        self.term(op, body, loop_body, loop_body.args[0], loop_body.args[1], rewriter)
+        return loop
+
+    def blocked(self, op: tg.ReduceOp, body: Region, zero, one, block, into: Block,
+                rewriter: PatternRewriter) -> SSAValue:
         """for t in [0, extent) step B: part = Σ_{k in [t, min(t+B, extent))} term; acc += f64(part)."""
         float_type = op.init.type
-        block = arith.ConstantOp(IntegerAttr.from_index_int_value(REDUCE_BLOCK))
         wide_zero = arith.ConstantOp(FloatAttr(0.0, f64))
-        outer, outer_body = make_for(zero.result, op.extent, block.result, "reduce", 0, [wide_zero.result])
+        outer, outer_body = make_for(zero, op.extent, block, "reduce", 0, [wide_zero.result])
         t, acc = outer_body.args
-        end = arith.AddiOp(t, block.result)
+        end = arith.AddiOp(t, block)
         stop = arith.MinSIOp(end, op.extent)
         outer_body.add_ops([end, stop])
-        inner, inner_body = make_for(t, stop.result, one.result, "reduce_part", 0, [op.init])
-        self.inline(op, inner_body, inner_body.args[0], inner_body.args[1], rewriter)
+        inner, inner_body = make_for(t, stop.result, one, "reduce_part", 0, [op.init])
+        self.term(op, body, inner_body, inner_body.args[0], inner_body.args[1], rewriter)
         part = inner.results[0]
         ops = [inner]
         if float_type != f64:
@@ -267,9 +285,12 @@ class LowerReduce(RewritePattern):
             part = ops[-1].result
         total = arith.AddfOp(acc, part)
         outer_body.add_ops([*ops, total, scf.YieldOp(total)])
-        result = [arith.TruncFOp(outer.results[0], float_type)] if float_type != f64 else []
-        value = result[0].result if result else outer.results[0]
-        rewriter.replace(op, [zero, one, block, wide_zero, outer, *result], [value])
+        into.add_ops([wide_zero, outer])
+        if float_type == f64:
+            return outer.results[0]
+        narrow = arith.TruncFOp(outer.results[0], float_type)
+        into.add_op(narrow)
+        return narrow.result
 
 
 def _inside_reduction(op: Operation) -> bool:

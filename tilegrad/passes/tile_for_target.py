@@ -81,6 +81,18 @@ def _const_value(value: SSAValue) -> int | None:
     return None
 
 
+def _reduction_loops(reduce: Operation) -> list[scf.ForOp]:
+    """The loops of one reduction: itself, or both forms of a run-time choice (blocked, plain)."""
+    if isinstance(reduce, scf.ForOp):
+        return [reduce]
+    return [o for region in reduce.regions for o in region.block.ops if isinstance(o, scf.ForOp)]
+
+
+def _plain_loop(reduce: Operation) -> scf.ForOp:
+    """The loop that adds one term per iteration (the plain form of a run-time choice)."""
+    return reduce if isinstance(reduce, scf.ForOp) else _reduction_loops(reduce)[-1]
+
+
 class _Tiler:
     def __init__(self, fn: func.FuncOp, target: Target, num_blocks: int, hint: ScheduleHint):
         self.fn, self.target, self.num_blocks, self.hint = fn, target, num_blocks, hint
@@ -130,14 +142,15 @@ class _Tiler:
         kind = loop_role(nest)
         loops = self.loops(nest)
         if nest.attributes.get("tg.split") == StringAttr("reduction"):
-            reduce = next(o for o in nest.body.block.ops if isinstance(o, scf.ForOp) and loop_role(o) == "reduce")
-            extent = reduce.ub
+            reduce = next(o for o in nest.body.block.ops if loop_role(o) == "reduce")
+            extent = _plain_loop(reduce).ub
             lo, hi = self.split(extent, nest)
-            reduce.operands = [lo, hi, reduce.step, *reduce.iter_args]
-            part = next((o for o in reduce.body.block.ops if loop_role(o) == "reduce_part"), None)
-            if part is not None:  # a blocked sum: its last block ends where this core's range does
-                stop = part.ub.owner
-                stop.operands = [stop.operands[0], hi]
+            for loop in _reduction_loops(reduce):
+                loop.operands = [lo, hi, loop.step, *loop.iter_args]
+                part = next((o for o in loop.body.block.ops if loop_role(o) == "reduce_part"), None)
+                if part is not None:  # a blocked sum: its last block ends where this core's range does
+                    stop = part.ub.owner
+                    stop.operands = [stop.operands[0], hi]
             split = "reduction axis split over cores, per-core partials in the workspace"
         elif kind != "scatter" or self._scatters_own_rows(nest, loops):
             # the outermost axis that is not statically 1 (a 1xCx1x1 parameter splits over C)
@@ -237,10 +250,10 @@ class _Tiler:
             if loop_role(nest) != "parallel" or _const_value(nest.ub) != 1:
                 continue
             body = nest.body.block
-            reduce = next((o for o in body.ops if isinstance(o, scf.ForOp) and loop_role(o) == "reduce"), None)
+            reduce = next((o for o in body.ops if loop_role(o) == "reduce"), None)
             if reduce is None or len(reduce.results) != 1:
                 continue
-            init = reduce.iter_args[0].owner
+            init = _plain_loop(reduce).iter_args[0].owner
             floating = isinstance(reduce.results[0].type, (Float32Type, Float64Type))
             if not floating or not isinstance(init, arith.ConstantOp):
                 continue
@@ -257,7 +270,8 @@ class _Tiler:
         acc_type = reduce.results[0].type
         name = f"partials{len([a for a, r in self.roles().items() if r == 'workspace'])}"
         partials = self._add_arg(MemRefType(acc_type, [self.num_blocks]), name, "workspace")
-        combine_op = reduce.body.block.last_op.operands[0].owner  # what the reduction yields
+        plain = _plain_loop(reduce)
+        combine_op = plain.body.block.last_op.operands[0].owner  # what the reduction yields
         nest.attributes["tg.split"] = StringAttr("reduction")
         body = nest.body.block
         after = [o for o in body.ops if o is not body.last_op][list(body.ops).index(reduce) + 1:]
@@ -269,7 +283,7 @@ class _Tiler:
         self.entry.insert_op_after(combine, nest)
         cb = BlockBuilder(combine_body)
         blocks = cb.index(self.num_blocks)
-        init = cb.add(reduce.iter_args[0].owner.clone())  # the reduction's identity
+        init = cb.add(plain.iter_args[0].owner.clone())  # the reduction's identity
         loop, loop_body = make_for(zero, blocks, one, "reduce", 0, [init])
         lb = BlockBuilder(loop_body)
         part = lb.add(memref.LoadOp.get(partials, [loop_body.args[0]]))
@@ -318,7 +332,25 @@ class _Tiler:
         plan = TilingPlan(self.target, self.num_blocks, [s.plan for s in states], resident, workspace)
         self.choose_tiles(states, plan)
         self.rewrite(states, plan, resident)
+        if self.target.staged:
+            plan.direct_gm = self.direct_gm_accesses()
         return plan
+
+    def direct_gm_accesses(self) -> dict[str, int]:
+        """Loads and stores that touch a GM buffer without going through UB, per buffer, kind and
+        stage ("x load, stage 1": 3): what the staging does not cover yet."""
+        roles = self.roles()
+        found: dict[str, int] = {}
+        for number, nest in enumerate(stage_nests(self.entry)):
+            for op in nest.walk():
+                if not isinstance(op, (memref.LoadOp, memref.StoreOp)):
+                    continue
+                if roles.get(op.memref) not in ("input", "output", "temp", "workspace"):
+                    continue
+                kind = "load" if isinstance(op, memref.LoadOp) else "store"
+                where = f"{self._name(op.memref)} {kind}, stage {number}"
+                found[where] = found.get(where, 0) + 1
+        return found
 
     def place_temps(self, states: list[StageState], temps: list[SSAValue]) -> tuple[list[UBBuffer], dict[str, int]]:
         resident: list[UBBuffer] = []

@@ -81,6 +81,8 @@ class TilingPlan:
     resident: list[UBBuffer]
     workspace_temps: dict[str, int]
     """Temporaries kept in GM: name -> element bytes (times their element count at run time)."""
+    direct_gm: dict[str, int] = field(default_factory=dict)
+    """GM loads and stores that bypass the UB on a staged target ("x load, stage 1" -> count)."""
 
     @property
     def capacity(self) -> int:
@@ -148,6 +150,7 @@ def plan_to_dict(plan: TilingPlan) -> dict:
         "stages": [asdict(s) for s in plan.stages],
         "resident": [asdict(b) for b in plan.resident],
         "workspace_temps": plan.workspace_temps,
+        "direct_gm": plan.direct_gm,
     }
 
 
@@ -162,4 +165,4 @@ def plan_from_dict(data: dict) -> TilingPlan:
         stages.append(StagePlan(s["index"], s["kind"], s["split"], {int(k): v for k, v in s["tiles"].items()},
                                 [buffer(b) for b in s["buffers"]], s["double_buffered"], s.get("extent")))
     return TilingPlan(Target(**target_fields), data["num_blocks"], stages,
-                      [buffer(b) for b in data["resident"]], dict(data["workspace_temps"]))
+                      [buffer(b) for b in data["resident"]], dict(data["workspace_temps"]), dict(data["direct_gm"]))
