@@ -189,3 +189,16 @@ def test_fuse_sibling_loops_merges_independent_stages_only():
     apart = tilegrad.compile("test_shifted_reader", "ascend910b")
     assert apart.ir("loops", x=x).count("tg.stage") == 2
     np.testing.assert_array_equal(apart(x=x)[1], np.roll(x * 2, -1, axis=0))
+
+
+def test_core_split_is_balanced_unless_the_schedule_asks_for_the_vendors():
+    report = tilegrad.compile("binary_cross_entropy_grad", "ascend910b").plan(
+        input_x=tilegrad.Spec((64,)), input_y=tilegrad.Spec((64,)), dloss=ONE)
+    stage = report.stages[0]
+    assert "(balanced)" in stage["split"] and stage["per_core"] == "2-3"  # 64 = 16*3 + 8*2 on 24 cores
+    vendor = tilegrad.compile("embedding_dense_backward", "ascend910").plan(**EMB)
+    assert all("vendor" in s["split"] for s in vendor.stages if "rows" in s["split"])
+    call = dict(input_x=np.linspace(0.1, 0.9, 64, dtype=np.float32), input_y=np.full(64, 0.5, np.float32),
+                dloss=np.ones(1, np.float32))
+    got = tilegrad.compile("binary_cross_entropy_grad", "ascend910b")(**call)
+    np.testing.assert_array_equal(got, tilegrad.compile("binary_cross_entropy_grad", "cpu", untiled=True)(**call))

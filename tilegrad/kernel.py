@@ -47,7 +47,22 @@ class Spec:
             strides.append(step)
             step *= max(d, 1)
         view = np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape, tuple(reversed(strides)), writeable=False)
-        return view
+        return view.view(ShapeOnly)
+
+
+class ShapeOnly(np.ndarray):
+    """An array with a shape, a dtype and C strides but no data behind it (from a Spec): it
+    describes a call for planning and IR, and printing it never reads memory."""
+
+    def __repr__(self) -> str:
+        return f"ShapeOnly(shape={self.shape}, dtype={self.dtype})"
+
+    __str__ = __repr__
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func in (np.shape, np.ndim, np.size, np.result_type):
+            return super().__array_function__(func, types, args, kwargs)
+        raise ArgumentError(f"a tilegrad.Spec has no data to compute {func.__name__} with")
 
 
 @dataclass
@@ -171,7 +186,7 @@ class Kernel:
         kwargs = dict(kwargs)
         core_mask = kwargs.pop("core_mask", None)
         outputs = {n: kwargs.pop(n) for n in list(kwargs) if n in self.op.outputs and n not in self.op.tensors}
-        if running and any(isinstance(v, Spec) for v in (*args, *kwargs.values())):
+        if running and any(isinstance(v, (Spec, ShapeOnly)) for v in (*args, *kwargs.values())):
             raise ArgumentError(f"{self.op.name}: a tilegrad.Spec describes a tensor for ir() and plan(); "
                                 f"a call needs arrays")
         kwargs = {n: (v.array() if isinstance(v, Spec) else v) for n, v in kwargs.items()}

@@ -36,7 +36,11 @@ class PlanReport:
             for stage in plan.stages:
                 extent = _extent(stage.extent, arrays)
                 per = extent // spec.num_blocks if extent is not None else None
-                last = per + extent % spec.num_blocks if extent is not None else None
+                extra = extent % spec.num_blocks if extent is not None else 0
+                if stage.balanced:  # the first `extra` cores take one more
+                    per, last = (f"{per}-{per + 1}" if extra else per), per
+                else:
+                    last = per + extra if extent is not None else None
                 stages.append({"stage": stage.index, "kind": stage.kind, "split": stage.split, "extent": extent,
                                "per_core": per, "last_core": last, "tiles": dict(stage.tiles),
                                "double_buffered": stage.double_buffered})

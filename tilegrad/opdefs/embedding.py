@@ -72,4 +72,4 @@ def _vendor_layout(target, binding) -> ScheduleHint:
         return ScheduleHint()
     rows_per_index_block = max(1, 32 // binding.dtypes["indices"].itemsize)
     return ScheduleHint(scatter_row_tile=rows_per_index_block,
-                        scatter_whole_inner=int(binding.symbols["E"]), packed=True)
+                        scatter_whole_inner=int(binding.symbols["E"]), packed=True, vendor_split=True)

@@ -121,13 +121,23 @@ class _Tiler:
 
     # ---- 1. block split ---------------------------------------------------------------------
     def split(self, extent: SSAValue, before: Operation) -> tuple[SSAValue, SSAValue]:
-        """[lo, hi) of this block: extent // blocks rows each, the remainder to the last block."""
+        """[lo, hi) of this block. Balanced: D // blocks rows each, one more for the first D % blocks
+        blocks, so no core has more than one row more than another. The vendor's (when a schedule
+        asks for it, as a vendor bound assumes): D // blocks each, the remainder to the last block."""
         b = BlockBuilder(self.entry, before)
         blocks = b.index(self.num_blocks)
         per = b.add(arith.DivUIOp(extent, blocks))
-        lo = b.add(arith.MuliOp(self.block_id, per))
-        is_last = b.add(arith.CmpiOp(self.block_id, b.index(self.num_blocks - 1), "eq"))
-        hi = b.add(arith.SelectOp(is_last, extent, b.add(arith.AddiOp(lo, per))))
+        if self.hint.vendor_split:
+            lo = b.add(arith.MuliOp(self.block_id, per))
+            is_last = b.add(arith.CmpiOp(self.block_id, b.index(self.num_blocks - 1), "eq"))
+            hi = b.add(arith.SelectOp(is_last, extent, b.add(arith.AddiOp(lo, per))))
+            return lo, hi
+        extra = b.add(arith.RemUIOp(extent, blocks))
+        before_me = b.add(arith.MinSIOp(self.block_id, extra))
+        lo = b.add(arith.AddiOp(b.add(arith.MuliOp(self.block_id, per)), before_me))
+        takes_one_more = b.add(arith.CmpiOp(self.block_id, extra, "ult"))
+        mine = b.add(arith.AddiOp(per, b.add(arith.IndexCastOp(b.add(arith.ExtUIOp(takes_one_more, i64)), INDEX))))
+        hi = b.add(arith.AddiOp(lo, mine))
         return lo, hi
 
     def loops(self, nest: scf.ForOp, role: str | None = None) -> dict[int, scf.ForOp]:
@@ -166,7 +176,9 @@ class _Tiler:
             lo, hi = self.split(extent, nest)
             self.guard_owner(nest, store.indices[0], lo, hi)
             split = "destination rows split over cores (owner computes)"
-        plan = StagePlan(number, kind, split, {}, extent=self._describe_extent(extent))
+        split += " (vendor: the remainder to the last core)" if self.hint.vendor_split else " (balanced)"
+        plan = StagePlan(number, kind, split, {}, extent=self._describe_extent(extent),
+                         balanced=not self.hint.vendor_split)
         return StageState(nest, plan, lo, hi, extent)
 
     @staticmethod
@@ -369,7 +381,8 @@ class _Tiler:
             if extent_const is None:
                 workspace[name] = eb
                 continue
-            rows = extent_const // self.num_blocks + extent_const % self.num_blocks
+            per, extra = divmod(extent_const, self.num_blocks)
+            rows = per + extra if self.hint.vendor_split else per + (1 if extra else 0)  # the most a core gets
             buffer = UBBuffer(name, None, (rows,), 1, eb, "resident", self.hint.packed, self.target.ub_align,
                               affine={f"{name}_size": eb})
             resident.append(buffer)

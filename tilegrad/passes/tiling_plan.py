@@ -26,6 +26,9 @@ class ScheduleHint:
     inner_symbol: str = "E"
     packed: bool = False
     """Buffers are packed back to back with no alignment padding (the vendor kernel's layout)."""
+    vendor_split: bool = False
+    """Split over cores the vendor way (D // cores each, the remainder to the last core), as a
+    vendor bound assumes; otherwise balanced (the first D % cores cores take one row more)."""
 
 
 @dataclass
@@ -71,6 +74,8 @@ class StagePlan:
     double_buffered: bool = False
     extent: object = None
     """What the cores split: an int, or [argument, axis] read from the call's shapes."""
+    balanced: bool = True
+    """The split gives cores D // cores or one more (else the vendor's: the remainder to the last)."""
 
 
 @dataclass
@@ -163,6 +168,6 @@ def plan_from_dict(data: dict) -> TilingPlan:
     stages = []
     for s in data["stages"]:
         stages.append(StagePlan(s["index"], s["kind"], s["split"], {int(k): v for k, v in s["tiles"].items()},
-                                [buffer(b) for b in s["buffers"]], s["double_buffered"], s.get("extent")))
+                                [buffer(b) for b in s["buffers"]], s["double_buffered"], s["extent"], s["balanced"]))
     return TilingPlan(Target(**target_fields), data["num_blocks"], stages,
                       [buffer(b) for b in data["resident"]], dict(data["workspace_temps"]), dict(data["direct_gm"]))
