@@ -207,3 +207,37 @@ def test_ub_overflow_is_caught_by_the_canary():
     ub[1, 1024] = 0  # one byte past block 1's UB
     with pytest.raises(RuntimeError, match="block 1 wrote past the end of its 1024-byte UB"):
         release_ub(ub)
+
+
+@tg.op(outputs={"out": tg.like("x")}, replace=True)
+def test_view_row_scale(
+    x=tg.tensor("N C H W", view=lambda shape, a: (shape[0], shape[1] * shape[2] * shape[3])),
+):
+    """out = x / Σ_sample x: the kernel sees x (and out) as [N, C*H*W]: one flat row per sample."""
+    samples, size = x.shape
+    total = tg.temp("total", (samples,))
+    total.assign(lambda n: tg.reduce_sum(size, lambda k: x[n, k]))
+    return lambda n, k: x[n, k] / total[n]
+
+
+def test_a_view_chosen_per_call(rng):
+    x = rng.uniform(0.5, 1.5, (3, 4, 5, 6)).astype(np.float32)
+    want = x / x.sum(axis=(1, 2, 3), keepdims=True)
+    kernel = tilegrad.compile("test_view_row_scale", "ascend910b")
+    assert "memref<?x?xf32" in kernel.ir("op", x=x)  # the kernel's x is 2-D
+    np.testing.assert_allclose(kernel(x=x), want, rtol=1e-5)
+    strided = np.zeros((3, 4, 5, 12), np.float32)[..., ::2]  # not viewable: the input is copied, the output
+    np.testing.assert_allclose(kernel(x=x.copy(), out=strided), want, rtol=1e-5)  # written through a copy
+    np.testing.assert_allclose(strided, want, rtol=1e-5)
+    np.testing.assert_allclose(kernel(x=np.asfortranarray(x)), want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["instance", "channel"])
+def test_softmax_in_place_through_its_view(mode, rng):
+    y = rng.uniform(0, 1, (2, 3, 4, 5)).astype(np.float32)
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    kernel = tilegrad.compile("softmax_backward", "cpu")
+    want = kernel(y=y, dy=dy, mode=mode)
+    in_place = dy.copy()
+    assert kernel(y=y, dy=in_place, dx=in_place, mode=mode) is in_place
+    np.testing.assert_array_equal(in_place, want)

@@ -60,7 +60,7 @@ class ShapeOnly(np.ndarray):
     __str__ = __repr__
 
     def __array_function__(self, func, types, args, kwargs):
-        if func in (np.shape, np.ndim, np.size, np.result_type):
+        if func in (np.shape, np.ndim, np.size, np.result_type, np.shares_memory, np.may_share_memory):
             return super().__array_function__(func, types, args, kwargs)
         raise ArgumentError(f"a tilegrad.Spec has no data to compute {func.__name__} with")
 
@@ -435,11 +435,13 @@ def _refuse_aliasing(op: OpDef, binding: Binding, outputs: dict) -> None:
         for other, other_array in written[i + 1:]:
             if np.may_share_memory(array, other_array):
                 raise ShapeError(f"{op.name}: {name!r} and {other!r} are both written and share memory")
+        seen = _view(array, binding.kernel_shapes[name]) if name in binding.kernel_shapes else array
+        seen = array if seen is None else seen
         for other, source in binding.tensors.items():
             if other == name or source is None or not np.may_share_memory(array, source):
                 continue
-            in_place = op.in_place.get(name) == other and source.shape == array.shape \
-                and source.strides == array.strides and _address(source) == _address(array)
+            in_place = op.in_place.get(name) == other and source.shape == seen.shape \
+                and source.strides == seen.strides and _address(source) == _address(seen)
             if not in_place:
                 raise ShapeError(f"{op.name}: output {name!r} overlaps input {other!r}; in place needs the same "
                                  f"array (strides {array.strides} vs {source.strides})")

@@ -69,15 +69,24 @@ class TensorSpec:
     updated: bool = False
     """The op also writes this argument, in place (running statistics)."""
     doc: str = ""
+    view: Callable[[tuple, dict], tuple] | None = None
+    """(shape, attrs) -> the shape the kernel sees (same element count): e.g. [N, C*H*W] for a
+    sum over a whole sample. A free view for contiguous data, else a copy (refused for tensors
+    updated in place); an output like this tensor is seen the same way."""
 
 
 def tensor(*patterns, dtype: str | Sequence[str] | ParamsDtype = "data", optional: bool = False,
            collapse: bool = False, values: tuple | None = None, updated: bool = False,
-           doc: str = "") -> TensorSpec:
-    """A tensor parameter. Each pattern is a string of dims ("N C", "*B E", "") or ONE."""
+           doc: str = "", view: Callable[[tuple, dict], tuple] | None = None) -> TensorSpec:
+    """A tensor parameter. Each pattern is a string of dims ("N C", "*B E", "") or ONE.
+
+    dtype: "data" (one of the op's dtypes), a tuple of dtype names, another argument's name (the
+    same dtype), or `tg.params_dtype(name)`. optional: may be None (the body sees None).
+    collapse: the starred group is one axis in the kernel. view: a per-call reshape by attributes.
+    values: the range of valid values, for random inputs. updated: written in place."""
     parsed = tuple(p if p == ONE else tuple(p.split()) for p in patterns) or (("*S",),)
     return TensorSpec(parsed, dtype if isinstance(dtype, (str, ParamsDtype)) else tuple(dtype), optional, collapse,
-                      values, updated, doc)
+                      values, updated, doc, view)
 
 
 @dataclass(frozen=True)
@@ -281,9 +290,8 @@ class OpDef:
                 if r.arg in self.attrs:
                     raise AttributeValueError(f"{self.name}: attribute {r.arg}={attrs[r.arg]!r}: {r.message}")
                 raise ShapeError(f"{self.name}: argument {r.arg!r}: {r.message} (got shapes {shapes})")
-        for name, spec in self.tensors.items():
-            if spec.collapse and tensors[name] is not None:
-                tensors[name] = _collapse(tensors[name], spec.patterns[patterns[name]])
+        for name in self.tensors:
+            tensors[name] = self._seen(name, tensors[name], patterns.get(name), attrs)
         output_shapes, output_dtypes, kernel_shapes = {}, {}, {}
         for name, out in self.outputs.items():
             if out.when is not None and not out.when(attrs):
@@ -299,8 +307,9 @@ class OpDef:
                 )
             if any(int(d) < 0 for d in output_shapes[name]):
                 raise AttributeValueError(f"{self.name}: output {name} would have shape {output_shapes[name]}")
-            like_collapsed = isinstance(out.shape, str) and self.tensors[out.shape].collapse
-            kernel_shapes[name] = tensors[out.shape].shape if like_collapsed else output_shapes[name]
+            like_reshaped = isinstance(out.shape, str) and (self.tensors[out.shape].collapse or
+                                                            self.tensors[out.shape].view is not None)
+            kernel_shapes[name] = tensors[out.shape].shape if like_reshaped else output_shapes[name]
         runtime = tuple(n for n, s in self.attrs.items() if s.runtime)
         return Binding(tensors, dtypes, patterns, attrs, symbols, output_shapes, output_dtypes, runtime,
                        kernel_shapes)
@@ -308,11 +317,8 @@ class OpDef:
     def rebind(self, binding: Binding, values: dict) -> Binding:
         """`binding` with new arrays of the same shapes, strides and dtypes (already checked)."""
         tensors = {}
-        for name, spec in self.tensors.items():
-            array = values.get(name)
-            if array is not None and spec.collapse:
-                array = _collapse(array, spec.patterns[binding.patterns[name]])
-            tensors[name] = array
+        for name in self.tensors:
+            tensors[name] = self._seen(name, values.get(name), binding.patterns.get(name), binding.attrs)
         attrs = dict(binding.attrs)
         for name in binding.runtime_attrs:
             if name in values:
@@ -465,10 +471,31 @@ class OpDef:
             tb = tb.tb_next
         return f"{code.co_filename}:{line}"
 
+    def _seen(self, name: str, array, pattern_number, attrs: dict):
+        """The array as the kernel sees it: collapsed, or reshaped by the tensor's view."""
+        spec = self.tensors[name]
+        if array is None:
+            return None
+        if spec.collapse:
+            return _collapse(array, spec.patterns[pattern_number])
+        if spec.view is None:
+            return array
+        shape = tuple(int(d) for d in spec.view(tuple(array.shape), attrs))
+        if int(np.prod(shape, dtype=np.int64)) != array.size:
+            raise DefinitionError(f"{self.name}: the view of {name!r} turns {array.shape} into {shape}, "
+                                  f"another number of elements")
+        seen = array.reshape(shape)
+        if spec.updated and not np.shares_memory(seen, array):
+            raise ShapeError(f"{self.name}: {name!r} is updated in place, so its layout must allow the view "
+                             f"{shape} without a copy")
+        return seen
+
     def _static_dims(self, name: str, binding: Binding) -> tuple:
         """The dims the matched pattern fixes: the digits of "N 1", every dim of ONE."""
         pattern = self.tensors[name].patterns[binding.patterns[name]]
         rank = binding.tensors[name].ndim
+        if self.tensors[name].view is not None:
+            return (None,) * rank
         if pattern == ONE:
             return (1,) * rank
         star = next((i for i, p in enumerate(pattern) if p.startswith("*")), None)

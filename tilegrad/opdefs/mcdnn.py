@@ -2,6 +2,8 @@
 6.10). Tensors are 4-D or 5-D (N, C, spatial...); results blend into the output as
 `dst = alpha * result + beta * prior_dst` (SPEC 5), and with beta = 0 the prior is never used."""
 
+import numpy as np
+
 import tilegrad.dsl as tg
 
 MCDNN_SHAPES = ("N C H W", "N C D H W")
@@ -61,32 +63,41 @@ def activation_backward(
     return blend("dx", result, alpha, beta)
 
 
+def _softmax_rows(shape, attrs):
+    """What a softmax sums over, as the last axis: a whole sample [N, C*H*W] (instance) or the
+    channels of each position [N, C, H*W] (channel). A free view of contiguous data."""
+    n, c, *spatial = shape
+    rest = int(np.prod(spatial, dtype=np.int64))
+    return (n, c * rest) if attrs["mode"] == "instance" else (n, c, rest)
+
+
 @tg.op(outputs={"dx": tg.like("y")}, in_place={"dx": "dy"})
 def softmax_backward(
-    y=tg.tensor(*MCDNN_SHAPES),
-    dy=tg.tensor(*MCDNN_SHAPES, dtype="y"),
+    y=tg.tensor(*MCDNN_SHAPES, view=_softmax_rows),
+    dy=tg.tensor(*MCDNN_SHAPES, dtype="y", view=_softmax_rows),
     algorithm=tg.attr("accurate", ("fast", "accurate", "log")),
     mode=tg.attr("channel", ("instance", "channel")),
     alpha=tg.attr(1.0, runtime=True),
     beta=tg.attr(0.0, runtime=True),
 ):
     """dx = y * (dy - Σ dy*y), or for log softmax dx = dy - exp(y) * Σ dy; the sum runs over
-    C, H, W per n (instance) or over C per (n, h, w) (channel). fast and accurate agree here."""
-    shape = y.shape
-    spatial = shape[2:]
+    C, H, W per n (instance: y seen as [N, C*H*W]) or over C per (n, h, w) (channel: y seen as
+    [N, C, H*W]). fast and accurate agree here."""
     log = algorithm == "log"
 
-    def summand(n, c, *where):
-        return dy[(n, c, *where)] if log else dy[(n, c, *where)] * y[(n, c, *where)]
+    def summand(*i):
+        return dy[i] if log else dy[i] * y[i]
 
     if mode == "instance":
-        total = tg.temp("total", shape[:1])
-        total.assign(lambda n: tg.reduce_sum_over((shape[1], *spatial), lambda c, *w: summand(n, c, *w)))
-        picked = lambda n, c, *w: total[n]  # noqa: E731
+        samples, size = y.shape
+        total = tg.temp("total", (samples,))
+        total.assign(lambda n: tg.reduce_sum(size, lambda k: summand(n, k)))
+        picked = lambda n, k: total[n]  # noqa: E731
     else:
-        total = tg.temp("total", (shape[0], *spatial))
-        total.assign(lambda n, *w: tg.reduce_sum(shape[1], lambda c: summand(n, c, *w)))
-        picked = lambda n, c, *w: total[(n, *w)]  # noqa: E731
+        samples, channels, positions = y.shape
+        total = tg.temp("total", (samples, positions))
+        total.assign(lambda n, p: tg.reduce_sum(channels, lambda c: summand(n, c, p)))
+        picked = lambda n, c, p: total[n, p]  # noqa: E731
 
     def result(*i):
         if log:
