@@ -200,3 +200,17 @@ def test_divisive_normalization_backward(shape, n, with_means, target, rng):
         x=x, means=means if with_means else None, dy=dy, lrn_n=n, lrn_alpha=0.5)
     assert_close(dx, xt.grad, "float32", reduction=True)
     assert_close(d_means, mt.grad, "float32", reduction=True)
+
+
+def test_max_pooling_routes_dy_by_y(rng):
+    """Max pooling finds each window's maximum by comparing with y (one scan of the window); a y
+    that matches no cell of its window routes nothing, as cuDNN, which also reads y."""
+    x = rng.standard_normal((1, 2, 6, 6)).astype(np.float32)
+    y, dy, ref = pool_reference("max", x, [2, 2], [2, 2], [0, 0], rng)
+    kernel = tilegrad.compile("pooling_backward", "ascend910b")
+    np.testing.assert_allclose(kernel(y=y.numpy(), dy=dy.numpy(), x=x, window=(2, 2)), ref.numpy(), rtol=1e-6)
+    wrong = y.numpy().copy()
+    wrong[0, 0, 0, 0] = 99.0  # matches nothing in its window
+    got = kernel(y=wrong, dy=dy.numpy(), x=x, window=(2, 2))
+    assert (got[0, 0, :2, :2] == 0).all()
+    np.testing.assert_allclose(got[0, 1], ref.numpy()[0, 1], rtol=1e-6)

@@ -173,8 +173,8 @@ def pooling_backward(
     alpha=tg.attr(1.0, runtime=True),
     beta=tg.attr(0.0, runtime=True),
 ):
-    """Max: each window's dy goes to its first maximum in row-major window order, or to its last NaN
-    if it holds one (torch's rule: NaN is the maximum) (deterministic:
+    """Max: each window's dy goes to its first cell equal to its maximum y in row-major window order,
+    or to its last NaN if y is NaN (torch's rule: NaN is the maximum) (deterministic:
     windows scatter into the rows their own (n) owns). Average: each input element gathers dy / area
     from every window that covers it (area counts padding or not)."""
     spatial = x.rank - 2
@@ -204,19 +204,29 @@ def pooling_backward(
             inside = _all([(at[d] >= 0) & (at[d] < size_in[d]) for d in range(spatial)])
             return inside, at, x[(n, c, *at)]
 
-        def argmax(n, c, *o):  # the first cell holding the maximum; with NaNs, the last NaN (as torch)
-            best = tg.reduce_max(cells, lambda k: tg.where(cell(n, c, o, k)[0], cell(n, c, o, k)[2], -3.0e38))
-            last = tg.reduce_max(cells, lambda k: tg.where(cell(n, c, o, k)[0] & cell(n, c, o, k)[2].eq(best),
-                                                           cells - k, 0))
-            nan = tg.reduce_max(cells, lambda k: tg.where(cell(n, c, o, k)[0] & cell(n, c, o, k)[2].ne(
-                cell(n, c, o, k)[2]), k, -1))
-            return tg.where(nan >= 0, nan, cells - last)
+        def found(n, c, *o):
+            """One scan of the window against its maximum y: the first cell equal to y scores
+            cells - k (the highest for the first); where y is NaN, the last NaN cell scores k + 1
+            (torch's rule: NaN is the maximum, and its index is the last NaN's). 0: no cell."""
+            top = y[(n, c, *o)]
+            is_nan = top.ne(top)
+
+            def score(k):
+                inside, _, value = cell(n, c, o, k)
+                return tg.where(is_nan, tg.where(inside & value.ne(value), k + 1, 0),
+                                tg.where(inside & value.eq(top), cells - k, 0))
+
+            best = tg.reduce_max(cells, score)
+            return best, tg.where(is_nan, best - 1, cells - best)
 
         def position(n, c, *o):
-            k = argmax(n, c, *o)
+            k = found(n, c, *o)[1]
             return (n, c, *[window_origin(o[d], d) + offsets(k)[d] for d in range(spatial)])
 
-        tg.scatter_add(acc, dy.shape, index=position, value=lambda n, c, *o: dy[(n, c, *o)])
+        # a window with no cell equal to y (a y that is not x's pooled maximum) routes nothing; a
+        # found cell is inside x, so only such a window can point outside, and it is skipped
+        tg.scatter_add(acc, dy.shape, index=position, value=lambda n, c, *o: dy[(n, c, *o)],
+                       when=lambda n, c, *o: found(n, c, *o)[0] > 0, message=None)
         return blend("dx", lambda *i: acc[i], alpha, beta)
 
     def covered(p, k, d):  # the output along dim d whose window holds input p at offset k
