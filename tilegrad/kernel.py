@@ -303,6 +303,8 @@ class Kernel:
         args, kwargs, outputs, num_blocks = self._split_call(args, kwargs, running=True)
         binding, spec = self._bind_call(args, kwargs, num_blocks)
         arrays: dict[str, np.ndarray] = {n: a for n, a in binding.tensors.items() if a is not None}
+        outputs = {n: _check_output(self.op.name, n, a, binding.output_shapes[n], binding.output_dtypes[n].numpy)
+                   if n in binding.output_shapes else a for n, a in outputs.items() if a is not None}
         _refuse_aliasing(self.op, binding, outputs)
         results, copy_back = {}, []
         for name in self.op.outputs:
@@ -317,7 +319,6 @@ class Kernel:
                 results[name] = allocate(shape, dtype)
                 arrays[name] = results[name].reshape(kernel_shape)
                 continue
-            given = _check_output(self.op.name, name, given, shape, dtype)
             results[name] = given
             view = _view(given, kernel_shape)
             aliased = [n for n, a in binding.tensors.items() if a is not None and np.may_share_memory(given, a)]
@@ -416,7 +417,7 @@ def _view(array: np.ndarray, shape: tuple) -> np.ndarray | None:
     view = array.view()
     try:
         view.shape = shape
-    except AttributeError:
+    except (AttributeError, ValueError):
         return None
     return view
 
