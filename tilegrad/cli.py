@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 import tilegrad
-from tilegrad.dsl.opdef import ParamsDtype, get_op
+from tilegrad.dsl.opdef import dtype_leader, get_op
 from tilegrad.errors import InternalError, ShapeError, TilegradError
 from tilegrad.inputs import complete_shapes, input_specs, parse_dims, random_inputs
 from tilegrad.pipeline import STAGES
@@ -172,8 +172,7 @@ def _untiled_float64(op, arrays: dict, attrs: dict):
     """The op's data tensors widened to float64 (where the op takes float64), run untiled on cpu."""
     def widened(name, array):
         spec = op.tensors[name]
-        follows_data = spec.dtype == "data" or isinstance(spec.dtype, ParamsDtype) or (
-            isinstance(spec.dtype, str) and spec.dtype in op.tensors)
+        follows_data = spec.dtype == "data" or dtype_leader(spec) is not None
         return array.astype(np.float64) if follows_data and "float64" in op.dtypes else array
 
     converted = {n: widened(n, a) for n, a in arrays.items()}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -130,7 +131,7 @@ class Specialization:
                                     f"is outside [0, {int(status[3])})")
         return IndexOutOfRangeError(f"{op}: {message}")
 
-    @property
+    @cached_property
     def uses_params(self) -> bool:
         return any(uses_params(f) for r in self.requirements for f in (r.lhs, r.rhs, *r.unless_empty))
 

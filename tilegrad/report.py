@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tilegrad.errors import UBCapacityError
 
@@ -22,7 +22,7 @@ class PlanReport:
     fits: bool
     error: str = ""
     staged: bool = True
-    direct_gm: dict = None
+    direct_gm: dict = field(default_factory=dict)
 
     @classmethod
     def build(cls, kernel, binding, spec) -> PlanReport:

@@ -96,10 +96,11 @@ def code_fingerprint(*functions) -> str:
         _hash_code(fn.__code__, digest)
         pending += [d for d in (fn.__defaults__ or ()) + tuple((fn.__kwdefaults__ or {}).values()) if callable(d)]
         pending += [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
-        for name in _names(fn.__code__):
+        names = _names(fn.__code__)
+        for name in names:
             value = fn.__globals__.get(name)
             if isinstance(value, types.ModuleType):
-                pending += [getattr(value, attr) for attr in _names(fn.__code__) if hasattr(value, attr)]
+                pending += [getattr(value, attr) for attr in names if hasattr(value, attr)]
             elif value is not None:
                 pending.append(value)
     return digest.hexdigest()

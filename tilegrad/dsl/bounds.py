@@ -20,9 +20,21 @@ from tilegrad.dsl.expr import BinOp, Cast, Const, Dim, Expr, Param, Read, Reduce
 from tilegrad.errors import ShapeError, UnsupportedError
 
 Form = int | list
+def _div(a: int, b: int) -> int:
+    """arith.divsi: the quotient truncated toward zero (0 for b = 0, which no size divides by)."""
+    if b == 0:
+        return 0
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _rem(a: int, b: int) -> int:
+    """arith.remsi: the remainder with the dividend's sign."""
+    return a - _div(a, b) * b if b else 0
+
+
 _OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-        "floordiv": lambda a, b: a // b if b else 0, "div": lambda a, b: a // b if b else 0,
-        "mod": lambda a, b: a % b if b else 0, "max": max, "min": min}
+        "floordiv": _div, "div": _div, "mod": _rem, "max": max, "min": min}
 _SYMBOL = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "div": "//", "mod": "%"}
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -329,14 +330,7 @@ class OpDef:
     def _check_dtypes(self, target: Target, tensors: dict) -> dict[str, DType]:
         dtypes: dict[str, DType] = {}
         allowed_data = self.dtypes_on(target)
-        order = [n for n, s in self.tensors.items() if _leader(s) is None]
-        while len(order) < len(self.tensors):  # an argument whose dtype follows another comes after it
-            more = [n for n, s in self.tensors.items() if n not in order and _leader(s) in order]
-            if not more:
-                raise DefinitionError(f"{self.name}: the dtype rules of {sorted(set(self.tensors) - set(order))} "
-                                      f"follow each other in a cycle")
-            order += more
-        for name in order:
+        for name in self.dtype_order:
             spec = self.tensors[name]
             array = tensors[name]
             if array is None:
@@ -374,6 +368,18 @@ class OpDef:
                                      f"it must match {spec.dtype!r} ({other.name})")
             dtypes[name] = dtype
         return dtypes
+
+    @cached_property
+    def dtype_order(self) -> list[str]:
+        """The tensors in the order their dtypes are checked: one that follows another comes after it."""
+        order = [n for n, s in self.tensors.items() if dtype_leader(s) is None]
+        while len(order) < len(self.tensors):
+            more = [n for n, s in self.tensors.items() if n not in order and dtype_leader(s) in order]
+            if not more:
+                raise DefinitionError(f"{self.name}: the dtype rules of {sorted(set(self.tensors) - set(order))} "
+                                      f"follow each other in a cycle")
+            order += more
+        return order
 
     def _match_shapes(self, tensors: dict, attrs: dict) -> tuple[dict[str, int], dict[str, object]]:
         """Pick a pattern per tensor so all dim symbols agree (backtracking over alternatives)."""
@@ -485,7 +491,7 @@ class OpDef:
             raise DefinitionError(f"{self.name}: the view of {name!r} turns {array.shape} into {shape}, "
                                   f"another number of elements")
         seen = array.reshape(shape)
-        if spec.updated and not np.shares_memory(seen, array):
+        if spec.updated and not np.may_share_memory(seen, array):
             raise ShapeError(f"{self.name}: {name!r} is updated in place, so its layout must allow the view "
                              f"{shape} without a copy")
         return seen
@@ -519,7 +525,7 @@ class OpDef:
         raise KeyError(f"{self.name}: output dim {dim!r} is bound by no tensor")
 
 
-def _leader(spec: TensorSpec) -> str | None:
+def dtype_leader(spec: TensorSpec) -> str | None:
     """The argument whose dtype this one's follows, if any."""
     if isinstance(spec.dtype, ParamsDtype):
         return spec.dtype.data

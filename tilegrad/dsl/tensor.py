@@ -191,9 +191,11 @@ def _require_equal(dims: list[Expr]) -> None:
     from tilegrad.dsl.trace import active_trace
 
     trace = active_trace()
+    if trace is None:
+        return
     for other in dims[1:]:
         req = broadcast_requirement(dims[0], other)
-        if trace is not None and req is not None and req not in trace.requirements:
+        if req is not None and req not in trace.requirements:
             trace.requirements.append(req)
 
 

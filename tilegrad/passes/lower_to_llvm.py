@@ -311,12 +311,9 @@ class _FunctionLowering:
         for axis, (index, size) in enumerate(zip(indices, d.sizes)):
             index = self.v(index)
             if axis == last and length is not None:
-                end = self.add(block, llvm.AddOp(index, length))
-                inside = self.add(block, llvm.AndOp(
-                    self.add(block, llvm.ICmpOp(index, size, IntegerAttr(7, i64))),   # ule: an empty copy at the end
-                    self.add(block, llvm.ICmpOp(end, size, IntegerAttr(7, i64)))))
-                inside = self.add(block, llvm.AndOp(inside, self.add(block, llvm.ICmpOp(
-                    index, end, IntegerAttr(7, i64)))))
+                end = self.add(block, llvm.AddOp(index, length))  # index <= end <= size (ule; may be empty)
+                inside = self.add(block, llvm.AndOp(self.add(block, llvm.ICmpOp(index, end, IntegerAttr(7, i64))),
+                                                    self.add(block, llvm.ICmpOp(end, size, IntegerAttr(7, i64)))))
             else:
                 inside = self.add(block, llvm.ICmpOp(index, size, IntegerAttr(6, i64)))  # ult: 0 <= index < size
             outside = self.add(block, llvm.XOrOp(inside, self.const(block, 1, i1)))

@@ -136,7 +136,7 @@ class _Tiler:
         before_me = b.add(arith.MinSIOp(self.block_id, extra))
         lo = b.add(arith.AddiOp(b.add(arith.MuliOp(self.block_id, per)), before_me))
         takes_one_more = b.add(arith.CmpiOp(self.block_id, extra, "ult"))
-        mine = b.add(arith.AddiOp(per, b.add(arith.IndexCastOp(b.add(arith.ExtUIOp(takes_one_more, i64)), INDEX))))
+        mine = b.add(arith.SelectOp(takes_one_more, b.add(arith.AddiOp(per, b.index(1))), per))
         hi = b.add(arith.AddiOp(lo, mine))
         return lo, hi
 
