@@ -166,6 +166,24 @@ def test_fuse_elementwise_keeps_reductions_materialized():
     assert "%total" in loops and loops.count("tg.stage") == 2
 
 
+def test_a_reduction_written_twice_is_emitted_once():
+    import tilegrad.dsl as tg
+
+    @tg.op(outputs={"dx": tg.like("y")}, replace=True)
+    def test_twice_reduced(y=tg.tensor("N C"), dy=tg.tensor("N C", dtype="y")):
+        def row_max(n):  # a fresh reduction variable on each call, the same reduction
+            return tg.reduce_max(y.shape[1], lambda c: dy[n, c])
+
+        return lambda n, c: (y[n, c] - row_max(n)) * row_max(n) + tg.reduce_max(y.shape[1], lambda c: y[n, c])
+
+    y = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
+    dy = np.random.default_rng(1).standard_normal((4, 8)).astype(np.float32)
+    kernel = tilegrad.compile("test_twice_reduced", "cpu")
+    assert kernel.ir("loops", y=y, dy=dy).count('tg.loop = "reduce"') == 2  # dy's row max once, y's once
+    m = dy.max(axis=1, keepdims=True)
+    np.testing.assert_allclose(kernel(y=y, dy=dy), (y - m) * m + y.max(axis=1, keepdims=True), rtol=1e-6)
+
+
 def test_fuse_sibling_loops_merges_independent_stages_only():
     import tilegrad.dsl as tg
 

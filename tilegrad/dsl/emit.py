@@ -247,8 +247,10 @@ class _Emitter:
         return code
 
 
-def _structure(e: Expr):
-    """A hashable key equal for structurally equal expressions (None: do not share)."""
+def _structure(e: Expr, bound: dict[int, int] | None = None):
+    """A hashable key equal for structurally equal expressions (None: do not share). Two
+    reductions that differ only in their own variable share a key (one window scanned once)."""
+    bound = bound or {}
     match e:
         case Const():
             return ("const", e.kind, e.value)
@@ -259,13 +261,22 @@ def _structure(e: Expr):
         case Param():
             return ("param", e.name)
         case Read():
-            indices = tuple(_structure(i) if not isinstance(i, Var) else ("var", i.uid) for i in e.indices)
+            indices = tuple(_operand(i, bound) for i in e.indices)
             return None if None in indices else ("read", e.buffer.name, e.kind, indices)
         case BinOp() | UnOp() | Cast() | Select():
-            parts = [getattr(e, f) for f in ("cond", "a", "b") if hasattr(e, f)]
-            keys = tuple(_structure(p) if not isinstance(p, Var) else ("var", p.uid) for p in parts)
+            keys = tuple(_operand(getattr(e, f), bound) for f in ("cond", "a", "b") if hasattr(e, f))
             return None if None in keys else (type(e).__name__, getattr(e, "op", ""), e.kind, keys)
+        case Reduce():
+            keys = (_operand(e.extent, bound), _operand(e.body, {**bound, e.var.uid: len(bound)}))
+            return None if None in keys else ("reduce", e.combine, e.kind, keys)
     return None
+
+
+def _operand(e: Expr, bound: dict[int, int]):
+    """The key of an operand: a reduction's own variable by its depth, another variable by uid."""
+    if isinstance(e, Var):
+        return ("bound", bound[e.uid]) if e.uid in bound else ("var", e.uid)
+    return _structure(e, bound)
 
 
 def _bind_vars(variables, block: Block) -> dict[int, SSAValue]:

@@ -174,37 +174,53 @@ def pooling_backward(
     beta=tg.attr(0.0, runtime=True),
 ):
     """Max: each window's dy goes to its first cell equal to its maximum y in row-major window order,
-    or to its last NaN if y is NaN (torch's rule: NaN is the maximum) (deterministic:
-    windows scatter into the rows their own (n) owns). Average: each input element gathers dy / area
-    from every window that covers it (area counts padding or not)."""
+    or to its last NaN if y is NaN (torch's rule: NaN is the maximum). One stage finds each window's
+    cell (its row-major index, -1 if no cell matches y: that window routes nothing); the next
+    gathers, per input element, the dy of the windows that chose it. Average: each input element
+    gathers dy / area from every window that covers it (area counts padding or not). Either way an
+    element visits only the windows that can cover it (ceil(window / stride) per dim), in
+    increasing window order, so the sum is the serial scatter's, bit for bit."""
     spatial = x.rank - 2
     pad = padding or (0,) * spatial
     step = stride or window
     size_in, size_out = x.shape[2:], dy.shape[2:]
+    cells = 1
+    for w in window:
+        cells *= w
 
     def window_origin(o, d):
         return o * step[d] - pad[d]
 
+    def offsets(k):  # the window offset of row-major cell k, per spatial dim
+        out, rest = [], k
+        for d in reversed(range(spatial)):
+            out.append(rest % window[d])
+            rest = rest // window[d]
+        return tuple(reversed(out))
+
+    def covering(p, js):
+        """The windows that may cover input point p, one per js (js[d] < ceil(window / stride)):
+        whether the window exists and covers p, its index o and p's row-major cell in it."""
+        o, inside, cell = [], [], 0
+        for d in range(spatial):
+            top = p[d] + pad[d]
+            od = top // step[d] - (-(-window[d] // step[d]) - 1) + js[d]
+            inside.append((od >= 0) & (od < size_out[d]) & (top - od * step[d] < window[d]))
+            o.append(od)
+            cell = cell * window[d] + (top - od * step[d])
+        return _all(inside), tuple(o), cell
+
+    reach = tuple(-(-w // s) for w, s in zip(window, step))
+
     if mode.startswith("max"):
-        acc = tg.temp("acc", x.shape)
-        acc.fill(0.0)
-        cells = 1
-        for w in window:
-            cells *= w
+        chosen = tg.temp("chosen", dy.shape, "int16" if cells < (1 << 15) else "int32")
 
-        def offsets(k):  # the window offset of row-major cell k, per spatial dim
-            out, rest = [], k
-            for d in reversed(range(spatial)):
-                out.append(rest % window[d])
-                rest = rest // window[d]
-            return tuple(reversed(out))
-
-        def cell(n, c, o, k):
+        def cell_value(n, c, o, k):
             at = [window_origin(o[d], d) + offsets(k)[d] for d in range(spatial)]
             inside = _all([(at[d] >= 0) & (at[d] < size_in[d]) for d in range(spatial)])
-            return inside, at, x[(n, c, *at)]
+            return inside, x[(n, c, *at)]
 
-        def found(n, c, *o):
+        def choose(n, c, *o):
             """One scan of the window against its maximum y: the first cell equal to y scores
             cells - k (the highest for the first); where y is NaN, the last NaN cell scores k + 1
             (torch's rule: NaN is the maximum, and its index is the last NaN's). 0: no cell."""
@@ -212,34 +228,29 @@ def pooling_backward(
             is_nan = top.ne(top)
 
             def score(k):
-                inside, _, value = cell(n, c, o, k)
+                inside, value = cell_value(n, c, o, k)
                 return tg.where(is_nan, tg.where(inside & value.ne(value), k + 1, 0),
                                 tg.where(inside & value.eq(top), cells - k, 0))
 
             best = tg.reduce_max(cells, score)
-            return best, tg.where(is_nan, best - 1, cells - best)
+            return tg.where(best.eq(0), -1, tg.where(is_nan, best - 1, cells - best))
+
+        chosen.assign(choose)
 
         def position(n, c, *o):
-            k = found(n, c, *o)[1]
+            k = chosen[(n, c, *o)]
             return (n, c, *[window_origin(o[d], d) + offsets(k)[d] for d in range(spatial)])
 
-        # a window with no cell equal to y (a y that is not x's pooled maximum) routes nothing; a
-        # found cell is inside x, so only such a window can point outside, and it is skipped
+        acc = tg.temp("acc", x.shape)
+        acc.fill(0.0)
+        # a chosen cell is inside x, so only a window that chose none (-1) could point outside
         tg.scatter_add(acc, dy.shape, index=position, value=lambda n, c, *o: dy[(n, c, *o)],
-                       when=lambda n, c, *o: found(n, c, *o)[0] > 0, message=None)
+                       when=lambda n, c, *o: chosen[(n, c, *o)] >= 0, message=None)
         return blend("dx", lambda *i: acc[i], alpha, beta)
-
-    def covered(p, k, d):  # the output along dim d whose window holds input p at offset k
-        top = p[d] + pad[d] - k
-        o = top // step[d]
-        return (top >= 0) & (top % step[d]).eq(0) & (o < size_out[d]), o
 
     def area(o):
         if mode == "avg_include_padding":
-            total = 1
-            for w in window:
-                total *= w
-            return float(total)
+            return float(cells)
         total = 1.0
         for d in range(spatial):
             start = window_origin(o[d], d)
@@ -247,15 +258,14 @@ def pooling_backward(
             total = total * tg.cast(end - tg.maximum(start, 0), "f")
         return total
 
-    def gathered(n, c, p):
-        def term(*ks):  # the window at offsets ks covers p: add its dy / area
-            hits = [covered(p, ks[e], e) for e in range(spatial)]
-            o = tuple(h[1] for h in hits)
-            return tg.where(_all([h[0] for h in hits]), dy[(n, c, *o)] / area(o), 0.0)
+    def gathered(n, c, *p):
+        def term(*js):
+            inside, o, _ = covering(p, js)
+            return tg.where(inside, dy[(n, c, *o)] / area(o), 0.0)
 
-        return tg.reduce_sum_over(window, term)
+        return tg.reduce_sum_over(reach, term)
 
-    return blend("dx", lambda n, c, *p: gathered(n, c, p), alpha, beta)
+    return blend("dx", gathered, alpha, beta)
 
 
 def _all(conditions):
