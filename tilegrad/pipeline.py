@@ -21,6 +21,7 @@ from tilegrad.dsl.opdef import Binding, OpDef
 from tilegrad.dsl.tensor import TensorArg
 from tilegrad.errors import InternalError, TilegradError
 from tilegrad.passes.common import arg_info
+from tilegrad.passes.expand_math import ExpandMath
 from tilegrad.passes.fuse_elementwise import FuseElementwise
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
@@ -102,12 +103,14 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
 
 
 def to_llvm(lowered: Lowered, guard: bool = False) -> str:
-    """lower-to-llvm, then xDSL's llvmlite conversion and LLVM's O3 for this host. With `guard`,
+    """expand-math and lower-to-llvm, then xDSL's llvmlite conversion and LLVM's O3 for this host. With `guard`,
     every access is bounds-checked (at O1); the report codes join `lowered.messages`."""
     from tilegrad.codegen.jit import optimize
 
     ctx = make_context()
     name = lowered.module.ops.first.sym_name.data
+    with compiler_step(name, "expand-math"):
+        ExpandMath().apply(ctx, lowered.module)
     with compiler_step(name, "lower-to-llvm"):
         LowerToLLVM(guard=guard).apply(ctx, lowered.module)  # LLVM verifies what this produces when it parses it
     lowered.messages.update(guard_messages(lowered.module))

@@ -4,7 +4,9 @@ The DSL already fuses chains written as one expression; this pass fuses chains a
 separate stages (`t.assign(x * x); return dy * t`). A `tg.compute` into a temporary whose body is
 elementwise (no `tg.reduce`, so recomputing it per use costs no more than reading it) is cloned
 into every `memref.load` of that temporary, with the load's indices as its own; the compute and
-the temporary then disappear, and with them a full-size buffer and a pass over memory.
+the temporary then disappear, and with them a full-size buffer and a pass over memory. A body
+with transcendental math is not inlined where a reduction reads it: each term would recompute it
+(LRN reads its carried term at n channels per element), which costs more than the pass it saves.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, memref
+from xdsl.dialects import func, math, memref
 from xdsl.dialects.builtin import ArrayAttr, FunctionType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -40,8 +42,22 @@ def _fusable(producer: tg.ComputeOp, later: list[Operation]) -> bool:
     inputs = _reads(producer)
     if temp in inputs:
         return False
+    if any(isinstance(o, _TRANSCENDENTAL) for o in producer.body.walk()) and any(
+            _inside_reduction(load) for o in later for load in o.walk()
+            if isinstance(load, memref.LoadOp) and load.memref is temp):
+        return False
     last_use = max((i for i, o in enumerate(later) if temp in _reads(o)), default=-1)
     return not any(_writes(o) in inputs for o in later[: last_use + 1])
+
+
+_TRANSCENDENTAL = (math.ExpOp, math.LogOp, math.TanhOp)
+
+
+def _inside_reduction(op: Operation) -> bool:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, tg.ReduceOp):
+        parent = parent.parent_op()
+    return parent is not None
 
 
 def _inline(producer: tg.ComputeOp, load: memref.LoadOp) -> None:

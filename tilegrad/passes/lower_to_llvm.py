@@ -491,6 +491,10 @@ def _sitofp(L: _FunctionLowering, op: arith.SIToFPOp, block: Block) -> None:
     L.values[op.result] = L.add(block, llvm.SIToFPOp(L.v(op.input), op.result.type))
 
 
+def _bitcast(L: _FunctionLowering, op: arith.BitcastOp, block: Block) -> None:
+    L.values[op.result] = L.add(block, llvm.BitcastOp(L.v(op.input), op.result.type))
+
+
 def _fptosi(L: _FunctionLowering, op: arith.FPToSIOp, block: Block) -> None:
     # saturating: NaN -> 0 and out-of-range -> the extreme, never undefined behaviour
     t = op.input.type
@@ -556,6 +560,7 @@ _HANDLERS: dict[type, Callable] = {
     arith.IndexCastOp: _int_cast,
     arith.SIToFPOp: _sitofp,
     arith.FPToSIOp: _fptosi,
+    arith.BitcastOp: _bitcast,
     **{t: _math for t in _MATH},
     **{t: _float_intrinsic(_MATH_INTRINSIC) for t in _MATH_INTRINSIC},
     memref.LoadOp: _load,
