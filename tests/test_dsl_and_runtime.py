@@ -140,6 +140,21 @@ def test_runtime_attributes_do_not_recompile(dtype, rng, monkeypatch):
     assert "%scale" in kernel.ir("op", dy=dy, x=x)
 
 
+def test_a_special_runtime_value_compiles_its_own_kernel_without_the_prior_read(rng):
+    """beta = 0 (special) folds `where(beta.eq(0), ...)`: dx is never read, so NaN there cannot leak
+    and no zero-filled dx is allocated; any other beta reads and blends it."""
+    kernel = tilegrad.compile("activation_backward", "cpu")
+    dy = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    assert "memref.load %dx" not in kernel.ir("loops", dy=dy, x=x, mode="relu")
+    assert "memref.load %dx" in kernel.ir("loops", dy=dy, x=x, mode="relu", beta=0.5)
+    relu = np.where(x > 0, dy, 0)
+    for beta in (0.0, -0.0, 0.5, 2.0):
+        prior = np.full(x.shape, np.nan if beta == 0 else 2.0, np.float32)
+        kernel(dy=dy, x=x, mode="relu", beta=beta, dx=prior)
+        np.testing.assert_allclose(prior, relu + (beta * 2.0 if beta else 0.0), rtol=1e-6)
+
+
 def test_ignore_index_is_a_runtime_value(rng, monkeypatch):
     kernel = tilegrad.compile("nll_loss_backward", "cpu")
     x = rng.standard_normal((20, 6)).astype(np.float32)

@@ -97,6 +97,8 @@ class Read(Expr):
 
 
 _COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}
+_FOLD = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+         "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
 _LOGIC = {"and", "or"}
 
 
@@ -115,6 +117,8 @@ class BinOp(Expr):
         if a.kind != b.kind:
             a, b = promote(a, b)
         if op in _COMPARE:
+            if isinstance(a, Const) and isinstance(b, Const):  # a special attribute value folds
+                return Const(_FOLD[op](a.value, b.value), "b")
             return BinOp(op, a, b, "b")
         if op == "div" and a.kind == "i":
             a, b = cast(a, "f"), cast(b, "f")
@@ -196,7 +200,10 @@ def where(cond, a, b) -> Expr:
 
 def _select_scalar(cond: Expr, a: Expr, b: Expr) -> Expr:
     a, b = promote(as_expr(a, like=as_expr(b) if isinstance(b, Expr) else None), as_expr(b))
-    return Select(cast(cond, "b"), a, b, a.kind)
+    cond = cast(cond, "b")
+    if isinstance(cond, Const):  # known at trace time: only the chosen side is computed (or read)
+        return a if cond.value else b
+    return Select(cond, a, b, a.kind)
 
 
 def _unary(op: str):

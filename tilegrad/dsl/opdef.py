@@ -99,6 +99,10 @@ class AttrSpec:
     runtime: bool = False
     """The body sees a scalar expression and the kernel reads the value at each call, so a new
     value does not recompile. Only for attributes used as values, not in Python control flow."""
+    special: tuple = ()
+    """Values of a runtime attribute that get a kernel of their own, with the value folded in as a
+    constant: `beta=0` (the usual call) then never reads the prior output, where any other beta
+    does (`tg.where(beta.eq(0.0), ...)` folds to one arm)."""
 
     @property
     def kind(self) -> str:
@@ -153,8 +157,10 @@ class AttrSpec:
 
 
 def attr(default, choices: Sequence = (), aliases: dict | None = None, doc: str = "",
-         runtime: bool = False) -> AttrSpec:
-    return AttrSpec(default, tuple(choices), dict(aliases or {}), doc, runtime)
+         runtime: bool = False, special: Sequence = ()) -> AttrSpec:
+    """An attribute: `default` (or a type: required), allowed `choices` and `aliases`; `runtime`:
+    read at each call instead of compiled in; `special`: runtime values compiled in after all."""
+    return AttrSpec(default, tuple(choices), dict(aliases or {}), doc, runtime, tuple(special))
 
 
 @dataclass(frozen=True)
@@ -311,7 +317,7 @@ class OpDef:
             like_reshaped = isinstance(out.shape, str) and (self.tensors[out.shape].collapse or
                                                             self.tensors[out.shape].view is not None)
             kernel_shapes[name] = tensors[out.shape].shape if like_reshaped else output_shapes[name]
-        runtime = tuple(n for n, s in self.attrs.items() if s.runtime)
+        runtime = tuple(n for n, s in self.attrs.items() if s.runtime and attrs[n] not in s.special)
         return Binding(tensors, dtypes, patterns, attrs, symbols, output_shapes, output_dtypes, runtime,
                        kernel_shapes)
 
@@ -437,7 +443,8 @@ class OpDef:
             else:
                 dims = tuple(self._dim_expr(d, binding, args) for d in out.shape)
             trace.outputs[name] = Buffer(name, dims, binding.output_dtypes[name], "output")
-        attrs = {n: Param(n, self.attrs[n].kind) if n in binding.runtime_attrs else v
+        attrs = {n: Param(n, self.attrs[n].kind) if n in binding.runtime_attrs
+                 else Const(v, self.attrs[n].kind) if self.attrs[n].runtime else v  # a special value
                  for n, v in binding.attrs.items()}
         token = tracing(trace)
         try:

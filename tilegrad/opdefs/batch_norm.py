@@ -123,9 +123,9 @@ def batch_norm_backward(
     mode=tg.attr("spatial", BN_MODES),
     epsilon=tg.attr(1e-5),
     alpha_data_diff=tg.attr(1.0, runtime=True),
-    beta_data_diff=tg.attr(0.0, runtime=True),
+    beta_data_diff=tg.attr(0.0, runtime=True, special=(0.0,)),
     alpha_param_diff=tg.attr(1.0, runtime=True),
-    beta_param_diff=tg.attr(0.0, runtime=True),
+    beta_param_diff=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """Batch norm backward; without the saved pair, mean and inverse std are recomputed from x.
     Half data uses float32 parameters."""
@@ -156,9 +156,9 @@ def batch_norm_backward_ex(
     activation=tg.attr("relu", ACTIVATION_MODES),
     coef=tg.attr(1.0, runtime=True),
     alpha_data_diff=tg.attr(1.0, runtime=True),
-    beta_data_diff=tg.attr(0.0, runtime=True),
+    beta_data_diff=tg.attr(0.0, runtime=True, special=(0.0,)),
     alpha_param_diff=tg.attr(1.0, runtime=True),
-    beta_param_diff=tg.attr(0.0, runtime=True),
+    beta_param_diff=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """Ex: y = act(bn(x) (+ z)); dŷ = dy · act'(pre-activation), taken from y (swish recomputes
     bn(x)); dz = dŷ when bn_add_activation (otherwise dz is None: not allocated, not written)."""
@@ -241,7 +241,7 @@ def batch_norm_forward_training(
     exponential_average_factor=tg.attr(0.1, runtime=True),
     epsilon=tg.attr(1e-5),
     alpha=tg.attr(1.0, runtime=True),
-    beta=tg.attr(0.0, runtime=True),
+    beta=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """Training-mode batch norm: y, the saved mean and inverse std; running statistics (if given)
     are updated in place with the unbiased variance."""
@@ -263,7 +263,7 @@ def batch_norm_forward_training_ex(
     exponential_average_factor=tg.attr(0.1, runtime=True),
     epsilon=tg.attr(1e-5),
     alpha=tg.attr(1.0, runtime=True),
-    beta=tg.attr(0.0, runtime=True),
+    beta=tg.attr(0.0, runtime=True, special=(0.0,)),
     bn_ops=tg.attr("bn", ("bn", "bn_activation", "bn_add_activation")),
     activation=tg.attr("relu", ACTIVATION_MODES),
     coef=tg.attr(1.0, runtime=True),

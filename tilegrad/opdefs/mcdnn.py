@@ -38,7 +38,7 @@ def activation_backward(
     mode=tg.attr("relu", ACTIVATION_MODES),
     coef=tg.attr(1.0, runtime=True),
     alpha=tg.attr(1.0, runtime=True),
-    beta=tg.attr(0.0, runtime=True),
+    beta=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """The gradient of mcdnnActivationForward: coef is the clip ceiling / elu alpha / swish beta."""
 
@@ -78,7 +78,7 @@ def softmax_backward(
     algorithm=tg.attr("accurate", ("fast", "accurate", "log")),
     mode=tg.attr("channel", ("instance", "channel")),
     alpha=tg.attr(1.0, runtime=True),
-    beta=tg.attr(0.0, runtime=True),
+    beta=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """dx = y * (dy - Σ dy*y), or for log softmax dx = dy - exp(y) * Σ dy; the sum runs over
     C, H, W per n (instance: y seen as [N, C*H*W]) or over C per (n, h, w) (channel: y seen as
@@ -171,7 +171,7 @@ def pooling_backward(
     padding=tg.attr(()),
     stride=tg.attr(()),
     alpha=tg.attr(1.0, runtime=True),
-    beta=tg.attr(0.0, runtime=True),
+    beta=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """Max: each window's dy goes to its first cell equal to its maximum y in row-major window order,
     or to its last NaN if y is NaN (torch's rule: NaN is the maximum). One stage finds each window's
@@ -295,7 +295,7 @@ def lrn_cross_channel_backward(
     lrn_beta=tg.attr(0.75, runtime=True),
     lrn_k=tg.attr(2.0, runtime=True),
     alpha=tg.attr(1.0, runtime=True),
-    beta=tg.attr(0.0, runtime=True),
+    beta=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """y_c = x_c * S_c^-beta with S_c = k + alpha/n * Σ_{j in window(c)} x_j^2, window(c) =
     [c - (n-1)//2, c + n-1 - (n-1)//2]; dx_c = dy_c S_c^-beta - 2 alpha beta / n * x_c *
@@ -334,7 +334,7 @@ def divisive_normalization_backward(
     lrn_beta=tg.attr(0.75, runtime=True),
     lrn_k=tg.attr(2.0, runtime=True),
     alpha=tg.attr(1.0, runtime=True),
-    beta=tg.attr(0.0, runtime=True),
+    beta=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """The forward differentiated (inferred from mcDNN's description, SPEC 6.9): d = x - m,
     S = k + alpha / n^s * Σ_{n x n spatial window} d^2 (s spatial dims, window [p - (n-1)//2,

@@ -104,9 +104,9 @@ def normalization_backward(
     group_cnt=tg.attr(1),
     epsilon=tg.attr(1e-5),
     alpha_data_diff=tg.attr(1.0, runtime=True),
-    beta_data_diff=tg.attr(0.0, runtime=True),
+    beta_data_diff=tg.attr(0.0, runtime=True, special=(0.0,)),
     alpha_param_diff=tg.attr(1.0, runtime=True),
-    beta_param_diff=tg.attr(0.0, runtime=True),
+    beta_param_diff=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """group_cnt = 1 is batch_norm_backward(_ex). Group norm, with x̂ = (x - μ[n,g]) r[n,g] and
     dŷ = dy (· act'): dγ = Σ_{n, spatial} dŷ x̂, dβ = Σ dŷ, dx = r (γ dŷ - a/D - x̂ b/D) where
@@ -146,19 +146,43 @@ def normalization_backward(
     gamma = lambda *i: groups.param(bn_scale, *i)  # noqa: E731
     stats = (x.shape[0], group_cnt)
     a_sum = tg.temp("a", stats)
-    a_sum.assign(lambda n, g: groups.total(n, g, lambda *i: gamma(*i) * dy_hat(*i)))
     b_sum = tg.temp("b", stats)
-    b_sum.assign(lambda n, g: groups.total(n, g, lambda *i: gamma(*i) * dy_hat(*i) * x_hat(*i)))
-    over_batch = BatchAxes(x, mode == "per_activation").total  # the parameters' reductions
+    if mode == "per_channel":
+        # one sweep of x and dy: per (n, c) Σ_p dŷ x and Σ_p dŷ; with γ constant over a channel,
+        # a, b, dγ and dβ follow from these (Σ_p dŷ x̂ = r (Σ_p dŷ x - μ Σ_p dŷ)), as torch does
+        spatial = x.shape[2:]
+        per_channel = (x.shape[0], x.shape[1])
+        dy_x, dy_sum = tg.temp("dy_x", per_channel), tg.temp("dy_sum", per_channel)
+        dy_x.assign(lambda n, c: tg.reduce_sum_over(spatial, lambda *p: dy_hat(n, c, *p) * x[(n, c, *p)]))
+        dy_sum.assign(lambda n, c: tg.reduce_sum_over(spatial, lambda *p: dy_hat(n, c, *p)))
+
+        def dy_x_hat(n, c):  # Σ_p dŷ x̂ over channel c of sample n
+            g = groups.of(c)
+            return inv[n, g] * (dy_x[n, c] - mean[n, g] * dy_sum[n, c])
+
+        def over_group(n, g, term):
+            return tg.reduce_sum(groups.width, lambda k: bn_scale[(0, g * groups.width + k, *(0,) * len(spatial))]
+                                 * term(n, g * groups.width + k))
+
+        a_sum.assign(lambda n, g: over_group(n, g, lambda n_, c: dy_sum[n_, c]))
+        b_sum.assign(lambda n, g: over_group(n, g, dy_x_hat))
+        d_scale = blend("d_bn_scale", lambda _, c, *p: tg.reduce_sum(x.shape[0], lambda n: dy_x_hat(n, c)),
+                        alpha_param_diff, beta_param_diff)
+        d_bias = blend("d_bn_bias", lambda _, c, *p: tg.reduce_sum(x.shape[0], lambda n: dy_sum[n, c]),
+                       alpha_param_diff, beta_param_diff)
+    else:
+        a_sum.assign(lambda n, g: groups.total(n, g, lambda *i: gamma(*i) * dy_hat(*i)))
+        b_sum.assign(lambda n, g: groups.total(n, g, lambda *i: gamma(*i) * dy_hat(*i) * x_hat(*i)))
+        over_batch = BatchAxes(x, True).total  # the parameters' reductions
+        d_scale = blend("d_bn_scale", lambda _, c, *p: over_batch(c, p, lambda *i: dy_hat(*i) * x_hat(*i)),
+                        alpha_param_diff, beta_param_diff)
+        d_bias = blend("d_bn_bias", lambda _, c, *p: over_batch(c, p, dy_hat), alpha_param_diff, beta_param_diff)
 
     def dx(n, c, *p):
         g = groups.of(c)
         return inv[n, g] * (gamma(n, c, *p) * dy_hat(n, c, *p) - a_sum[n, g] / groups.count
                             - x_hat(n, c, *p) * b_sum[n, g] / groups.count)
 
-    d_scale = blend("d_bn_scale", lambda _, c, *p: over_batch(c, p, lambda *i: dy_hat(*i) * x_hat(*i)),
-                    alpha_param_diff, beta_param_diff)
-    d_bias = blend("d_bn_bias", lambda _, c, *p: over_batch(c, p, dy_hat), alpha_param_diff, beta_param_diff)
     return blend("dx", dx, alpha_data_diff, beta_data_diff), d_scale, d_bias, dz(dy_hat)
 
 
@@ -187,7 +211,7 @@ def normalization_forward_training(
     exponential_average_factor=tg.attr(0.1, runtime=True),
     epsilon=tg.attr(1e-5),
     alpha=tg.attr(1.0, runtime=True),
-    beta=tg.attr(0.0, runtime=True),
+    beta=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """y = act(γ x̂ + β (+ z)), blended. group_cnt = 1 is batch_norm_forward_training(_ex)."""
     if group_cnt == 1:

@@ -28,9 +28,9 @@ def spatial_tf_sampler_backward(
     grid=tg.tensor("N OH OW 2", dtype="x"),
     dy=tg.tensor("N C OH OW", dtype="x"),
     alpha=tg.attr(1.0, runtime=True),
-    beta=tg.attr(0.0, runtime=True),
+    beta=tg.attr(0.0, runtime=True, special=(0.0,)),
     alpha_dgrid=tg.attr(1.0, runtime=True),
-    beta_dgrid=tg.attr(0.0, runtime=True),
+    beta_dgrid=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """Bilinear sampling y[n,c,o] = Σ_corners x[n,c,corner] * weight (zero outside): dx scatters
     dy * weight to the four corners; dgrid sums dy * ∂y/∂grid over the channels."""

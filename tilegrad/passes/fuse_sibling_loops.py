@@ -1,9 +1,11 @@
-"""fuse-sibling-loops: consecutive stages over the same iteration space become one loop nest.
+"""fuse-sibling-loops: consecutive stages over the same outer iteration space become one loop nest.
 
-Two stages that walk the same domain (same bounds on every axis) and do not depend on each other
-across iterations run in one nest: the data a point touches is loaded once into cache for both
-(batch norm's dβ and dγ both sweep dy), and one barrier between them disappears. The second body
-may read what the first writes only at the same point; otherwise the stages stay apart.
+Two stages whose parallel loops agree (same bounds) on every axis of the first, and that do not
+depend on each other across iterations, run in one nest: the data a point touches is loaded once
+into cache for both (batch norm's dβ and dγ both sweep dy), and one barrier between them
+disappears. The second may be deeper: a per-row reduction and the row's elementwise consumer (a
+softmax row's total, then its dx) run row by row, so the second sweep reads the row from cache. The
+second may read what the first writes only at the first's point; otherwise the stages stay apart.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def _independent(first: list[scf.ForOp], second: list[scf.ForOp]) -> bool:
     if written2 & ({r.memref for r in reads1} | written1):
         return False  # the second would overwrite what the first still reads or writes
     ivs1 = [loop.body.block.args[0] for loop in first]
-    ivs2 = [loop.body.block.args[0] for loop in second]
+    ivs2 = [loop.body.block.args[0] for loop in second[:len(first)]]
     for read in reads2:
         if read.memref in written1:  # allowed only at the same point: indices are the ivs in order
             if [ivs2.index(i) if i in ivs2 else -1 for i in read.indices] != list(range(len(ivs2))):
@@ -76,7 +78,7 @@ def fuse_function(fn: func.FuncOp) -> None:
             if loop_role(first) != "parallel" or loop_role(second) != "parallel":
                 continue
             a, b = _chain(first), _chain(second)
-            if len(a) != len(b) or not all(_same(x.lb, y.lb) and _same(x.ub, y.ub) and _same(x.step, y.step)
+            if len(a) > len(b) or not all(_same(x.lb, y.lb) and _same(x.ub, y.ub) and _same(x.step, y.step)
                                            for x, y in zip(a, b)):
                 continue
             between = list(block.ops)
@@ -86,7 +88,7 @@ def fuse_function(fn: func.FuncOp) -> None:
             for op in between:  # the second stage's dims and constants move above the first
                 op.detach()
                 block.insert_op_before(op, first)
-            inner_a, inner_b = a[-1].body.block, b[-1].body.block
+            inner_a, inner_b = a[-1].body.block, b[len(a) - 1].body.block
             for x, y in zip(a, b):
                 y.body.block.args[0].replace_all_uses_with(x.body.block.args[0])
             for op in [o for o in inner_b.ops if not isinstance(o, scf.YieldOp)]:
