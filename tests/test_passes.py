@@ -223,3 +223,48 @@ def test_core_split_is_balanced_unless_the_schedule_asks_for_the_vendors():
                 dloss=np.ones(1, np.float32))
     got = tilegrad.compile("binary_cross_entropy_grad", "ascend910b")(**call)
     np.testing.assert_array_equal(got, tilegrad.compile("binary_cross_entropy_grad", "cpu", untiled=True)(**call))
+
+
+ROW_THEN_CONSUMER = """
+func.func @rows(%y: memref<?x?xf32>, %dx: memref<?x?xf32>, %total: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?x?xf32>
+  %m = memref.dim %y, %c1 : memref<?x?xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  scf.for %i = %c0 to %n step %c1 {
+    %s = scf.for %r = %c0 to %m step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %y[%i, %r] : memref<?x?xf32>
+      %a = arith.addf %acc, %v : f32
+      scf.yield %a : f32
+    } {tg.loop = "reduce", tg.axis = 0 : i64}
+    memref.store %s, %total[%i] : memref<?xf32>
+  } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+  scf.for %i2 = %c0 to %n step %c1 {
+    scf.for %j = %c0 to %m step %c1 {
+      %t = memref.load %total[INDEX] : memref<?xf32>
+      %w = memref.load %y[%i2, %j] : memref<?x?xf32>
+      %p = arith.mulf %w, %t : f32
+      memref.store %p, %dx[%i2, %j] : memref<?x?xf32>
+    } {tg.loop = "parallel", tg.axis = 1 : i64}
+  } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 1 : i64}
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("index, fused", [("%i2", True), ("%j", False)])
+def test_fuse_sibling_loops_runs_a_row_reduction_and_its_consumer_row_by_row(index, fused):
+    """The consumer reads the row total at its own row: one nest, the reduction then the row's loop.
+    Read at another point (total[j]), it needs every row's total first: the stages stay apart."""
+    from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
+
+    module = parse(ROW_THEN_CONSUMER.replace("INDEX", index))
+    FuseSiblingLoops().apply(make_context(), module)
+    module.verify()
+    text = str(module)
+    assert text.count("tg.stage") == (1 if fused else 2)
+    if fused:
+        nest = text[text.index("scf.for %i"):]
+        assert nest.index('tg.loop = "reduce"') < nest.index("memref.store %s, %total") < nest.index("scf.for %j")
+        assert "memref.load %total[%i]" in text
