@@ -268,3 +268,77 @@ def test_fuse_sibling_loops_runs_a_row_reduction_and_its_consumer_row_by_row(ind
         nest = text[text.index("scf.for %i"):]
         assert nest.index('tg.loop = "reduce"') < nest.index("memref.store %s, %total") < nest.index("scf.for %j")
         assert "memref.load %total[%i]" in text
+
+
+COLUMN_SUM = """
+func.func @column_sum(%x: memref<?x?xf32>, %out: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %m = memref.dim %x, %c1 : memref<?x?xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  scf.for %i = %c0 to %c1 step %c1 {
+    scf.for %j = %c0 to %m step %c1 {
+      %s = scf.for %r = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f32) {
+        %v = memref.load %x[%r, %j] : memref<?x?xf32>
+        %a = arith.addf %acc, %v : f32
+        scf.yield %a : f32
+      } {tg.loop = "reduce", tg.axis = 0 : i64}
+      memref.store %s, %out[%i, %j] : memref<?x?xf32>
+    } {tg.loop = "parallel", tg.axis = 1 : i64}
+  } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+  func.return
+}
+"""
+
+
+def test_interchange_column_reductions_accumulates_a_row():
+    """x[r, j] summed over r for each j: the sum moves outside, the j loop inside it (a stack row of
+    partial sums), and the parallel loop reads each sum back from the row."""
+    from tilegrad.passes.interchange_column_reductions import ROW, InterchangeColumnReductions
+
+    module = parse(COLUMN_SUM)
+    InterchangeColumnReductions().apply(make_context(), module)
+    module.verify()
+    lines = [line.strip() for line in str(module).splitlines()]
+    expected = [  # in this order, as xDSL's filecheck tests read (CHECK lines)
+        f"%0 = memref.alloca() : memref<{ROW}xf32>",
+        "scf.for %i = %c0 to %c1 step %c1 {",
+        "scf.for %2 = %c0 to %m step %1 {",  # the tile of sums
+        "memref.store %zero, %0[%7] : memref<256xf32>",  # row = 0
+        "scf.for %8 = %c0 to %n step %c1 {",  # for r
+        "scf.for %9 = %2 to %4 step %5 {",  # for j in the tile
+        "%11 = memref.load %0[%10] : memref<256xf32>",
+        "%v = memref.load %x[%8, %9] : memref<?x?xf32>",  # a contiguous row of x
+        "%a = arith.addf %11, %v : f32",
+        "memref.store %a, %0[%10] : memref<256xf32>",
+        '} {tg.loop = "reduce", tg.axis = 0 : i64}',
+        "scf.for %j = %2 to %4 step %c1 {",
+        "%s = memref.load %0[%12] : memref<256xf32>",
+        "memref.store %s, %out[%i, %j] : memref<?x?xf32>",
+    ]
+    at = 0
+    for check in expected:
+        at = lines.index(check, at) + 1
+
+
+def test_column_reductions_on_cpu_match_the_plain_loop_bitwise():
+    """dγ-style sums over rows: interchanged on cpu, the same sums in the same order as untiled."""
+    import tilegrad.dsl as tg
+
+    @tg.op(outputs={"dgamma": tg.shaped("C", dtype="x"), "dx": tg.like("x")}, replace=True)
+    def test_column_sums(x=tg.tensor("N C"), dy=tg.tensor("N C", dtype="x")):
+        total = lambda c: tg.reduce_sum(x.shape[0], lambda n: dy[n, c] * x[n, c])  # noqa: E731
+        return total, lambda n, c: dy[n, c] * tg.reduce_sum(x.shape[0], lambda k: x[k, c])
+
+    rng = np.random.default_rng(3)
+    for rows in (7, 1500):  # a plain and a blocked (float64 partials) sum
+        x = rng.standard_normal((rows, 1000)).astype(np.float32)
+        dy = rng.standard_normal((rows, 1000)).astype(np.float32)
+        kernel = tilegrad.compile("test_column_sums", "cpu")
+        assert "memref.alloca" in kernel.ir("tiled", x=x, dy=dy)
+        got = kernel(x=x, dy=dy)
+        want = tilegrad.compile("test_column_sums", "cpu", untiled=True)(x=x, dy=dy)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+        np.testing.assert_allclose(got[0], (dy.astype(np.float64) * x).sum(axis=0), rtol=1e-5, atol=1e-4)

@@ -541,6 +541,15 @@ def _ub_alloc(L: _FunctionLowering, op: tg.UBAllocOp, block: Block) -> None:
                                       f"UB buffer {op.label.data!r}")
 
 
+def _alloca(L: _FunctionLowering, op: memref.AllocaOp, block: Block) -> None:
+    """A small static scratch row on the stack (interchanged sums); it sits in the entry block."""
+    t = op.memref.type
+    (length,) = t.get_shape()
+    ptr = L.add(block, llvm.AllocaOp(L.const(block, length, i64), t.element_type, alignment=64))
+    L.memrefs[op.memref] = Descriptor(ptr, t.element_type, [L.const(block, length, i64)],
+                                      [L.const(block, 1, i64)], "stack row")
+
+
 _HANDLERS: dict[type, Callable] = {
     arith.ConstantOp: _constant,
     **{t: _binary(_INT_BIN) for t in _INT_BIN},
@@ -567,6 +576,7 @@ _HANDLERS: dict[type, Callable] = {
     memref.StoreOp: _store,
     memref.DimOp: _dim,
     tg.UBAllocOp: _ub_alloc,
+    memref.AllocaOp: _alloca,
 }
 
 
