@@ -16,10 +16,13 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr, ModuleOp, f32, i32
+from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
+CONTRACT = arith.FastMathFlagsAttr([FastMathFlag.ALLOW_CONTRACT])
+"""A product and a sum may fuse into one FMA (one rounding instead of two: never less accurate)."""
 LOG2E = 1.44269504088896341
 LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4  # ln 2 = HI + LO, HI exact in a few bits
 ROUNDER = 12582912.0  # 1.5 * 2^23: adding it rounds a float32 of magnitude < 2^22 to an integer
@@ -46,9 +49,9 @@ class _Arith:
     def i(self, value: int) -> SSAValue:
         return self._add(arith.ConstantOp(IntegerAttr(value, i32)))
 
-    def mul(self, a, b): return self._add(arith.MulfOp(a, b))
-    def add(self, a, b): return self._add(arith.AddfOp(a, b))
-    def sub(self, a, b): return self._add(arith.SubfOp(a, b))
+    def mul(self, a, b): return self._add(arith.MulfOp(a, b, CONTRACT))
+    def add(self, a, b): return self._add(arith.AddfOp(a, b, CONTRACT))
+    def sub(self, a, b): return self._add(arith.SubfOp(a, b, CONTRACT))
     def div(self, a, b): return self._add(arith.DivfOp(a, b))
     def iadd(self, a, b): return self._add(arith.AddiOp(a, b))
     def isub(self, a, b): return self._add(arith.SubiOp(a, b))
@@ -69,7 +72,9 @@ class _Arith:
         return self.from_bits(self._add(arith.ShLIOp(self.iadd(k, self.i(127)), self.i(23))))
 
     def exp(self, x: SSAValue) -> SSAValue:
-        clamped = self._add(arith.MinimumfOp(self._add(arith.MaximumfOp(x, self.f(-104.0))), self.f(88.72283935546875)))
+        top, bottom = self.f(88.72283935546875), self.f(-104.0)  # compare-selects: cheaper than llvm.maximum
+        clamped = self.select(self.cmp(x, top, "ogt"), top, x)
+        clamped = self.select(self.cmp(clamped, bottom, "olt"), bottom, clamped)
         rounded = self.add(self.mul(clamped, self.f(LOG2E)), self.f(ROUNDER))
         k = self.sub(rounded, self.f(ROUNDER))  # round(x / ln 2), exact
         r = self.sub(self.sub(clamped, self.mul(k, self.f(LN2_HI))), self.mul(k, self.f(LN2_LO)))
