@@ -256,3 +256,22 @@ def test_softmax_in_place_through_its_view(mode, rng):
     in_place = dy.copy()
     assert kernel(y=y, dy=in_place, dx=in_place, mode=mode) is in_place
     np.testing.assert_array_equal(in_place, want)
+
+
+@tg.op(outputs={"y": tg.like("w")}, replace=True)
+def test_strided_window_sum(x=tg.tensor("N"), w=tg.tensor("O", dtype="x")):
+    """y[o] = w[o] * Σ_{k<3} x[2o + k]: an affine window read, plain when its bound is proven."""
+    return lambda o: w[o] * tg.reduce_sum(3, lambda k: x[2 * o + k])
+
+
+def test_an_affine_window_read_is_plain_and_its_bound_checked_before_the_call(rng):
+    kernel = tilegrad.compile("test_strided_window_sum", "cpu")
+    x = rng.standard_normal(11).astype(np.float32)
+    w = rng.standard_normal(5).astype(np.float32)
+    loops = kernel.ir("loops", x=x, w=w)
+    assert "arith.maxsi" not in loops and "arith.minsi" not in loops  # no clamp on 2o + k
+    want = w * np.array([x[2 * o:2 * o + 3].sum() for o in range(5)])
+    np.testing.assert_allclose(kernel(x=x, w=w), want, rtol=1e-6)
+    with pytest.raises(tilegrad.ShapeError, match=r"x is read along axis 0 at indices up to"):
+        kernel(x=x, w=rng.standard_normal(6).astype(np.float32))  # 2*5 + 2 = 12 > 10
+    assert kernel(x=x[:0], w=w[:0]).shape == (0,)  # nothing is read for an empty w

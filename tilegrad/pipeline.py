@@ -29,6 +29,7 @@ from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
 from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout, guard_messages
 from tilegrad.passes.tile_for_target import TileForTarget
 from tilegrad.passes.tiling_plan import ScheduleHint, TilingPlan
+from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 from tilegrad.targets import Target
 
 STAGES = ("op", "loops", "tiled", "llvm", "asm")
@@ -108,12 +109,15 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
 
 
 def to_llvm(lowered: Lowered, guard: bool = False) -> str:
-    """expand-math and lower-to-llvm, then xDSL's llvmlite conversion and LLVM's O3 for this host. With `guard`,
-    every access is bounds-checked (at O1); the report codes join `lowered.messages`."""
+    """unroll-short-reductions, expand-math and lower-to-llvm, then xDSL's llvmlite conversion and
+    LLVM's O3 for this host. With `guard`, every access is bounds-checked (at O1); the report codes
+    join `lowered.messages`."""
     from tilegrad.codegen.jit import optimize
 
     ctx = make_context()
     name = lowered.module.ops.first.sym_name.data
+    with compiler_step(name, "unroll-short-reductions"):
+        UnrollShortReductions().apply(ctx, lowered.module)
     with compiler_step(name, "expand-math"):
         ExpandMath().apply(ctx, lowered.module)
     with compiler_step(name, "lower-to-llvm"):

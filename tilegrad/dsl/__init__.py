@@ -10,6 +10,7 @@ from tilegrad.dsl.expr import (
     minimum,
     power,
     reduce_max,
+    reduce_max_over,
     reduce_sum,
     reduce_sum_over,
     sqrt,
@@ -34,7 +35,7 @@ from tilegrad.dsl.trace import check, output, scatter_add, temp
 
 __all__ = [
     "INDEX_DTYPES", "ONE", "abs_", "attr", "cast", "check", "exp", "floor", "get_op", "like", "list_ops",
-    "log", "maximum", "minimum", "op", "output", "params_dtype", "power", "reduce_max", "reduce_sum",
+    "log", "maximum", "minimum", "op", "output", "params_dtype", "power", "reduce_max", "reduce_max_over", "reduce_sum",
     "reduce_sum_over", "rule", "scatter_add",
     "shaped", "shaped_by", "sqrt", "tanh", "temp", "tensor", "where",
 ]

@@ -143,12 +143,43 @@ class BoundsAnalysis:
         self.op = op
         self.extents: dict[int, Form] = {}
         self.requirements: list[Requirement] = []
+        self.affine_reads: set[tuple[int, int]] = set()
 
     def plain(self, index: Expr) -> bool:
         """An index read without a clamp: a constant, or a variable with a known extent."""
         if isinstance(index, Const):
             return index.kind == "i"
         return isinstance(index, Var) and index.uid in self.extents
+
+    def plain_at(self, read: Read, axis: int) -> bool:
+        """Whether `read` needs no clamp on `axis`: a plain index, or an affine one (2*o + k, an
+        unpadded window) that no `where` masks, whose largest value the call checks."""
+        return self.plain(read.indices[axis]) or (id(read), axis) in self.affine_reads
+
+    def _unmasked_affine(self, index: Expr) -> bool:
+        affine = self.affine(index)
+        return affine is not None and bool(affine[0]) and _non_negative(affine[1])
+
+    def affine(self, e: Expr) -> tuple[list[tuple[Form, Form]], Form] | None:
+        """e as Σ coefficient * variable + constant (coefficients non-negative size forms, each
+        variable paired with its extent), or None when it is not one."""
+        match e:
+            case Var() if e.uid in self.extents:
+                return [(1, self.extents[e.uid])], 0
+            case Const() if e.kind == "i":
+                return [], int(e.value)
+            case BinOp() if e.op == "add" and e.kind == "i":
+                a, b = self.affine(e.a), self.affine(e.b)
+                return None if a is None or b is None else (a[0] + b[0], _plus(a[1], b[1]))
+            case BinOp() if e.op == "sub" and e.kind == "i":
+                a, b = self.affine(e.a), size_form(e.b)
+                return None if a is None or b is None else (a[0], ["sub", a[1], b] if b != 0 else a[1])
+            case BinOp() if e.op == "mul" and e.kind == "i":
+                for term, factor in ((e.a, e.b), (e.b, e.a)):
+                    inner, scale = self.affine(term), size_form(factor)
+                    if inner is not None and scale is not None and _non_negative(scale):
+                        return [(_times(c, scale), x) for c, x in inner[0]], _times(inner[1], scale)
+        return None
 
     def stage(self, variables, domain, exprs, scatter=None) -> None:
         """A stage's loop variables and expressions; `scatter` is (buffer, indices) of a scatter,
@@ -169,20 +200,27 @@ class BoundsAnalysis:
                               f"{buffer.name} is written along axis {axis} at every index below "
                               f"{describe(self.extents[index.uid])}")
 
-    def _walk(self, e: Expr, enclosing: tuple) -> None:
+    def _walk(self, e: Expr, enclosing: tuple, masked: bool = False) -> None:
+        """`masked`: e is a value a `where` may discard, so its out-of-range reads are allowed
+        (clamped) rather than refused."""
         if isinstance(e, Reduce):
-            self._walk(e.extent, enclosing)
+            self._walk(e.extent, enclosing, masked)
             form = size_form(e.extent)
             if form is not None:
                 self.extents[e.var.uid] = form
-            self._walk(e.body, enclosing + ((form,) if form is not None else ()))
+            self._walk(e.body, enclosing + ((form,) if form is not None else ()), masked)
             return
         if isinstance(e, Read):
-            self.read(e, enclosing)
+            self.read(e, enclosing, masked)
+        if isinstance(e, Select):
+            self._walk(e.cond, enclosing, masked)
+            self._walk(e.a, enclosing, True)
+            self._walk(e.b, enclosing, True)
+            return
         for child in _children(e):
-            self._walk(child, enclosing)
+            self._walk(child, enclosing, masked)
 
-    def read(self, e: Read, enclosing: tuple) -> None:
+    def read(self, e: Read, enclosing: tuple, masked: bool = False) -> None:
         name = e.buffer.name
         for axis, index in enumerate(e.indices):
             size = size_form(e.buffer.shape[axis])
@@ -197,6 +235,14 @@ class BoundsAnalysis:
             elif isinstance(index, Var) and index.uid in self.extents:
                 self._add("le", self.extents[index.uid], size, enclosing,
                           f"{name} is read along axis {axis} at every index below {describe(self.extents[index.uid])}")
+            elif not masked and self._unmasked_affine(index):  # largest index: Σ c (extent - 1) + constant
+                self.affine_reads.add((id(e), axis))
+                terms, constant = self.affine(index)
+                top = constant
+                for coefficient, extent in terms:
+                    top = _plus(top, _times(coefficient, ["sub", extent, 1]))
+                self._add("le", _plus(top, 1), size, enclosing + tuple(x for _, x in terms),
+                          f"{name} is read along axis {axis} at indices up to {describe(top)}")
             else:  # clamped into [0, size): the tensor must have an element to clamp to
                 self._add("le", 1, size, enclosing, f"{name} is read at a computed index on axis {axis}, "
                                                     f"so it must not be empty there")
@@ -212,6 +258,27 @@ class BoundsAnalysis:
         req = Requirement(rel, lhs, rhs, unless, what)
         if req not in self.requirements:
             self.requirements.append(req)
+
+
+def _plus(a: Form, b: Form) -> Form:
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    return a if b == 0 else b if a == 0 else ["add", a, b]
+
+
+def _times(a: Form, b: Form) -> Form:
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    return b if a == 1 else a if b == 1 else 0 if 0 in (a, b) else ["mul", a, b]
+
+
+def _non_negative(form: Form) -> bool:
+    """Provably >= 0: built from sizes and non-negative constants by +, * and //."""
+    if isinstance(form, int):
+        return form >= 0
+    if form[0] == "dim":
+        return True
+    return form[0] in ("add", "mul", "floordiv", "div") and all(_non_negative(f) for f in form[1:])
 
 
 def _children(e: Expr):

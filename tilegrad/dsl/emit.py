@@ -166,8 +166,8 @@ class _Emitter:
     def read(self, e: Read, b: BlockBuilder, env: dict[int, SSAValue]) -> SSAValue:
         """The element in its own compute type (f32 for half types, f64, or index)."""
         indices = [self.expr(i, b, env) for i in e.indices]
-        indices = [v if self.bounds.plain(i) else self.clamp(v, e.buffer, axis, b)
-                   for axis, (i, v) in enumerate(zip(e.indices, indices))]
+        indices = [v if self.bounds.plain_at(e, axis) else self.clamp(v, e.buffer, axis, b)
+                   for axis, v in enumerate(indices)]
         loaded = b.add(memref.LoadOp.get(self.args[e.buffer.name], indices))
         return to_compute(b, loaded, unsigned=not e.buffer.dtype.signed)
 

@@ -247,12 +247,19 @@ def reduce_sum(extent, body) -> Expr:
 
 def reduce_sum_over(extents, body) -> Expr:
     """Σ over every point of a box (nested reductions): body(*point) for point in extents."""
-    extents = tuple(extents)
+    return _over(reduce_sum, tuple(extents), body)
 
+
+def reduce_max_over(extents, body) -> Expr:
+    """The maximum over every point of a box (nested reductions), like reduce_sum_over."""
+    return _over(reduce_max, tuple(extents), body)
+
+
+def _over(reduce, extents: tuple, body) -> Expr:
     def level(depth: int, bound: tuple) -> Expr:
         if depth == len(extents):
             return as_expr(body(*bound))
-        return reduce_sum(extents[depth], lambda k: level(depth + 1, bound + (k,)))
+        return reduce(extents[depth], lambda k: level(depth + 1, bound + (k,)))
 
     return level(0, ())
 
@@ -263,6 +270,7 @@ def power(base, exponent) -> Expr:
 
 
 def reduce_max(extent, body) -> Expr:
+    """max_{r in [0, extent)} body(r) (-inf, or the lowest index value, for an empty range)."""
     var = Var("r")
     value = as_expr(body(var))
     return Reduce("max", var, as_expr(extent), value, value.kind)

@@ -215,24 +215,33 @@ def pooling_backward(
     if mode.startswith("max"):
         chosen = tg.temp("chosen", dy.shape, "int16" if cells < (1 << 15) else "int32")
 
-        def cell_value(n, c, o, k):
-            at = [window_origin(o[d], d) + offsets(k)[d] for d in range(spatial)]
-            inside = _all([(at[d] >= 0) & (at[d] < size_in[d]) for d in range(spatial)])
-            return inside, x[(n, c, *at)]
-
         def choose(n, c, *o):
-            """One scan of the window against its maximum y: the first cell equal to y scores
-            cells - k (the highest for the first); where y is NaN, the last NaN cell scores k + 1
-            (torch's rule: NaN is the maximum, and its index is the last NaN's). 0: no cell."""
+            """One scan of the window against its maximum y: the first cell (row-major k) equal to
+            y scores cells - k (the highest for the first); where y is NaN, the last NaN cell
+            scores k + 1 (torch's rule: NaN is the maximum, and its index is the last NaN's).
+            0: no cell. The window is a box of reductions, so without padding its reads are plain
+            (2*o + k) and the scan vectorizes."""
             top = y[(n, c, *o)]
             is_nan = top.ne(top)
 
-            def score(k):
-                inside, value = cell_value(n, c, o, k)
-                return tg.where(is_nan, tg.where(inside & value.ne(value), k + 1, 0),
-                                tg.where(inside & value.eq(top), cells - k, 0))
+            def score(*ks):
+                at = [window_origin(o[d], d) + ks[d] for d in range(spatial)]
+                value = x[(n, c, *at)]
+                # without padding a window of the pooled shape lies inside x (the read is plain,
+                # its bound checked before the call), so only padded dims are tested
+                padded = [(at[d] >= 0) & (at[d] < size_in[d]) for d in range(spatial) if pad[d]]
 
-            best = tg.reduce_max(cells, score)
+                def inside(condition):
+                    return _all(padded + [condition])
+
+                k = 0
+                for d in range(spatial):
+                    k = k * window[d] + ks[d]
+                # a NaN y equals no cell, so one select chain serves both rules (no branch on y)
+                return tg.where(inside(value.eq(top)), cells - k,
+                                tg.where(inside(is_nan & value.ne(value)), k + 1, 0))
+
+            best = tg.reduce_max_over(window, score)
             return tg.where(best.eq(0), -1, tg.where(is_nan, best - 1, cells - best))
 
         chosen.assign(choose)
