@@ -305,16 +305,16 @@ def test_interchange_column_reductions_accumulates_a_row():
         f"%0 = memref.alloca() : memref<{ROW}xf32>",
         "scf.for %i = %c0 to %c1 step %c1 {",
         "scf.for %2 = %c0 to %m step %1 {",  # the tile of sums
-        "memref.store %zero, %0[%7] : memref<256xf32>",  # row = 0
+        f"memref.store %zero, %0[%7] : memref<{ROW}xf32>",  # row = 0
         "scf.for %8 = %c0 to %n step %c1 {",  # for r
         "scf.for %9 = %2 to %4 step %5 {",  # for j in the tile
-        "%11 = memref.load %0[%10] : memref<256xf32>",
+        f"%11 = memref.load %0[%10] : memref<{ROW}xf32>",
         "%v = memref.load %x[%8, %9] : memref<?x?xf32>",  # a contiguous row of x
         "%a = arith.addf %11, %v : f32",
-        "memref.store %a, %0[%10] : memref<256xf32>",
+        f"memref.store %a, %0[%10] : memref<{ROW}xf32>",
         '} {tg.loop = "reduce", tg.axis = 0 : i64}',
         "scf.for %j = %2 to %4 step %c1 {",
-        "%s = memref.load %0[%12] : memref<256xf32>",
+        f"%s = memref.load %0[%12] : memref<{ROW}xf32>",
         "memref.store %s, %out[%i, %j] : memref<?x?xf32>",
     ]
     at = 0
