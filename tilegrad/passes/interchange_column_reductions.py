@@ -219,14 +219,17 @@ class _Rewrite:
         """The rows start at each sum's initial value, then one sweep accumulates them all."""
         mapping: dict = {}
         loops = [(_sum_loop(reduce), row) for reduce, row in sweep]
-        inits = [(self.outside(loop.iter_args[0], into, mapping), row) for loop, row in loops]
+        self.fill(into, [(self.outside(loop.iter_args[0], into, mapping), row) for loop, row in loops])
+        self.terms(into, loops, mapping)
+
+    def fill(self, into: Block, values: list[tuple[SSAValue, SSAValue]]) -> None:
+        """for j in the tile: row[j] = value, for each (value, row)."""
 
         def start(b: BlockBuilder, j: SSAValue, at: SSAValue) -> None:
-            for init, row in inits:
-                b.add(memref.StoreOp.get(init, row, [at]))
+            for value, row in values:
+                b.add(memref.StoreOp.get(value, row, [at]))
 
         self.each(into, start)
-        self.terms(into, loops, mapping)
 
     def blocked(self, into: Block, sweep: list[tuple[scf.IfOp, SSAValue, SSAValue]]) -> None:
         """The blocked arm, interchanged: per block of terms a float row of partials, added into a
@@ -238,12 +241,7 @@ class _Rewrite:
         self.plain(short_arm, [(reduce, row) for reduce, row, _ in sweep])
         short_arm.add_op(scf.YieldOp())
         wide_zero = BlockBuilder(long_arm).const(0.0, Float64Type())
-
-        def clear(b: BlockBuilder, j: SSAValue, at: SSAValue) -> None:
-            for _, _, wide in sweep:
-                b.add(memref.StoreOp.get(wide_zero, wide, [at]))
-
-        self.each(long_arm, clear)
+        self.fill(long_arm, [(wide_zero, wide) for _, _, wide in sweep])
         blocks = next(o for o in choice.true_region.block.ops if isinstance(o, scf.ForOp))
         part = next(o for o in blocks.body.block.ops if isinstance(o, scf.ForOp))
         lb, ub, step = (self.outside(v, long_arm, mapping) for v in (blocks.lb, blocks.ub, blocks.step))
@@ -264,13 +262,7 @@ class _Rewrite:
             block_mapping[blocks_of.body.block.args[0]] = over_body.args[0]
             parts.append((part_of, row))
         parts = [(_retarget(part_of, block_mapping, part), row) for part_of, row in parts]
-        inits = [(self.outside(part_of.iter_args[0], over_body, mapping), row) for part_of, row in parts]
-
-        def start(b: BlockBuilder, j: SSAValue, at: SSAValue) -> None:
-            for init, row in inits:
-                b.add(memref.StoreOp.get(init, row, [at]))
-
-        self.each(over_body, start)
+        self.fill(over_body, [(self.outside(part_of.iter_args[0], over_body, mapping), row) for part_of, row in parts])
         self.terms(over_body, parts, block_mapping)
 
         def widen(b: BlockBuilder, j: SSAValue, at: SSAValue) -> None:
