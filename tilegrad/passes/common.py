@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import func, scf
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, StringAttr, i64
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
@@ -61,3 +61,44 @@ def number_stages(nests: Sequence[scf.ForOp]) -> None:
     """Tag the nests 0, 1, ... in order: the stage number each becomes a function for."""
     for number, nest in enumerate(nests):
         nest.attributes["tg.stage"] = IntegerAttr(number, i64)
+
+
+def constant_index(value: SSAValue) -> int | None:
+    """The integer a value is defined to be by an arith.constant, else None."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def same_value(a: SSAValue, b: SSAValue) -> bool:
+    """Equal by construction: the same value, equal constants, or the same dim / index arithmetic of
+    equal operands (loop bounds built twice, e.g. by two stages or two reductions)."""
+    if a is b:
+        return True
+    oa, ob = a.owner, b.owner
+    if not isinstance(oa, Operation) or not isinstance(ob, Operation) or type(oa) is not type(ob):
+        return False
+    if isinstance(oa, arith.ConstantOp):
+        return oa.value == ob.value
+    if isinstance(oa, (memref.DimOp, arith.AddiOp, arith.MinSIOp, arith.CmpiOp)) and oa.attributes == ob.attributes:
+        return oa.properties == ob.properties and all(same_value(x, y) for x, y in zip(oa.operands, ob.operands))
+    return False
+
+
+def same_range(a: scf.ForOp, b: scf.ForOp) -> bool:
+    """Two loops over the same range (bounds and step equal by construction)."""
+    return all(same_value(x, y) for x, y in ((a.lb, b.lb), (a.ub, b.ub), (a.step, b.step)))
+
+
+def inside_reduction(op: Operation) -> bool:
+    """Whether `op` sits inside a reduction: a tg.reduce, or a loop lowered from one."""
+    from tilegrad.dialect import tg
+
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, tg.ReduceOp) or (isinstance(parent, scf.ForOp) and
+                                               loop_role(parent) in ("reduce", "reduce_part")):
+            return True
+        parent = parent.parent_op()
+    return False

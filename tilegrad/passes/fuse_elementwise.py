@@ -20,7 +20,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect import tg
-from tilegrad.passes.common import arg_info
+from tilegrad.passes.common import arg_info, inside_reduction
 
 
 def _writes(op: Operation) -> SSAValue | None:
@@ -43,7 +43,7 @@ def _fusable(producer: tg.ComputeOp, later: list[Operation]) -> bool:
     if temp in inputs:
         return False
     if any(isinstance(o, _TRANSCENDENTAL) for o in producer.body.walk()) and any(
-            _inside_reduction(load) for o in later for load in o.walk()
+            inside_reduction(load) for o in later for load in o.walk()
             if isinstance(load, memref.LoadOp) and load.memref is temp):
         return False
     last_use = max((i for i, o in enumerate(later) if temp in _reads(o)), default=-1)
@@ -51,13 +51,6 @@ def _fusable(producer: tg.ComputeOp, later: list[Operation]) -> bool:
 
 
 _TRANSCENDENTAL = (math.ExpOp, math.LogOp, math.TanhOp)
-
-
-def _inside_reduction(op: Operation) -> bool:
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, tg.ReduceOp):
-        parent = parent.parent_op()
-    return parent is not None
 
 
 def _inline(producer: tg.ComputeOp, load: memref.LoadOp) -> None:

@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import loop_role, number_stages, stage_nests
+from tilegrad.passes.common import loop_role, number_stages, same_range, stage_nests
 
 
 def _chain(nest: scf.ForOp) -> list[scf.ForOp] | None:
@@ -30,17 +30,6 @@ def _chain(nest: scf.ForOp) -> list[scf.ForOp] | None:
             loops.append(body[0])
         else:
             return loops
-
-
-def _same(a: SSAValue, b: SSAValue) -> bool:
-    if a is b:
-        return True
-    oa, ob = a.owner, b.owner
-    if isinstance(oa, arith.ConstantOp) and isinstance(ob, arith.ConstantOp):
-        return oa.value == ob.value
-    if isinstance(oa, memref.DimOp) and isinstance(ob, memref.DimOp):
-        return oa.source is ob.source and _same(oa.index, ob.index)
-    return False
 
 
 def _accesses(nest: Operation):
@@ -78,8 +67,7 @@ def fuse_function(fn: func.FuncOp) -> None:
             if loop_role(first) != "parallel" or loop_role(second) != "parallel":
                 continue
             a, b = _chain(first), _chain(second)
-            if len(a) > len(b) or not all(_same(x.lb, y.lb) and _same(x.ub, y.ub) and _same(x.step, y.step)
-                                           for x, y in zip(a, b)):
+            if len(a) > len(b) or not all(same_range(x, y) for x, y in zip(a, b)):
                 continue
             between = list(block.ops)
             between = between[between.index(first) + 1: between.index(second)]

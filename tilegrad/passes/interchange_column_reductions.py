@@ -26,7 +26,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect.values import BlockBuilder
-from tilegrad.passes.common import loop_role, make_for
+from tilegrad.passes.common import loop_role, make_for, same_range
 
 ROW = 512
 """Sums a row accumulates at once: 2 KiB of float32 (4 KiB float64), L1-resident; longer contiguous
@@ -293,30 +293,12 @@ def _groups(sums: list[Operation]) -> list[list[Operation]]:
     groups: list[list[Operation]] = []
     for reduce in sums:
         for group in groups:
-            if type(group[0]) is type(reduce) and _same_range(_sum_loop(group[0]), _sum_loop(reduce)):
+            if type(group[0]) is type(reduce) and same_range(_sum_loop(group[0]), _sum_loop(reduce)):
                 group.append(reduce)
                 break
         else:
             groups.append([reduce])
     return groups
-
-
-def _same_range(a: scf.ForOp, b: scf.ForOp) -> bool:
-    return all(_same_value(x, y) for x, y in ((a.lb, b.lb), (a.ub, b.ub), (a.step, b.step)))
-
-
-def _same_value(a: SSAValue, b: SSAValue) -> bool:
-    """Equal by construction: the same value, equal constants, or the same pure op of equal operands."""
-    if a is b:
-        return True
-    oa, ob = a.owner, b.owner
-    if not isinstance(oa, Operation) or not isinstance(ob, Operation) or type(oa) is not type(ob):
-        return False
-    if isinstance(oa, arith.ConstantOp):
-        return oa.value == ob.value
-    if isinstance(oa, (memref.DimOp, arith.AddiOp, arith.MinSIOp, arith.CmpiOp)) and oa.attributes == ob.attributes:
-        return oa.properties == ob.properties and all(_same_value(x, y) for x, y in zip(oa.operands, ob.operands))
-    return False
 
 
 def _depends_on_part(op: Operation, part: scf.ForOp) -> bool:

@@ -27,7 +27,7 @@ from xdsl.rewriter import InsertPoint
 
 from tilegrad.dialect import tg
 from tilegrad.dialect.values import BlockBuilder, to_compute, to_storage
-from tilegrad.passes.common import loop_role, make_for, number_stages, status_arg
+from tilegrad.passes.common import constant_index, inside_reduction, make_for, number_stages, status_arg
 
 
 def _nest(extents, role: str, rewriter: PatternRewriter, anchor: Operation) -> tuple[list[SSAValue], Block, Operation]:
@@ -227,9 +227,11 @@ class LowerReduce(RewritePattern):
     def match_and_rewrite(self, op: tg.ReduceOp, rewriter: PatternRewriter) -> None:
         zero = arith.ConstantOp(IntegerAttr.from_index_int_value(0))
         one = arith.ConstantOp(IntegerAttr.from_index_int_value(1))
-        extent = _constant_index(op.extent)
+        extent = constant_index(op.extent)
         may_be_long = extent is None or extent > REDUCE_BLOCK
-        if op.combine.data != "sum" or _is_index(op.init) or not may_be_long or _inside_reduction(op):
+        # an inner level of a nest stays plain: each level accumulates only its own extent, so
+        # blocking the outermost level bounds the error
+        if op.combine.data != "sum" or _is_index(op.init) or not may_be_long or inside_reduction(op):
             loop = self.plain(op, op.body, zero.result, one.result, rewriter)
             rewriter.replace(op, [zero, one, loop], [loop.results[0]])
             return
@@ -291,25 +293,6 @@ class LowerReduce(RewritePattern):
         narrow = arith.TruncFOp(outer.results[0], float_type)
         into.add_op(narrow)
         return narrow.result
-
-
-def _inside_reduction(op: Operation) -> bool:
-    """Whether `op` is an inner level of a reduction nest. Each level of a nest accumulates only
-    its own extent, so blocking the outermost level bounds the error; inner levels stay plain."""
-    parent = op.parent_op()
-    while parent is not None:
-        if isinstance(parent, tg.ReduceOp) or (isinstance(parent, scf.ForOp) and
-                                               loop_role(parent) in ("reduce", "reduce_part")):
-            return True
-        parent = parent.parent_op()
-    return False
-
-
-def _constant_index(value: SSAValue) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
 
 
 @dataclass(frozen=True)

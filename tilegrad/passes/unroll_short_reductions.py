@@ -12,23 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 from xdsl.transforms.scf_for_loop_unroll import UnrollLoopPattern
 
-from tilegrad.passes.common import loop_role
+from tilegrad.passes.common import constant_index, loop_role
 
 MAX_TRIPS = 8
 MAX_OPS = 400
-
-
-def _constant(value) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
 
 
 class _UnrollShort(RewritePattern):
@@ -36,7 +29,7 @@ class _UnrollShort(RewritePattern):
     def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:
         if loop_role(op) != "reduce":
             return
-        bounds = [_constant(v) for v in (op.lb, op.ub, op.step)]
+        bounds = [constant_index(v) for v in (op.lb, op.ub, op.step)]
         if None in bounds or bounds[2] <= 0:
             return
         trips = len(range(*bounds))
