@@ -67,4 +67,5 @@ def test_float32_loops_call_no_libm(kernel):
     x = np.ones(1024, np.float32)
     asm = kernel.ir("asm", x=x)
     assert not any(name in asm for name in ("expf", "logf", "tanhf")), "a scalar libm call is left"
-    assert "zmm" in asm or "ymm" in asm
+    if not kernel.guard:  # the guard build compiles at O1, unvectorized
+        assert "zmm" in asm or "ymm" in asm
