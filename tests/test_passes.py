@@ -377,3 +377,66 @@ def test_unroll_short_reductions_unrolls_a_window_but_not_a_long_sum():
     text = str(module)
     assert text.count("scf.for") == 1 and "%c100" in text  # the 100-term sum stays a loop
     assert text.count("memref.load %x") == 4  # three unrolled terms + the loop's one
+
+
+TWO_SUMS = """
+func.func @two_sums(%x: memref<?x?xf32>, %dy: memref<?x?xf32>, %db: memref<?xf32>, %dg: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %m = memref.dim %x, %c1 : memref<?x?xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  scf.for %c = %c0 to %m step %c1 {
+    %s = scf.for %r = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %dy[%r, %c] : memref<?x?xf32>
+      %a = arith.addf %acc, %v : f32
+      scf.yield %a : f32
+    } {tg.loop = "reduce", tg.axis = 0 : i64}
+    memref.store %s, %db[%c] : memref<?xf32>
+    %n2 = memref.dim %x, %c0 : memref<?x?xf32>
+    %t = scf.for %r2 = %c0 to %n2 step %c1 iter_args(%acc2 = %zero) -> (f32) {
+      %w = memref.load %dy[%r2, %c] : memref<?x?xf32>
+      %u = memref.load %x[%r2, %c] : memref<?x?xf32>
+      %p = arith.mulf %w, %u : f32
+      %b = arith.addf %acc2, %p : f32
+      scf.yield %b : f32
+    } {tg.loop = "reduce", tg.axis = 0 : i64}
+    memref.store %t, %dg[%c] : memref<?xf32>
+  } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+  func.return
+}
+"""
+
+
+def test_fuse_sibling_reductions_sweeps_once():
+    """dβ = Σ dy and dγ = Σ dy·x over the same rows: one loop carries both accumulators, each with
+    its own terms in its own order; a reduction that reads what the other's result was stored to
+    stays apart."""
+    from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
+
+    module = parse(TWO_SUMS)
+    FuseSiblingReductions().apply(make_context(), module)
+    module.verify()
+    text = str(module)
+    lines = [line.strip() for line in text.splitlines()]
+    assert text.count("scf.for") == 2
+    expected = [
+        "%n2 = memref.dim %x, %c0 : memref<?x?xf32>",  # the second loop's bound moves up with it
+        "%s, %t = scf.for %r2 = %c0 to %n step %c1 iter_args(%acc = %zero, %acc2 = %zero) -> (f32, f32) {",
+        "%v = memref.load %dy[%r2, %c] : memref<?x?xf32>",
+        "%a = arith.addf %acc, %v : f32",
+        "%w = memref.load %dy[%r2, %c] : memref<?x?xf32>",
+        "%b = arith.addf %acc2, %p : f32",
+        "scf.yield %a, %b : f32, f32",
+        "memref.store %s, %db[%c] : memref<?xf32>",
+        "memref.store %t, %dg[%c] : memref<?xf32>",
+    ]
+    at = 0
+    for check in expected:
+        at = lines.index(check, at) + 1
+
+    reads_db = "%w = memref.load %db[%r2] : memref<?xf32>"
+    dependent = parse(TWO_SUMS.replace("%w = memref.load %dy[%r2, %c] : memref<?x?xf32>", reads_db))
+    FuseSiblingReductions().apply(make_context(), dependent)
+    assert str(dependent).count("scf.for") == 3
+

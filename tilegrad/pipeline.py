@@ -24,6 +24,7 @@ from tilegrad.passes.common import arg_info
 from tilegrad.passes.expand_math import ExpandMath
 from tilegrad.passes.fuse_elementwise import FuseElementwise
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
+from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
 from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
 from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout, guard_messages
@@ -90,6 +91,9 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
             with compiler_step(opdef.name, "interchange-column-reductions"):
                 InterchangeColumnReductions().apply(ctx, module)
                 module.verify()
+        with compiler_step(opdef.name, "fuse-sibling-reductions"):
+            FuseSiblingReductions().apply(ctx, module)
+            module.verify()
         ir["tiled"] = str(module)
         plan = tiler.plans[0]
     functions = [f.sym_name.data for f in module.ops]

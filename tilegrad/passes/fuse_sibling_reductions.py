@@ -1,0 +1,150 @@
+"""fuse-sibling-reductions: reductions over the same range sweep their data once.
+
+Batch norm's dβ = Σ dy and dγ = Σ dy·x̂ are two reduction nests over the same channel; apart,
+dy streams from memory twice. Two sibling reductions whose loops agree level by level (same
+bounds, or the same condition for the blocked/plain choice) and that do not depend on each other
+become one nest carrying both accumulators. Each sum keeps its own accumulator and its own term
+order, so the results are bitwise those of the separate loops. The merge repeats inwards: once two
+loops are one, their inner loops are siblings in the merged body.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, Region
+from xdsl.passes import ModulePass
+
+from tilegrad.passes.common import loop_role, same_range, same_value
+
+
+def _is_reduction(op: Operation) -> bool:
+    if isinstance(op, scf.ForOp):
+        return loop_role(op) in ("reduce", "reduce_part") and bool(op.results)
+    return isinstance(op, scf.IfOp) and loop_role(op) == "reduce" and bool(op.results) and bool(op.false_region.blocks)
+
+
+def _congruent(a: Operation, b: Operation) -> bool:
+    if isinstance(a, scf.ForOp) and isinstance(b, scf.ForOp):
+        return same_range(a, b)
+    return isinstance(a, scf.IfOp) and isinstance(b, scf.IfOp) and same_value(a.cond, b.cond)
+
+
+def _stores(op: Operation) -> set:
+    return {o.memref for o in op.walk() if isinstance(o, memref.StoreOp)}
+
+
+def _loads(op: Operation) -> set:
+    return {o.memref for o in op.walk() if isinstance(o, memref.LoadOp)}
+
+
+def _hoist_operands(b: Operation, a: Operation, over: list[Operation]) -> bool:
+    """Move the bounds and index arithmetic that `b` takes from `over` above `a` (a dim, a
+    constant: the second reduction's own copies); False if `b` needs anything else from them."""
+    needed: list[Operation] = []
+    pending = [v for o in b.walk() for v in o.operands]
+    while pending:
+        owner = pending.pop().owner
+        if owner is a:
+            return False
+        if owner in over and owner not in needed:
+            if owner.regions or not isinstance(owner, (memref.DimOp, *_PURE)):
+                return False
+            needed.append(owner)
+            pending.extend(owner.operands)
+    for op in sorted(needed, key=over.index):
+        op.detach()
+        a.parent_block().insert_op_before(op, a)
+    return True
+
+
+_PURE = (arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.MinSIOp, arith.MaxSIOp,
+         arith.DivUIOp, arith.RemUIOp, arith.CmpiOp, arith.SelectOp, arith.IndexCastOp)
+
+
+def _may_rise(b: Operation, a: Operation, over: list[Operation]) -> bool:
+    """Whether `b` can join `a` above `over`: it reads nothing they write and takes from them (or
+    from `a`) only index arithmetic, which moves up with it."""
+    read = _loads(b)
+    if any(_stores(o) & read for o in over):
+        return False
+    return _hoist_operands(b, a, over)
+
+
+def _merge(a: Operation, b: Operation) -> Operation:
+    if isinstance(a, scf.ForOp):
+        assert isinstance(b, scf.ForOp)
+        inner_a, inner_b = a.body.block, b.body.block
+        body = Block(arg_types=[inner_a.args[0].type, *(v.type for v in a.iter_args), *(v.type for v in b.iter_args)])
+        inner_b.args[0].replace_all_uses_with(body.args[0])  # one iteration variable
+        for old, new in zip((*inner_a.args, *inner_b.args[1:]), body.args):
+            old.replace_all_uses_with(new)
+        merged = scf.ForOp(a.lb, a.ub, a.step, [*a.iter_args, *b.iter_args], Region([_moved(inner_a, inner_b, body)]))
+    else:
+        assert isinstance(a, scf.IfOp) and isinstance(b, scf.IfOp)
+        types = [*a.result_types, *b.result_types]
+        then = _moved(a.true_region.block, b.true_region.block, Block())
+        other = _moved(a.false_region.block, b.false_region.block, Block())
+        merged = scf.IfOp(a.cond, types, Region([then]), Region([other]))
+    merged.attributes.update(a.attributes)
+    return merged
+
+
+def _moved(a: Block, b: Block, into: Block) -> Block:
+    """The ops of `a` then of `b` in `into`, with one yield of both results."""
+    yields = []
+    for source in (a, b):
+        for op in list(source.ops):
+            op.detach()
+            if isinstance(op, scf.YieldOp):
+                yields.extend(op.operands)
+                op.erase()
+            else:
+                into.add_op(op)
+    into.add_op(scf.YieldOp(*yields))
+    return into
+
+
+def _fuse_once(block: Block) -> bool:
+    ops = list(block.ops)
+    for i, a in enumerate(ops):
+        if not _is_reduction(a):
+            continue
+        for j in range(i + 1, len(ops)):
+            b = ops[j]
+            if not (_is_reduction(b) and _may_rise(b, a, ops[i + 1:j]) and _congruent(a, b)):
+                continue
+            merged = _merge(a, b)
+            block.insert_op_before(merged, a)
+            for old, new in zip((*a.results, *b.results), merged.results):
+                old.replace_all_uses_with(new)
+            a.detach()
+            a.erase()
+            b.detach()
+            b.erase()
+            return True
+    return False
+
+
+def fuse_block(block: Block) -> None:
+    while _fuse_once(block):
+        pass
+    for op in block.ops:
+        for region in op.regions:
+            for inner in region.blocks:
+                fuse_block(inner)
+
+
+@dataclass(frozen=True)
+class FuseSiblingReductions(ModulePass):
+    """Merge sibling, independent reduction loops over the same range into one loop nest."""
+
+    name = "fuse-sibling-reductions"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                fuse_block(block)
