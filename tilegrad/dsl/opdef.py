@@ -180,8 +180,10 @@ def like(arg: str, when: Callable[[dict], bool] | None = None) -> OutputSpec:
 
 
 def shaped(*dims, dtype: str, when: Callable[[dict], bool] | None = None) -> OutputSpec:
-    """An output of these dims (symbols, attribute names, ints) and `dtype`'s dtype."""
-    return OutputSpec(tuple(dims), dtype, when)
+    """An output of these dims (symbols, attribute names, ints; "B V" is "B", "V") and `dtype`'s
+    dtype."""
+    dims = tuple(part for d in dims for part in (d.split() if isinstance(d, str) else (d,)))
+    return OutputSpec(dims, dtype, when)
 
 
 def shaped_by(rule: Callable, dtype: str, when: Callable[[dict], bool] | None = None) -> OutputSpec:
@@ -303,12 +305,19 @@ class OpDef:
         for name, out in self.outputs.items():
             if out.when is not None and not out.when(attrs):
                 continue  # this call does not produce it
+            if out.dtype not in dtypes:
+                raise DefinitionError(f"{self.name}: output {name} takes its dtype from {out.dtype!r}, which is "
+                                      "no tensor argument")
             output_dtypes[name] = dtypes[out.dtype]
             if isinstance(out.shape, str):
                 output_shapes[name] = tuple(shapes[out.shape])
             elif callable(out.shape):
                 output_shapes[name] = tuple(int(d) for d in out.shape(lambda n: tuple(shapes[n]), attrs))
             else:
+                unknown = [d for d in out.shape if not isinstance(d, int) and d not in attrs and d not in symbols]
+                if unknown:
+                    raise DefinitionError(f"{self.name}: output {name} has dim {unknown[0]!r}, which is no "
+                                          "tensor's dim symbol and no attribute")
                 output_shapes[name] = tuple(
                     d if isinstance(d, int) else attrs[d] if d in attrs else symbols[d] for d in out.shape
                 )
