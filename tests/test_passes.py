@@ -440,3 +440,114 @@ def test_fuse_sibling_reductions_sweeps_once():
     FuseSiblingReductions().apply(make_context(), dependent)
     assert str(dependent).count("scf.for") == 3
 
+
+DOT_PRODUCTS = """
+func.func @logits(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %out: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %x, %c0 : memref<?x?xf32>
+  %k = memref.dim %x, %c1 : memref<?x?xf32>
+  %v = memref.dim %w, %c0 : memref<?x?xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  scf.for %i = %c0 to %rows step %c1 {
+    scf.for %j = %c0 to %v step %c1 {
+      %s = scf.for %r = %c0 to %k step %c1 iter_args(%acc = %zero) -> (f32) {
+        %a = memref.load %x[%i, %r] : memref<?x?xf32>
+        %b = memref.load %w[%j, %r] : memref<?x?xf32>
+        %p = arith.mulf %a, %b : f32
+        %t = arith.addf %acc, %p : f32
+        scf.yield %t : f32
+      } {tg.loop = "reduce", tg.axis = 0 : i64}
+      memref.store %s, %out[%i, %j] : memref<?x?xf32>
+    } {tg.loop = "parallel", tg.axis = 1 : i64}
+  } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+  func.return
+}
+"""
+
+
+def test_unroll_reuse_loops_then_fuse_is_a_register_tile():
+    """Σ_r x[i, r]·w[j, r] for each j: j runs UNROLL at a time with one sweep over r feeding UNROLL
+    accumulators (x[i, r] read once for all), and the leftover js run in the original loop. A row
+    sum (nothing reused across j) is left alone."""
+    from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
+    from tilegrad.passes.unroll_reuse_loops import UNROLL, UnrollReuseLoops
+
+    module = parse(DOT_PRODUCTS)
+    UnrollReuseLoops().apply(make_context(), module)
+    FuseSiblingReductions().apply(make_context(), module)
+    module.verify()
+    text = str(module)
+    sweeps = [line.strip() for line in text.splitlines() if "iter_args" in line]
+    assert len(sweeps) == 2  # the jammed sweep and the remainder's
+    assert sweeps[0].count("%zero") == UNROLL and sweeps[1].count("%zero") == 1
+    assert text.count("memref.store") == UNROLL + 1
+    assert re.search(r"scf.for %\w+ = %c0 to %\w+ step %\w+ {", text)
+
+    row_sums = parse(DOT_PRODUCTS.replace("%b = memref.load %w[%j, %r]", "%b = memref.load %w[%i, %r]"))
+    UnrollReuseLoops().apply(make_context(), row_sums)
+    assert str(row_sums).count("iter_args") == 1
+
+
+def test_register_tiled_dot_products_match_numpy():
+    """The logits form (Σ_k x[i, k]·w[j, k]) through the pipeline, register-tiled on cpu, for a V that
+    leaves a remainder: tiled and untiled both match float64 numpy (LLVM reassociates each sum's
+    vector lanes as the loop allows, so the two need not agree bitwise)."""
+    import tilegrad.dsl as tg
+
+    @tg.op(outputs={"logits": tg.shaped("B V", dtype="x")}, replace=True)
+    def test_dot_products(x=tg.tensor("B H"), w=tg.tensor("V H", dtype="x")):
+        return lambda i, j: tg.reduce_sum(x.shape[1], lambda k: x[i, k] * w[j, k])
+
+    rng = np.random.default_rng(5)
+    for hidden in (5, 3000):  # a plain and a blocked (float64 partials) sum
+        x = rng.standard_normal((6, hidden)).astype(np.float32)
+        w = rng.standard_normal((103, hidden)).astype(np.float32)
+        kernel = tilegrad.compile("test_dot_products", "cpu")
+        assert kernel.ir("tiled", x=x, w=w).count("iter_args") > kernel.ir("loops", x=x, w=w).count("iter_args")
+        want = x.astype(np.float64) @ w.T.astype(np.float64)
+        for untiled in (False, True):
+            got = tilegrad.compile("test_dot_products", "cpu", untiled=untiled)(x=x, w=w)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.sqrt(hidden))
+
+
+ROW_LOOP = """    scf.for %j = %c0 to %v step %c1 {"""
+TILE_LOOP = """    %c64 = arith.constant 64 : index
+    scf.for %t0 = %c0 to %v step %c64 {
+    %end = arith.addi %t0, %c64 : index
+    %stop = arith.minsi %end, %v : index
+    scf.for %j = %t0 to %stop step %c1 {"""
+ROW_END = """    } {tg.loop = "parallel", tg.axis = 1 : i64}"""
+TILED_DOT_PRODUCTS = DOT_PRODUCTS.replace(ROW_LOOP, TILE_LOOP).replace(
+    ROW_END, ROW_END + """
+    } {tg.loop = "tile", tg.axis = 1 : i64}""")
+
+
+def test_reorder_for_reuse_keeps_a_tile_of_w_in_cache():
+    """Every row i reads all of w: the tile loop over w's rows moves outside the row loop, with a
+    step that keeps tile x K elements within the cache budget, and each i reads the tile from cache."""
+    from tilegrad.passes.reorder_for_reuse import ReorderForReuse
+
+    module = parse(TILED_DOT_PRODUCTS)
+    ReorderForReuse(cache_bytes=4096).apply(make_context(), module)
+    module.verify()
+    lines = [line.strip() for line in str(module).splitlines()]
+    expected = [
+        "%0 = arith.constant 1024 : index",  # the budget in elements
+        "%fit = arith.divui %0, %k : index",  # rows of w that fit
+        "%reuse_tile = arith.maxsi %fit, %1 : index",
+        "scf.for %t0 = %c0 to %v step %reuse_tile {",  # the tile loop, outermost
+        "scf.for %i = %c0 to %rows step %c1 {",
+        "%end = arith.addi %t0, %reuse_tile : index",
+        "scf.for %j = %t0 to %stop step %c1 {",
+        "%b = memref.load %w[%j, %r] : memref<?x?xf32>",
+        '} {tg.loop = "parallel", tg.axis = 0 : i64}',
+        '} {tg.loop = "tile", tg.axis = 1 : i64, tg.stage = 0 : i64}',
+    ]
+    at = 0
+    for check in expected:
+        at = lines.index(check, at) + 1
+
+    per_row = parse(TILED_DOT_PRODUCTS.replace("%b = memref.load %w[%j, %r]", "%b = memref.load %w[%i, %r]"))
+    ReorderForReuse(cache_bytes=4096).apply(make_context(), per_row)
+    assert str(per_row).count("scf.for") == 4 and "arith.divui" not in str(per_row)

@@ -28,8 +28,10 @@ from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
 from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
 from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout, guard_messages
+from tilegrad.passes.reorder_for_reuse import ReorderForReuse
 from tilegrad.passes.tile_for_target import TileForTarget
 from tilegrad.passes.tiling_plan import ScheduleHint, TilingPlan
+from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 from tilegrad.targets import Target
 
@@ -90,6 +92,12 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
         if not target.staged:
             with compiler_step(opdef.name, "interchange-column-reductions"):
                 InterchangeColumnReductions().apply(ctx, module)
+                module.verify()
+            with compiler_step(opdef.name, "reorder-for-reuse"):
+                ReorderForReuse(target.ub_bytes // 2).apply(ctx, module)
+                module.verify()
+            with compiler_step(opdef.name, "unroll-reuse-loops"):
+                UnrollReuseLoops().apply(ctx, module)
                 module.verify()
         with compiler_step(opdef.name, "fuse-sibling-reductions"):
             FuseSiblingReductions().apply(ctx, module)

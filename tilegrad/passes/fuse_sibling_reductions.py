@@ -3,9 +3,9 @@
 Batch norm's dβ = Σ dy and dγ = Σ dy·x̂ are two reduction nests over the same channel; apart,
 dy streams from memory twice. Two sibling reductions whose loops agree level by level (same
 bounds, or the same condition for the blocked/plain choice) and that do not depend on each other
-become one nest carrying both accumulators. Each sum keeps its own accumulator and its own term
-order, so the results are bitwise those of the separate loops. The merge repeats inwards: once two
-loops are one, their inner loops are siblings in the merged body.
+become one nest carrying both accumulators. Each sum keeps its own accumulator and its own terms
+(LLVM may still spread a sum over vector lanes, as it does for a loop of one). The merge repeats
+inwards: once two loops are one, their inner loops are siblings in the merged body.
 """
 
 from __future__ import annotations

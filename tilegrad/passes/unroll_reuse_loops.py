@@ -1,0 +1,118 @@
+"""unroll-reuse-loops: a parallel loop around a reduction that re-reads data across its iterations
+runs UNROLL iterations at a time, so fuse-sibling-reductions can jam their reductions into one.
+
+A dot product per output element (the logits of the fused linear cross-entropy: Σ_k x[i, k]·w[j, k]
+for each j) loads x's row again for every j. Unrolled by UNROLL on j and jammed, one sweep over k
+feeds UNROLL accumulators from one load of x[i, k]: the register tile of a GEMM kernel, found from
+the IR rather than from an op name. A loop is unrolled only when its reduction reads something that
+does not depend on the loop's variable (there is reuse to gain); the iterations left over run in
+the original loop. Each sum keeps its own terms and accumulator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from tilegrad.passes.common import loop_role
+
+UNROLL = 4
+
+
+def depends_on(value: SSAValue, iv: SSAValue, seen: set | None = None) -> bool:
+    if value is iv:
+        return True
+    owner = value.owner
+    if not isinstance(owner, Operation) or owner.regions:
+        return False
+    seen = set() if seen is None else seen
+    if owner in seen:
+        return False
+    seen.add(owner)
+    return any(depends_on(v, iv, seen) for v in owner.operands)
+
+
+def _reductions(loop: scf.ForOp) -> list[Operation]:
+    return [o for o in loop.body.block.ops if loop_role(o) in ("reduce", "reduce_part") and o.results]
+
+
+def _reuses(loop: scf.ForOp) -> bool:
+    """Whether a reduction in the loop's body reads both data that depends on the loop variable and
+    data that does not (the latter is what unrolling loads once for several iterations)."""
+    iv = loop.body.block.args[0]
+    if any(isinstance(o, scf.ForOp) and loop_role(o) == "parallel" for o in loop.body.walk() if o is not loop):
+        return False
+    for reduction in _reductions(loop):
+        inner = [o for o in reduction.walk() if isinstance(o, scf.ForOp) and loop_role(o) in ("reduce", "reduce_part")]
+        if not inner or any(_short(o) for o in inner):
+            continue
+        loads = [o for o in reduction.walk() if isinstance(o, memref.LoadOp)]
+        varying = [any(depends_on(i, iv) for i in load.indices) for load in loads]
+        if any(varying) and not all(varying):
+            return True
+    return False
+
+
+def _short(loop: scf.ForOp) -> bool:
+    bound = loop.ub.owner
+    return isinstance(bound, arith.ConstantOp) and isinstance(bound.value, IntegerAttr) and bound.value.value.data <= 8
+
+
+def _unroll(loop: scf.ForOp) -> None:
+    """for j in [lb, ub): body(j)  ->  for j in [lb, lb + ⌊n/U⌋U) step U: body(j) .. body(j+U-1),
+    then the original loop from there on."""
+    block = loop.parent_block()
+    index = IndexType()
+    ops: list[Operation] = []
+
+    def add(op: Operation) -> SSAValue:
+        ops.append(op)
+        return op.results[0]
+
+    factor = add(arith.ConstantOp(IntegerAttr(UNROLL, index)))
+    count = add(arith.SubiOp(loop.ub, loop.lb))
+    whole = add(arith.MuliOp(add(arith.DivUIOp(count, factor)), factor))
+    split = add(arith.AddiOp(loop.lb, whole))
+    for op in ops:
+        block.insert_op_before(op, loop)
+    body = Block(arg_types=[index])
+    j = body.args[0]
+    for u in range(UNROLL):
+        at = j
+        if u:
+            offset = arith.ConstantOp(IntegerAttr(u, index))
+            at = arith.AddiOp(j, offset).results[0]
+            body.add_ops([offset, at.owner])
+        mapping: dict[SSAValue, SSAValue] = {loop.body.block.args[0]: at}
+        for op in loop.body.block.ops:
+            if not isinstance(op, scf.YieldOp):
+                body.add_op(op.clone(mapping))
+    body.add_op(scf.YieldOp())
+    main = scf.ForOp(loop.lb, split, factor, [], Region([body]))
+    main.attributes.update(loop.attributes)
+    block.insert_op_before(main, loop)
+    loop.operands = (split, *loop.operands[1:])
+
+
+def unroll_function(root: Operation) -> None:
+    loops = [o for o in root.walk() if isinstance(o, scf.ForOp) and loop_role(o) == "parallel" and _reuses(o)]
+    for loop in loops:
+        step = loop.step.owner
+        if isinstance(step, arith.ConstantOp) and step.value.value.data == 1:
+            _unroll(loop)
+
+
+@dataclass(frozen=True)
+class UnrollReuseLoops(ModulePass):
+    """Unroll (by UNROLL, with a remainder loop) parallel loops whose reductions reuse data across
+    iterations; fuse-sibling-reductions then jams the copies' reductions."""
+
+    name = "unroll-reuse-loops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        unroll_function(op)
