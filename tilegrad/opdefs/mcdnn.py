@@ -5,6 +5,7 @@
 import numpy as np
 
 import tilegrad.dsl as tg
+from tilegrad.dsl.expr import Const
 
 MCDNN_SHAPES = ("N C H W", "N C D H W")
 ACTIVATION_MODES = ("sigmoid", "relu", "tanh", "clipped_relu", "elu", "swish", "identity")
@@ -176,10 +177,10 @@ def pooling_backward(
     """Max: each window's dy goes to its first cell equal to its maximum y in row-major window order,
     or to its last NaN if y is NaN (torch's rule: NaN is the maximum). One stage finds each window's
     cell (its row-major index, -1 if no cell matches y: that window routes nothing); the next
-    gathers, per input element, the dy of the windows that chose it. Average: each input element
-    gathers dy / area from every window that covers it (area counts padding or not). Either way an
-    element visits only the windows that can cover it (ceil(window / stride) per dim), in
-    increasing window order, so the sum is the serial scatter's, bit for bit."""
+    scatters each window's dy to that cell, windows in order (into dx itself when beta = 0).
+    Average: each input element gathers dy / area from every window that covers it (area counts
+    padding or not), visiting only the windows that can cover it (ceil(window / stride) per dim)
+    in increasing window order, so the sum is the serial scatter's, bit for bit."""
     spatial = x.rank - 2
     pad = padding or (0,) * spatial
     step = stride or window
@@ -216,33 +217,24 @@ def pooling_backward(
         chosen = tg.temp("chosen", dy.shape, "int16" if cells < (1 << 15) else "int32")
 
         def choose(n, c, *o):
-            """One scan of the window against its maximum y: the first cell (row-major k) equal to
-            y scores cells - k (the highest for the first); where y is NaN, the last NaN cell
-            scores k + 1 (torch's rule: NaN is the maximum, and its index is the last NaN's).
-            0: no cell. The window is a box of reductions, so without padding its reads are plain
-            (2*o + k) and the scan vectorizes."""
+            """The first cell (row-major k) equal to y; where y is NaN, the last NaN cell (torch's
+            rule: NaN is the maximum, and its index is the last NaN's); -1: no cell. Two chains of
+            selects over the window's cells (two instructions a cell, no branch on y), straight-line
+            code that vectorizes over o; only padded dims test whether a cell lies inside x."""
             top = y[(n, c, *o)]
-            is_nan = top.ne(top)
 
-            def score(*ks):
-                at = [window_origin(o[d], d) + ks[d] for d in range(spatial)]
-                value = x[(n, c, *at)]
-                # without padding a window of the pooled shape lies inside x (the read is plain,
-                # its bound checked before the call), so only padded dims are tested
-                padded = [(at[d] >= 0) & (at[d] < size_in[d]) for d in range(spatial) if pad[d]]
+            def cell(k):  # x at the window's cell k, and the tests that it lies inside x
+                at = [window_origin(o[d], d) + offsets(k)[d] for d in range(spatial)]
+                return x[(n, c, *at)], [(at[d] >= 0) & (at[d] < size_in[d]) for d in range(spatial) if pad[d]]
 
-                def inside(condition):
-                    return _all(padded + [condition])
-
-                k = 0
-                for d in range(spatial):
-                    k = k * window[d] + ks[d]
-                # a NaN y equals no cell, so one select chain serves both rules (no branch on y)
-                return tg.where(inside(value.eq(top)), cells - k,
-                                tg.where(inside(is_nan & value.ne(value)), k + 1, 0))
-
-            best = tg.reduce_max_over(window, score)
-            return tg.where(best.eq(0), -1, tg.where(is_nan, best - 1, cells - best))
+            first_equal, last_nan = -1, -1
+            for k in reversed(range(cells)):
+                value, inside = cell(k)
+                first_equal = tg.where(_all(inside + [value.eq(top)]), k, first_equal)
+            for k in range(cells):
+                value, inside = cell(k)
+                last_nan = tg.where(_all(inside + [value.ne(value)]), k, last_nan)
+            return tg.where(top.ne(top), last_nan, first_equal)
 
         chosen.assign(choose)
 
@@ -250,12 +242,16 @@ def pooling_backward(
             k = chosen[(n, c, *o)]
             return (n, c, *[window_origin(o[d], d) + offsets(k)[d] for d in range(spatial)])
 
-        acc = tg.temp("acc", x.shape)
+        # with beta = 0 (and a dtype that accumulates exactly enough) dy * alpha goes straight
+        # into dx: no separate sum to scale and copy
+        direct = isinstance(beta, Const) and beta.value == 0.0 and x.dtype.itemsize >= 4
+        acc = tg.output("dx") if direct else tg.temp("acc", x.shape)
         acc.fill(0.0)
         # a chosen cell is inside x, so only a window that chose none (-1) could point outside
-        tg.scatter_add(acc, dy.shape, index=position, value=lambda n, c, *o: dy[(n, c, *o)],
+        tg.scatter_add(acc, dy.shape, index=position,
+                       value=lambda n, c, *o: alpha * dy[(n, c, *o)] if direct else dy[(n, c, *o)],
                        when=lambda n, c, *o: chosen[(n, c, *o)] >= 0, message=None)
-        return blend("dx", lambda *i: acc[i], alpha, beta)
+        return None if direct else blend("dx", lambda *i: acc[i], alpha, beta)
 
     def area(o):
         if mode == "avg_include_padding":
