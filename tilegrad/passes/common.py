@@ -91,6 +91,31 @@ def same_range(a: scf.ForOp, b: scf.ForOp) -> bool:
     return all(same_value(x, y) for x, y in ((a.lb, b.lb), (a.ub, b.ub), (a.step, b.step)))
 
 
+def depends_on(value: SSAValue, variable: SSAValue) -> bool:
+    """Whether `value` is computed from `variable` by region-free ops (index arithmetic)."""
+    seen: set[Operation] = set()
+    pending = [value]
+    while pending:
+        v = pending.pop()
+        if v is variable:
+            return True
+        owner = v.owner
+        if isinstance(owner, Operation) and not owner.regions and owner not in seen:
+            seen.add(owner)
+            pending.extend(owner.operands)
+    return False
+
+
+def read_memrefs(op: Operation) -> set[SSAValue]:
+    """The memrefs `op` (or any op inside it) loads from."""
+    return {o.memref for o in op.walk() if isinstance(o, memref.LoadOp)}
+
+
+def written_memrefs(op: Operation) -> set[SSAValue]:
+    """The memrefs `op` (or any op inside it) stores to."""
+    return {o.memref for o in op.walk() if isinstance(o, memref.StoreOp)}
+
+
 def inside_reduction(op: Operation) -> bool:
     """Whether `op` sits inside a reduction: a tg.reduce, or a loop lowered from one."""
     from tilegrad.dialect import tg

@@ -21,7 +21,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect import tg
-from tilegrad.passes.common import arg_info, inside_reduction
+from tilegrad.passes.common import arg_info, inside_reduction, read_memrefs
 
 
 def _writes(op: Operation) -> SSAValue | None:
@@ -30,17 +30,13 @@ def _writes(op: Operation) -> SSAValue | None:
     return None
 
 
-def _reads(op: Operation) -> set[SSAValue]:
-    return {o.memref for o in op.walk() if isinstance(o, memref.LoadOp)}
-
-
 def _fusable(producer: tg.ComputeOp, later: list[Operation]) -> bool:
     temp = producer.dest
     if any(isinstance(o, tg.ReduceOp) for o in producer.body.walk()):
         return False  # recomputing a reduction per use would multiply its cost
     if any(_writes(o) is temp for o in later):
         return False  # one writer only
-    inputs = _reads(producer)
+    inputs = read_memrefs(producer)
     if temp in inputs:
         return False
     if any(isinstance(o, _TRANSCENDENTAL) for o in producer.body.walk()) and any(
@@ -48,9 +44,9 @@ def _fusable(producer: tg.ComputeOp, later: list[Operation]) -> bool:
             if isinstance(load, memref.LoadOp) and load.memref is temp):
         return False
     if len(list(producer.body.walk())) > SCATTER_INLINE_OPS and any(
-            isinstance(o, tg.ScatterAddOp) and temp in _reads(o) for o in later):
+            isinstance(o, tg.ScatterAddOp) and temp in read_memrefs(o) for o in later):
         return False
-    last_use = max((i for i, o in enumerate(later) if temp in _reads(o)), default=-1)
+    last_use = max((i for i, o in enumerate(later) if temp in read_memrefs(o)), default=-1)
     return not any(_writes(o) in inputs for o in later[: last_use + 1])
 
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, memref, scf
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
+from xdsl.traits import is_side_effect_free
 
-from tilegrad.passes.common import loop_role, same_range, same_value
+from tilegrad.passes.common import loop_role, read_memrefs, same_range, same_value, written_memrefs
 
 
 def _is_reduction(op: Operation) -> bool:
@@ -33,14 +34,6 @@ def _congruent(a: Operation, b: Operation) -> bool:
     return isinstance(a, scf.IfOp) and isinstance(b, scf.IfOp) and same_value(a.cond, b.cond)
 
 
-def _stores(op: Operation) -> set:
-    return {o.memref for o in op.walk() if isinstance(o, memref.StoreOp)}
-
-
-def _loads(op: Operation) -> set:
-    return {o.memref for o in op.walk() if isinstance(o, memref.LoadOp)}
-
-
 def _hoist_operands(b: Operation, a: Operation, over: list[Operation]) -> bool:
     """Move the bounds and index arithmetic that `b` takes from `over` above `a` (a dim, a
     constant: the second reduction's own copies); False if `b` needs anything else from them."""
@@ -51,7 +44,7 @@ def _hoist_operands(b: Operation, a: Operation, over: list[Operation]) -> bool:
         if owner is a:
             return False
         if owner in over and owner not in needed:
-            if owner.regions or not isinstance(owner, (memref.DimOp, *_PURE)):
+            if owner.regions or not is_side_effect_free(owner):
                 return False
             needed.append(owner)
             pending.extend(owner.operands)
@@ -61,15 +54,11 @@ def _hoist_operands(b: Operation, a: Operation, over: list[Operation]) -> bool:
     return True
 
 
-_PURE = (arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.MinSIOp, arith.MaxSIOp,
-         arith.DivUIOp, arith.RemUIOp, arith.CmpiOp, arith.SelectOp, arith.IndexCastOp)
-
-
 def _may_rise(b: Operation, a: Operation, over: list[Operation]) -> bool:
     """Whether `b` can join `a` above `over`: it reads nothing they write and takes from them (or
     from `a`) only index arithmetic, which moves up with it."""
-    read = _loads(b)
-    if any(_stores(o) & read for o in over):
+    read = read_memrefs(b)
+    if any(written_memrefs(o) & read for o in over):
         return False
     return _hoist_operands(b, a, over)
 
@@ -115,7 +104,7 @@ def _fuse_once(block: Block) -> bool:
             continue
         for j in range(i + 1, len(ops)):
             b = ops[j]
-            if not (_is_reduction(b) and _may_rise(b, a, ops[i + 1:j]) and _congruent(a, b)):
+            if not (_is_reduction(b) and _congruent(a, b) and _may_rise(b, a, ops[i + 1:j])):
                 continue
             merged = _merge(a, b)
             block.insert_op_before(merged, a)

@@ -19,14 +19,9 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import loop_role
-from tilegrad.passes.unroll_reuse_loops import depends_on
+from tilegrad.passes.common import depends_on, loop_role
 
 MIN_TILE = 16
-
-
-def _inside(value: SSAValue, loop: scf.ForOp) -> bool:
-    return _inside_op(value.owner if isinstance(value.owner, Operation) else value.owner.parent_op(), loop)
 
 
 def _reused_rows(outer: scf.ForOp, tile: scf.ForOp) -> tuple[SSAValue, memref.LoadOp] | None:
@@ -46,14 +41,6 @@ def _reused_rows(outer: scf.ForOp, tile: scf.ForOp) -> tuple[SSAValue, memref.Lo
     return None
 
 
-def _inside_op(op: Operation | None, loop: scf.ForOp) -> bool:
-    while op is not None:
-        if op is loop:
-            return True
-        op = op.parent_op()
-    return False
-
-
 def _reorder(outer: scf.ForOp, tile: scf.ForOp, extent: SSAValue, cache_bytes: int, element_bytes: int) -> None:
     """for i: {pre; for t step s: body(t, i)}  ->  for t step s': for i: {pre; body(t, i)}."""
     block = outer.parent_block()
@@ -63,7 +50,7 @@ def _reorder(outer: scf.ForOp, tile: scf.ForOp, extent: SSAValue, cache_bytes: i
     least = arith.ConstantOp(IntegerAttr(MIN_TILE, index))
     step = arith.MaxSIOp(rows, least)
     block.insert_ops_before([budget, rows, least, step], outer)
-    tile.step.replace_uses_with_if(step.result, lambda use: _inside_op(use.operation, tile))
+    tile.step.replace_uses_with_if(step.result, lambda use: tile.is_ancestor(use.operation))
     rows.result.name_hint, step.result.name_hint = "fit", "reuse_tile"
     body = Block(arg_types=[index])
     tile.body.block.args[0].replace_all_uses_with(body.args[0])
@@ -96,7 +83,7 @@ def reorder_function(root: Operation, cache_bytes: int) -> None:
             if isinstance(bound.owner, arith.ConstantOp) and bound.owner.parent_op() is outer:
                 bound.owner.detach()
                 outer.parent_block().insert_op_before(bound.owner, outer)
-        if reused is None or any(_inside(v, outer) for v in (tile.lb, tile.ub, tile.step, reused[0])):
+        if reused is None or any(outer.is_ancestor(v.owner) for v in (tile.lb, tile.ub, tile.step, reused[0])):
             continue
         element_bytes = max(getattr(reused[1].results[0].type, "bitwidth", 32) // 8, 1)
         _reorder(outer, tile, reused[0], cache_bytes, element_bytes)

@@ -19,22 +19,10 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import loop_role
+from tilegrad.passes.common import constant_index, depends_on, loop_role
+from tilegrad.passes.unroll_short_reductions import MAX_TRIPS
 
 UNROLL = 4
-
-
-def depends_on(value: SSAValue, iv: SSAValue, seen: set | None = None) -> bool:
-    if value is iv:
-        return True
-    owner = value.owner
-    if not isinstance(owner, Operation) or owner.regions:
-        return False
-    seen = set() if seen is None else seen
-    if owner in seen:
-        return False
-    seen.add(owner)
-    return any(depends_on(v, iv, seen) for v in owner.operands)
 
 
 def _reductions(loop: scf.ForOp) -> list[Operation]:
@@ -59,8 +47,9 @@ def _reuses(loop: scf.ForOp) -> bool:
 
 
 def _short(loop: scf.ForOp) -> bool:
-    bound = loop.ub.owner
-    return isinstance(bound, arith.ConstantOp) and isinstance(bound.value, IntegerAttr) and bound.value.value.data <= 8
+    """A window (left to unroll-short-reductions), not a sweep worth jamming."""
+    trips = constant_index(loop.ub)
+    return trips is not None and trips <= MAX_TRIPS
 
 
 def _unroll(loop: scf.ForOp) -> None:
@@ -102,8 +91,7 @@ def _unroll(loop: scf.ForOp) -> None:
 def unroll_function(root: Operation) -> None:
     loops = [o for o in root.walk() if isinstance(o, scf.ForOp) and loop_role(o) == "parallel" and _reuses(o)]
     for loop in loops:
-        step = loop.step.owner
-        if isinstance(step, arith.ConstantOp) and step.value.value.data == 1:
+        if constant_index(loop.step) == 1:
             _unroll(loop)
 
 
