@@ -69,7 +69,7 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
     unit = {n: unit_inner_stride(a) for n, a in binding.tensors.items() if a is not None}
     params = {n: opdef.attrs[n].kind for n in binding.runtime_attrs}
     with compiler_step(opdef.name, "emit"):
-        emitted = emit_op(opdef.name, trace, inputs, unit, params)
+        emitted = emit_op(opdef.name, trace, inputs, unit, params, opdef.shared_dims(binding))
     module = emitted.module
     ctx = make_context()
     with compiler_step(opdef.name, "verify (op stage)"):

@@ -81,8 +81,10 @@ _MATH = {"exp": math.ExpOp, "log": math.LogOp, "sqrt": math.SqrtOp, "abs": math.
 
 class _Emitter:
     def __init__(self, trace: Trace, args: dict[str, SSAValue], float_type: Attribute, entry: Block,
-                 bounds: BoundsAnalysis):
+                 bounds: BoundsAnalysis, shared: dict | None = None):
         self.trace, self.args, self.float_type, self.entry = trace, args, float_type, entry
+        self.shared = shared or {}
+        """(tensor, axis) -> the (tensor, axis) whose dim value it uses: the same shape symbol."""
         self.bounds = bounds
         self.top = BlockBuilder(entry)
         self.dims: dict[tuple[str, int], SSAValue] = {}
@@ -93,7 +95,8 @@ class _Emitter:
 
     # ---- values usable anywhere (dims, extents) -------------------------------------------------
     def dim(self, name: str, axis: int) -> SSAValue:
-        key = (name, axis)
+        key = self.shared.get((name, axis), (name, axis))
+        name, axis = key
         if key not in self.dims:
             self.dims[key] = self.top.add(memref.DimOp(self.args[name], self.top.index(axis)))
         return self.dims[key]
@@ -296,7 +299,8 @@ def float_type_for(dtypes: list[DType]) -> Attribute:
 
 
 def emit_op(name: str, trace: Trace, inputs: dict[str, TensorArg | None],
-            unit_inner: dict[str, bool], params: dict[str, str] | None = None) -> EmittedOp:
+            unit_inner: dict[str, bool], params: dict[str, str] | None = None,
+            shared: dict | None = None) -> EmittedOp:
     """The op-level module of one specialization."""
     kernel_args: list[KernelArg] = []
     for arg_name, arg in inputs.items():
@@ -318,7 +322,7 @@ def emit_op(name: str, trace: Trace, inputs: dict[str, TensorArg | None],
     for a, v in zip(kernel_args, entry.args):
         v.name_hint = a.name if a.name != "self" else "self_"
     bounds = analyze_bounds(name, trace)
-    emitter = _Emitter(trace, values, float_type, entry, bounds)
+    emitter = _Emitter(trace, values, float_type, entry, bounds, shared)
     for stage in trace.stages:
         emitter.stage(stage)
     entry.add_op(func.ReturnOp())

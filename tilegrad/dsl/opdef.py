@@ -525,6 +525,30 @@ class OpDef:
             pattern = pattern[:star] + ("?",) * (rank - len(pattern) + 1) + pattern[star + 1:]
         return tuple(int(p) if p.isdigit() else None for p in pattern)
 
+    def _symbol_axes(self, name: str, binding: Binding) -> dict[str, int]:
+        """The axes of a tensor's kernel array that its matched pattern names by a symbol."""
+        spec, array = self.tensors[name], binding.tensors.get(name)
+        if array is None or spec.view is not None or spec.patterns[binding.patterns[name]] == ONE:
+            return {}
+        pattern = spec.patterns[binding.patterns[name]]
+        star = next((i for i, p in enumerate(pattern) if p.startswith("*")), len(pattern))
+        axes = {}
+        for position, symbol in enumerate(pattern):
+            if position != star and not symbol.isdigit() and symbol not in axes:
+                axes[symbol] = position if position < star else array.ndim - (len(pattern) - position)
+        return axes
+
+    def shared_dims(self, binding: Binding) -> dict[tuple[str, int], tuple[str, int]]:
+        """(tensor, axis) -> the (tensor, axis) that first binds the same shape symbol. The call
+        checked that they are equal; emitted as one value, loops over dy's N and x's N are seen to
+        be the same loop (fuse-sibling-loops relies on it)."""
+        first: dict[str, tuple[str, int]] = {}
+        shared = {}
+        for name in self.tensors:
+            for symbol, axis in self._symbol_axes(name, binding).items():
+                shared[(name, axis)] = first.setdefault(symbol, (name, axis))
+        return shared
+
     def _dim_expr(self, dim, binding: Binding, args: dict) -> Expr:
         if isinstance(dim, int):
             return Const(dim, "i")

@@ -1,11 +1,13 @@
-"""fuse-sibling-loops: consecutive stages over the same outer iteration space become one loop nest.
+"""fuse-sibling-loops: consecutive stages that share their outer loops become one loop nest.
 
-Two stages whose parallel loops agree (same bounds) on every axis of the first, and that do not
-depend on each other across iterations, run in one nest: the data a point touches is loaded once
-into cache for both (batch norm's dβ and dγ both sweep dy), and one barrier between them
-disappears. The second may be deeper: a per-row reduction and the row's elementwise consumer (a
-softmax row's total, then its dx) run row by row, so the second sweep reads the row from cache. The
-second may read what the first writes only at the first's point; otherwise the stages stay apart.
+Two stages whose outer parallel (or scatter) loops agree (same bounds) on the first `depth` axes run
+in one nest, slab by slab: for each point of the shared loops, the first stage's inner loops, then
+the second's. The data a slab touches is loaded once into cache for both (batch norm's dβ and dγ
+both sweep dy), and one barrier between them disappears. A per-row reduction and the row's
+elementwise consumer (a softmax row's total, then its dx) run row by row; max pooling's window
+choice, dx's zero fill and the scatter into dx run plane by plane, so dx is written once. A tensor
+one stage writes and the other touches must be accessed by both only inside the slab (its leading
+indices are the shared loops' variables); otherwise the stages stay apart.
 """
 
 from __future__ import annotations
@@ -20,41 +22,57 @@ from xdsl.passes import ModulePass
 
 from tilegrad.passes.common import loop_role, number_stages, same_range, stage_nests
 
+FUSABLE = ("parallel", "scatter")
 
-def _chain(nest: scf.ForOp) -> list[scf.ForOp] | None:
-    """The perfect nest of parallel loops from the stage's outer loop inwards."""
+
+def _chain(nest: scf.ForOp) -> list[scf.ForOp]:
+    """The perfect nest of loops of the stage's role from the stage's outer loop inwards."""
     loops = [nest]
     while True:
         body = [o for o in loops[-1].body.block.ops if not isinstance(o, scf.YieldOp)]
-        if len(body) == 1 and isinstance(body[0], scf.ForOp) and loop_role(body[0]) == "parallel":
+        if len(body) == 1 and isinstance(body[0], scf.ForOp) and loop_role(body[0]) == loop_role(nest):
             loops.append(body[0])
         else:
             return loops
 
 
-def _accesses(nest: Operation):
-    reads = [o for o in nest.walk() if isinstance(o, memref.LoadOp)]
-    writes = [o for o in nest.walk() if isinstance(o, memref.StoreOp)]
-    return reads, writes
+def _in_slab(access: Operation, ivs: list) -> bool:
+    """Whether the access indexes its leading dims by the shared loops' variables, in order."""
+    indices = list(access.indices)
+    return len(indices) >= len(ivs) and all(i is v for i, v in zip(indices, ivs))
 
 
-def _independent(first: list[scf.ForOp], second: list[scf.ForOp]) -> bool:
-    reads1, writes1 = _accesses(first[0])
-    reads2, writes2 = _accesses(second[0])
-    written1 = {w.memref for w in writes1}
-    written2 = {w.memref for w in writes2}
-    if written2 & ({r.memref for r in reads1} | written1):
-        return False  # the second would overwrite what the first still reads or writes
-    ivs1 = [loop.body.block.args[0] for loop in first]
-    ivs2 = [loop.body.block.args[0] for loop in second[:len(first)]]
-    for read in reads2:
-        if read.memref in written1:  # allowed only at the same point: indices are the ivs in order
-            if [ivs2.index(i) if i in ivs2 else -1 for i in read.indices] != list(range(len(ivs2))):
-                return False
-    for write in writes1:  # and the first writes each point of its own domain only
-        if [ivs1.index(i) if i in ivs1 else -1 for i in write.indices] != list(range(len(ivs1))):
+def _independent(first: list[scf.ForOp], second: list[scf.ForOp], depth: int) -> bool:
+    """Whether running the two nests slab by slab (one iteration of the `depth` shared loops: first's
+    then second's) does what running all of first, then all of second, does: every tensor one of them
+    writes and the other touches is accessed by both only inside the slab of the shared variables, and
+    a scatter writes only inside its slab (so the slabs can also be split over cores)."""
+    accesses = {}
+    for nest, loops in ((0, first), (1, second)):
+        ivs = [loop.body.block.args[0] for loop in loops[:depth]]
+        for op in loops[0].walk():
+            if isinstance(op, (memref.LoadOp, memref.StoreOp)):
+                accesses.setdefault(op.memref, ([], []))[nest].append((op, ivs))
+    for loops in (first, second):  # a scatter's rows follow its data: they must stay in the slab
+        ivs = [loop.body.block.args[0] for loop in loops[:depth]]
+        if loop_role(loops[0]) == "scatter" and not all(
+                _in_slab(op, ivs) for op in loops[0].walk() if isinstance(op, memref.StoreOp)):
+            return False
+    for mem, (in_first, in_second) in accesses.items():
+        if not in_first or not in_second:
+            continue
+        if not any(isinstance(op, memref.StoreOp) for op, _ in in_first + in_second):
+            continue
+        if not all(_in_slab(op, ivs) for op, ivs in in_first + in_second):
             return False
     return True
+
+
+def _shared_depth(a: list[scf.ForOp], b: list[scf.ForOp]) -> int:
+    depth = 0
+    while depth < min(len(a), len(b)) and same_range(a[depth], b[depth]):
+        depth += 1
+    return depth
 
 
 def fuse_function(fn: func.FuncOp) -> None:
@@ -64,20 +82,21 @@ def fuse_function(fn: func.FuncOp) -> None:
         changed = False
         nests = stage_nests(block)
         for first, second in zip(nests, nests[1:]):
-            if loop_role(first) != "parallel" or loop_role(second) != "parallel":
+            if loop_role(first) not in FUSABLE or loop_role(second) not in FUSABLE:
                 continue
             a, b = _chain(first), _chain(second)
-            if len(a) > len(b) or not all(same_range(x, y) for x, y in zip(a, b)):
-                continue
+            depth = _shared_depth(a, b)
+            if depth == 0 or (loop_role(first) == "scatter" and depth < len(a)):
+                continue  # (a scatter nest keeps its own loops whole)
             between = list(block.ops)
             between = between[between.index(first) + 1: between.index(second)]
-            if any(isinstance(o, scf.ForOp) for o in between) or not _independent(a, b):
+            if any(isinstance(o, scf.ForOp) for o in between) or not _independent(a, b, depth):
                 continue
             for op in between:  # the second stage's dims and constants move above the first
                 op.detach()
                 block.insert_op_before(op, first)
-            inner_a, inner_b = a[-1].body.block, b[len(a) - 1].body.block
-            for x, y in zip(a, b):
+            inner_a, inner_b = a[depth - 1].body.block, b[depth - 1].body.block
+            for x, y in zip(a, b[:depth]):
                 y.body.block.args[0].replace_all_uses_with(x.body.block.args[0])
             for op in [o for o in inner_b.ops if not isinstance(o, scf.YieldOp)]:
                 op.detach()

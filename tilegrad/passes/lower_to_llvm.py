@@ -359,7 +359,7 @@ class _FunctionLowering:
             # an out-of-bounds copy moves nothing; its start addresses are then never dereferenced
         src_ptr, element = self.address(block, op.src, op.src_indices)
         dst_ptr, _ = self.address(block, op.dst, op.dst_indices)
-        unit = all(_is_const_one(d.strides[-1]) for d in (src, dst))
+        unit = all(not d.strides or _is_const_one(d.strides[-1]) for d in (src, dst))  # rank 0: one element
         if unit:
             size = self.const(block, element_bytes(src.element), i64)
             nbytes = self.add(block, llvm.MulOp(length, size, overflow=NSW))

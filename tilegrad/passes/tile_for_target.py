@@ -42,10 +42,11 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from tilegrad.dialect import tg
 from tilegrad.dialect.values import INDEX, BlockBuilder
-from tilegrad.errors import UBCapacityError
+from tilegrad.errors import TilegradError, UBCapacityError
 from tilegrad.passes.common import arg_info, loop_role, make_for, number_stages, stage_nests
 from tilegrad.passes.lower_to_llvm import element_bytes
 from tilegrad.passes.tiling_plan import ScheduleHint, StagePlan, TilingPlan, UBBuffer
+from tilegrad.passes.ub_run_staging import Leftovers, find_leftovers, stage_elements, stage_runs
 from tilegrad.passes.ub_staging import (
     StagingGroup,
     TiledAxis,
@@ -56,6 +57,7 @@ from tilegrad.passes.ub_staging import (
 from tilegrad.targets import Target
 
 MAX_TILE = 16384
+MAX_RUN = 2048
 CPU_MAX_TILE = 65536
 
 
@@ -68,6 +70,7 @@ class StageState:
     split_extent: SSAValue
     axes: dict[int, TiledAxis] = field(default_factory=dict)
     groups: list[StagingGroup] = field(default_factory=list)
+    left: Leftovers = field(default_factory=Leftovers)
 
 
 def _const_value(value: SSAValue) -> int | None:
@@ -336,8 +339,13 @@ class _Tiler:
         gm = {a for a, r in roles.items() if r in ("input", "output")} | in_workspace
         if not self.target.staged:
             gm = set()
+        workspace_args = {a for a, r in roles.items() if r == "workspace"}
         for state in states:
             state.groups = find_staging_groups(state.nest, state.axes, gm)
+            if self.target.staged:
+                covered = {a for g in state.groups for a in g.accesses}
+                points = {a.point_loop for a in state.axes.values()}
+                state.left = find_leftovers(state.nest, gm | workspace_args, covered, points)
         for arg, role in roles.items():
             if role == "workspace":
                 workspace[self._name(arg)] = element_bytes(arg.type.element_type)
@@ -346,6 +354,11 @@ class _Tiler:
         self.rewrite(states, plan, resident)
         if self.target.staged:
             plan.direct_gm = self.direct_gm_accesses()
+            if plan.direct_gm:
+                where = "; ".join(f"{w}: {n}" for w, n in sorted(plan.direct_gm.items()))
+                raise TilegradError(f"{self.fn.sym_name.data}: tile-for-target left direct GM accesses on "
+                                    f"{self.target.name} ({where}); every access of a staged target goes "
+                                    f"through UB")
         return plan
 
     def direct_gm_accesses(self) -> dict[str, int]:
@@ -407,6 +420,8 @@ class _Tiler:
                     self._set_size(state, axis, max(size, 16))
                 continue
             fixed = [self._fixed_buffer(g, state) for g in state.groups if g not in streamed]
+            fixed += self._leftover_buffers(state, plan.capacity - resident_bytes
+                                            - sum(b.padded_bytes for b in fixed))
             fixed_bytes = sum(b.padded_bytes for b in fixed)
             available = plan.capacity - resident_bytes - fixed_bytes - 1  # the fit is strict
             per_element = sum(element_bytes(g.mem.type.element_type) for g in streamed)
@@ -436,6 +451,28 @@ class _Tiler:
             for buffer in state.plan.buffers:
                 buffer.offset = stage_offset
                 stage_offset += buffer.padded_bytes
+
+    def _leftover_buffers(self, state: StageState, free: int) -> list[UBBuffer]:
+        """One-element slots, then runs of R elements: R takes at most a quarter of what is free."""
+        left, align, index = state.left, self.target.ub_align, state.plan.index
+        for access in left.elements:
+            element = access.memref.type.element_type
+            if str(element) not in left.slots:
+                left.slots[str(element)] = UBBuffer(f"one {element}", index, (1,), 1, element_bytes(element),
+                                                    "element", False, align)
+        free -= sum(b.padded_bytes for b in left.slots.values())
+        if left.runs:
+            sizes = [element_bytes(r.mem.type.element_type) for r in left.runs]
+            quantum = max(1, align // min(sizes))
+            length = self._align_down(min(MAX_RUN, free // 4 // sum(sizes)), quantum)
+            if length < quantum:
+                raise UBCapacityError(
+                    f"target {self.target.name}: stage {index} cannot fit its reduction runs "
+                    f"({len(left.runs)} of {quantum} elements) in the {max(free, 0)} B of UB left")
+            left.length = length
+            for run, size in zip(left.runs, sizes):
+                run.buffer = UBBuffer(self._name(run.mem), index, (length,), 1, size, "run in", False, align)
+        return left.buffers
 
     def _fixed_buffer(self, g: StagingGroup, state: StageState) -> UBBuffer:
         """A buffer whose box comes from the hint: sized by its tiles, affine in the inner symbol."""
@@ -501,6 +538,15 @@ class _Tiler:
             for group in state.groups:
                 value = self.ub_alloc(group.buffer, group.mem.type.element_type)
                 stage_group(group, value, group.buffer.slots == 2)
+            left = state.left
+            runs = {id(r): self.ub_alloc(r.buffer, r.mem.type.element_type) for r in left.runs}
+            stage_runs(left.runs, runs, left.length)
+            slots = {}
+            for access in left.elements:
+                element = access.memref.type.element_type
+                if str(element) not in slots:
+                    slots[str(element)] = self.ub_alloc(left.slots[str(element)], element)
+            stage_elements(left.elements, slots)
 
 
 def split_stages(module: ModuleOp) -> None:
