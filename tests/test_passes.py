@@ -5,11 +5,12 @@ import re
 import numpy as np
 import pytest
 from xdsl.parser import Parser
+from xdsl.utils.arg_spec import parse_pipeline
 
 import tilegrad
 from tilegrad.dialect import make_context
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
-from tilegrad.passes.tile_for_target import TileForTarget
+from tilegrad.passes.tile_for_target import TileForTarget, tiling_plan
 
 F32 = tilegrad.Spec((1000,), "float32")
 ONE = tilegrad.Spec((1,), "float32")
@@ -110,14 +111,15 @@ def test_tile_pass_on_loops_ir_directly():
     module = parse(LOOPS_INPUT)
     ctx = make_context()
     LowerTgToLoops().apply(ctx, module)
-    tiler = TileForTarget(tilegrad.get_target("ascend910"), 32)
-    tiler.apply(ctx, module)
+    TileForTarget.from_pass_spec(list(parse_pipeline("tile-for-target{target=ascend910 num_blocks=32}"))[0]).apply(
+        ctx, module)
+    plan = tiling_plan(module, keep=False)
     module.verify()
     text = str(module)
     assert "func.func @axpy_stage0" in text
     assert "%block_id: index" in text and "%ub: memref<196608xi8>" in text
     assert 'tg.copy "gm_to_ub" %x' in text and 'tg.copy "ub_to_gm"' in text
-    plan = tiler.plans[0]
+    assert plan.num_blocks == 32 and plan.target.name == "ascend910"
     assert plan.stages[0].double_buffered
     assert plan.ub_used < plan.capacity
 
@@ -582,13 +584,13 @@ def test_tile_for_target_stages_reduction_runs_and_single_elements():
     runs (the reduce loop strip-mined, one copy per strip), the column read w[r, i] moves one
     element at a time through a slot, and the plan counts no direct GM access."""
     module = parse("builtin.module {" + ROW_SUMS_AND_A_COLUMN + "}")
-    tiler = TileForTarget(tilegrad.get_target("ascend910b"), 24)
-    tiler.apply(make_context(), module)
+    TileForTarget("ascend910b").apply(make_context(), module)
     module.verify()
+    plan = tiling_plan(module, keep=False)
     text = str(module)
     lines = [line.strip() for line in text.splitlines()]
     assert not re.search(r"memref.load %(x|w)\[", text) and not re.search(r"memref.store \S+ %out\[", text)
-    run = next(b for b in tiler.plans[0].stages[0].buffers if b.copies == "run in")
+    run = next(b for b in plan.stages[0].buffers if b.copies == "run in")
     assert f'"x" : memref<196608xi8> -> memref<{run.shape[0]}xf32>' in text
     assert '"one f32" : memref<196608xi8> -> memref<1xf32>' in text
     expected = [
@@ -603,7 +605,7 @@ def test_tile_for_target_stages_reduction_runs_and_single_elements():
     at = 0
     for check in expected:
         at = next(k for k in range(at, len(lines)) if check in lines[k]) + 1
-    assert tiler.plans[0].direct_gm == {}
+    assert plan.direct_gm == {} and plan.num_blocks == 24
 
 
 def test_staged_reduction_runs_match_the_cpu_kernel_bitwise():

@@ -29,7 +29,7 @@ from tilegrad.passes.interchange_column_reductions import InterchangeColumnReduc
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
 from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout, guard_messages
 from tilegrad.passes.reorder_for_reuse import ReorderForReuse
-from tilegrad.passes.tile_for_target import TileForTarget
+from tilegrad.passes.tile_for_target import TileForTarget, tiling_plan
 from tilegrad.passes.tiling_plan import ScheduleHint, TilingPlan
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
@@ -85,7 +85,7 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
         num_blocks = 1
         ir["tiled"] = ir["loops"]
     else:
-        tiler = TileForTarget(target, num_blocks, hint)
+        tiler = TileForTarget.of(target, num_blocks, hint)
         with compiler_step(opdef.name, f"{tiler.name} for {target.name}"):
             tiler.apply(ctx, module)
             module.verify()
@@ -102,8 +102,8 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
         with compiler_step(opdef.name, "fuse-sibling-reductions"):
             FuseSiblingReductions().apply(ctx, module)
             module.verify()
+        plan = tiling_plan(module, keep=False)
         ir["tiled"] = str(module)
-        plan = tiler.plans[0]
     functions = [f.sym_name.data for f in module.ops]
     layout = argument_layout(next(iter(module.ops)))
     kept = {name for name, role, _ in layout if role == "temp"}

@@ -19,7 +19,8 @@ barrier between stages. The plan of all this is left in the pass's `plans`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import asdict, dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
@@ -45,7 +46,14 @@ from tilegrad.dialect.values import INDEX, BlockBuilder
 from tilegrad.errors import TilegradError, UBCapacityError
 from tilegrad.passes.common import arg_info, loop_role, make_for, number_stages, stage_nests
 from tilegrad.passes.lower_to_llvm import element_bytes
-from tilegrad.passes.tiling_plan import ScheduleHint, StagePlan, TilingPlan, UBBuffer
+from tilegrad.passes.tiling_plan import (
+    ScheduleHint,
+    StagePlan,
+    TilingPlan,
+    UBBuffer,
+    plan_from_dict,
+    plan_to_dict,
+)
 from tilegrad.passes.ub_run_staging import Leftovers, find_leftovers, stage_elements, stage_runs
 from tilegrad.passes.ub_staging import (
     StagingGroup,
@@ -54,7 +62,7 @@ from tilegrad.passes.ub_staging import (
     find_staging_groups,
     stage_group,
 )
-from tilegrad.targets import Target
+from tilegrad.targets import Target, get_target
 
 MAX_TILE = 16384
 MAX_RUN = 2048
@@ -567,21 +575,49 @@ def split_stages(module: ModuleOp) -> None:
         fn.erase()
 
 
+PLAN_ATTR = "tg.tiling_plan"
+
+
 @dataclass(frozen=True)
 class TileForTarget(ModulePass):
-    """Split, tile and stage every stage for `target`; the plan is left in `plans`."""
+    """Split, tile and stage every stage for the target named `target` (on `num_blocks` cores; 0:
+    all of them), with the schedule's choices as options. The plan (`TilingPlan`, as JSON) is left
+    on the module as the `tg.tiling_plan` attribute: `tiling_plan(module)` reads it back.
+
+    `tilegrad opt`-style spec: `tile-for-target{target=ascend910b num_blocks=24}`."""
 
     name = "tile-for-target"
-    target: Target
-    num_blocks: int
-    hint: ScheduleHint = ScheduleHint()
-    plans: list = field(default_factory=list, compare=False, hash=False)
+    target: str
+    num_blocks: int = 0
+    scatter_row_tile: int | None = None
+    scatter_whole_inner: int | None = None
+    inner_symbol: str = "E"
+    packed: bool = False
+    vendor_split: bool = False
+
+    @classmethod
+    def of(cls, target: Target, num_blocks: int, hint: ScheduleHint = ScheduleHint()) -> TileForTarget:
+        return cls(target.name, num_blocks, **asdict(hint))
+
+    @property
+    def hint(self) -> ScheduleHint:
+        return ScheduleHint(self.scatter_row_tile, self.scatter_whole_inner, self.inner_symbol, self.packed,
+                            self.vendor_split)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = get_target(self.target)
         CommonSubexpressionElimination().apply(ctx, op)
-        for fn in list(op.ops):
-            self.plans.append(_Tiler(fn, self.target, self.num_blocks, self.hint).run())
+        plans = [_Tiler(fn, target, self.num_blocks or target.cores, self.hint).run() for fn in list(op.ops)]
         split_stages(op)
+        if plans:
+            op.attributes[PLAN_ATTR] = StringAttr(json.dumps(plan_to_dict(plans[0])))
 
 
-__all__ = ["TileForTarget", "ScheduleHint"]
+def tiling_plan(module: ModuleOp, keep: bool = True) -> TilingPlan | None:
+    """The plan tile-for-target left on the module (None if it has not run); `keep=False` also
+    removes the attribute (the printed IR then shows the kernel alone)."""
+    attr = module.attributes.get(PLAN_ATTR) if keep else module.attributes.pop(PLAN_ATTR, None)
+    return plan_from_dict(json.loads(attr.data)) if isinstance(attr, StringAttr) else None
+
+
+__all__ = ["TileForTarget", "ScheduleHint", "tiling_plan"]
