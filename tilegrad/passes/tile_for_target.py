@@ -12,9 +12,11 @@ Driven only by target data and the op's ScheduleHint, like Ascend C host tiling:
 3. staging (scratchpad targets, `ub_staging.py`): each GM access whose last index walks a tiled
    axis gets a UB buffer covering that tile (double buffered when it fits), with explicit `tg.copy`
    GM->UB before the tile and UB->GM after it; temporaries indexed by the split axis live in UB
-   for the whole kernel. T is the largest aligned size whose buffers fit the UB (strictly).
+   for the whole kernel. T is the largest aligned size whose buffers fit the UB (strictly). What a
+   tile does not cover (reduction runs, per-row scalars, gathers) goes through UB too
+   (`ub_run_staging.py`): a scratchpad kernel has no direct GM access, or the pass fails.
 Each stage then becomes its own function (`OP_stageK`), run over all blocks in turn, which is the
-barrier between stages. The plan of all this is left in the pass's `plans`.
+barrier between stages. The plan of all this is left on the module (`tg.tiling_plan`).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from tilegrad.dialect import tg
 from tilegrad.dialect.values import INDEX, BlockBuilder
-from tilegrad.errors import TilegradError, UBCapacityError
+from tilegrad.errors import InternalError, UBCapacityError
 from tilegrad.passes.common import arg_info, loop_role, make_for, number_stages, stage_nests
 from tilegrad.passes.lower_to_llvm import element_bytes
 from tilegrad.passes.tiling_plan import (
@@ -364,7 +366,7 @@ class _Tiler:
             plan.direct_gm = self.direct_gm_accesses()
             if plan.direct_gm:
                 where = "; ".join(f"{w}: {n}" for w, n in sorted(plan.direct_gm.items()))
-                raise TilegradError(f"{self.fn.sym_name.data}: tile-for-target left direct GM accesses on "
+                raise InternalError(f"{self.fn.sym_name.data}: tile-for-target left direct GM accesses on "
                                     f"{self.target.name} ({where}); every access of a staged target goes "
                                     f"through UB")
         return plan
@@ -549,12 +551,8 @@ class _Tiler:
             left = state.left
             runs = {id(r): self.ub_alloc(r.buffer, r.mem.type.element_type) for r in left.runs}
             stage_runs(left.runs, runs, left.length)
-            slots = {}
-            for access in left.elements:
-                element = access.memref.type.element_type
-                if str(element) not in slots:
-                    slots[str(element)] = self.ub_alloc(left.slots[str(element)], element)
-            stage_elements(left.elements, slots)
+            types = {str(a.memref.type.element_type): a.memref.type.element_type for a in left.elements}
+            stage_elements(left.elements, {key: self.ub_alloc(left.slots[key], t) for key, t in types.items()})
 
 
 def split_stages(module: ModuleOp) -> None:
