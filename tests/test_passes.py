@@ -22,6 +22,17 @@ EMB = dict(grad=tilegrad.Spec((64, 128)), indices=tilegrad.Spec((64,), "int32"),
 OPS = {"binary_cross_entropy_grad": BCE, "nll_loss_backward": NLL, "embedding_dense_backward": EMB}
 
 
+def assert_lines_in_order(text: str, checks: list[str], whole: bool = True) -> None:
+    """Each check matches a later line than the one before (xDSL's filecheck CHECK lines): the
+    whole stripped line, or with `whole=False` a part of it."""
+    lines = [line.strip() for line in text.splitlines()]
+    at = 0
+    for check in checks:
+        found = next((k for k in range(at, len(lines)) if (lines[k] == check if whole else check in lines[k])), None)
+        assert found is not None, f"not found after line {at}: {check!r}"
+        at = found + 1
+
+
 def parse(text: str):
     module = Parser(make_context(), text).parse_module()
     module.verify()
@@ -302,7 +313,6 @@ def test_interchange_column_reductions_accumulates_a_row():
     module = parse(COLUMN_SUM)
     InterchangeColumnReductions().apply(make_context(), module)
     module.verify()
-    lines = [line.strip() for line in str(module).splitlines()]
     expected = [  # in this order, as xDSL's filecheck tests read (CHECK lines)
         f"%0 = memref.alloca() : memref<{ROW}xf32>",
         "scf.for %i = %c0 to %c1 step %c1 {",
@@ -319,9 +329,7 @@ def test_interchange_column_reductions_accumulates_a_row():
         f"%s = memref.load %0[%12] : memref<{ROW}xf32>",
         "memref.store %s, %out[%i, %j] : memref<?x?xf32>",
     ]
-    at = 0
-    for check in expected:
-        at = lines.index(check, at) + 1
+    assert_lines_in_order(str(module), expected)
 
 
 def test_column_reductions_on_cpu_match_the_plain_loop_bitwise():
@@ -420,7 +428,6 @@ def test_fuse_sibling_reductions_sweeps_once():
     FuseSiblingReductions().apply(make_context(), module)
     module.verify()
     text = str(module)
-    lines = [line.strip() for line in text.splitlines()]
     assert text.count("scf.for") == 2
     expected = [
         "%n2 = memref.dim %x, %c0 : memref<?x?xf32>",  # the second loop's bound moves up with it
@@ -433,9 +440,7 @@ def test_fuse_sibling_reductions_sweeps_once():
         "memref.store %s, %db[%c] : memref<?xf32>",
         "memref.store %t, %dg[%c] : memref<?xf32>",
     ]
-    at = 0
-    for check in expected:
-        at = lines.index(check, at) + 1
+    assert_lines_in_order(text, expected)
 
     reads_db = "%w = memref.load %db[%r2] : memref<?xf32>"
     dependent = parse(TWO_SUMS.replace("%w = memref.load %dy[%r2, %c] : memref<?x?xf32>", reads_db))
@@ -533,7 +538,6 @@ def test_reorder_for_reuse_keeps_a_tile_of_w_in_cache():
     module = parse(TILED_DOT_PRODUCTS)
     ReorderForReuse(cache_bytes=4096).apply(make_context(), module)
     module.verify()
-    lines = [line.strip() for line in str(module).splitlines()]
     expected = [
         "%0 = arith.constant 1024 : index",  # the budget in elements
         "%fit = arith.divui %0, %k : index",  # rows of w that fit
@@ -546,9 +550,7 @@ def test_reorder_for_reuse_keeps_a_tile_of_w_in_cache():
         '} {tg.loop = "parallel", tg.axis = 0 : i64}',
         '} {tg.loop = "tile", tg.axis = 1 : i64, tg.stage = 0 : i64}',
     ]
-    at = 0
-    for check in expected:
-        at = lines.index(check, at) + 1
+    assert_lines_in_order(str(module), expected)
 
     per_row = parse(TILED_DOT_PRODUCTS.replace("%b = memref.load %w[%j, %r]", "%b = memref.load %w[%i, %r]"))
     ReorderForReuse(cache_bytes=4096).apply(make_context(), per_row)
@@ -588,7 +590,6 @@ def test_tile_for_target_stages_reduction_runs_and_single_elements():
     module.verify()
     plan = tiling_plan(module, keep=False)
     text = str(module)
-    lines = [line.strip() for line in text.splitlines()]
     assert not re.search(r"memref.load %(x|w)\[", text) and not re.search(r"memref.store \S+ %out\[", text)
     run = next(b for b in plan.stages[0].buffers if b.copies == "run in")
     assert f'"x" : memref<196608xi8> -> memref<{run.shape[0]}xf32>' in text
@@ -602,9 +603,7 @@ def test_tile_for_target_stages_reduction_runs_and_single_elements():
         '} {tg.loop = "reduce", tg.axis = 0 : i64}',
         '} {tg.loop = "run", tg.axis = 0 : i64}',
     ]
-    at = 0
-    for check in expected:
-        at = next(k for k in range(at, len(lines)) if check in lines[k]) + 1
+    assert_lines_in_order(text, expected, whole=False)
     assert plan.direct_gm == {} and plan.num_blocks == 24
 
 

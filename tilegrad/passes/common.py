@@ -28,6 +28,11 @@ def status_arg(fn_or_op: Operation) -> SSAValue:
     return args_by_role(fn, "status")[0]
 
 
+def functions(module: Operation) -> list[func.FuncOp]:
+    """The func.func ops of a module, for passes that rewrite one function at a time."""
+    return [fn for fn in module.ops if isinstance(fn, func.FuncOp)]
+
+
 def enclosing_func(op: Operation) -> func.FuncOp:
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, func.FuncOp):

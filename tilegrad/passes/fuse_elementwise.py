@@ -21,7 +21,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect import tg
-from tilegrad.passes.common import arg_info, inside_reduction, read_memrefs
+from tilegrad.passes.common import arg_info, functions, inside_reduction, read_memrefs
 
 
 def _writes(op: Operation) -> SSAValue | None:
@@ -109,6 +109,5 @@ class FuseElementwise(ModulePass):
     name = "fuse-elementwise"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in op.ops:
-            if isinstance(fn, func.FuncOp):
-                fuse_function(fn)
+        for fn in functions(op):
+            fuse_function(fn)

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import loop_role, number_stages, same_range, stage_nests
+from tilegrad.passes.common import functions, loop_role, number_stages, same_range, stage_nests
 
 FUSABLE = ("parallel", "scatter")
 
@@ -115,6 +115,5 @@ class FuseSiblingLoops(ModulePass):
     name = "fuse-sibling-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in op.ops:
-            if isinstance(fn, func.FuncOp):
-                fuse_function(fn)
+        for fn in functions(op):
+            fuse_function(fn)

@@ -26,7 +26,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect.values import BlockBuilder
-from tilegrad.passes.common import loop_role, make_for, same_range
+from tilegrad.passes.common import functions, loop_role, make_for, same_range
 
 ROW = 512
 """Sums a row accumulates at once: 2 KiB of float32 (4 KiB float64), L1-resident; longer contiguous
@@ -332,6 +332,5 @@ class InterchangeColumnReductions(ModulePass):
     name = "interchange-column-reductions"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in op.ops:
-            if isinstance(fn, func.FuncOp):
-                interchange_function(fn)
+        for fn in functions(op):
+            interchange_function(fn)

@@ -356,9 +356,8 @@ class _Tiler:
                 covered = {a for g in state.groups for a in g.accesses}
                 points = {a.point_loop for a in state.axes.values()}
                 state.left = find_leftovers(state.nest, gm | workspace_args, covered, points)
-        for arg, role in roles.items():
-            if role == "workspace":
-                workspace[self._name(arg)] = element_bytes(arg.type.element_type)
+        for arg in workspace_args:
+            workspace[self._name(arg)] = element_bytes(arg.type.element_type)
         plan = TilingPlan(self.target, self.num_blocks, [s.plan for s in states], resident, workspace)
         self.choose_tiles(states, plan)
         self.rewrite(states, plan, resident)

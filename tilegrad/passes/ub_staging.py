@@ -47,20 +47,7 @@ class StagingGroup:
 def defined_outside(value: SSAValue, loop: Operation) -> bool:
     owner = value.owner
     op = owner if isinstance(owner, Operation) else owner.parent_op()  # block argument -> its op
-    while op is not None:
-        if op is loop:
-            return False
-        op = op.parent_op()
-    return True
-
-
-def _is_within(op: Operation, ancestor: Operation) -> bool:
-    p = op.parent_op()
-    while p is not None:
-        if p is ancestor:
-            return True
-        p = p.parent_op()
-    return False
+    return op is None or not loop.is_ancestor(op)
 
 
 def find_staging_groups(nest: Operation, axes: dict[int, TiledAxis], gm: set[SSAValue]) -> list[StagingGroup]:
@@ -77,7 +64,7 @@ def find_staging_groups(nest: Operation, axes: dict[int, TiledAxis], gm: set[SSA
         if level is None:
             continue
         positions = [(p, by_point[v]) for p, v in enumerate(indices) if v in by_point
-                     and (by_point[v] is level or _is_within(by_point[v].tile_loop, level.tile_loop))]
+                     and (by_point[v] is level or level.tile_loop.is_ancestor(by_point[v].tile_loop))]
         fixed = {p: v for p, v in enumerate(indices) if p not in dict(positions)}
         key = (op.memref, id(level), tuple((p, id(a)) for p, a in positions), tuple(fixed.items()))
         group = groups.get(key)
@@ -88,14 +75,14 @@ def find_staging_groups(nest: Operation, axes: dict[int, TiledAxis], gm: set[SSA
 
 def staging_level(op: Operation, indices, by_point, axes: dict[int, TiledAxis]) -> TiledAxis | None:
     """The outermost tile loop at which this access can be staged as one box."""
-    enclosing = [a for a in axes.values() if _is_within(op, a.tile_loop)]
+    enclosing = [a for a in axes.values() if a.tile_loop.is_ancestor(op)]
     enclosing.sort(key=lambda a: a.axis)
     best = None
     for level in reversed(enclosing):  # from the innermost tile loop outwards
         ok = True
         for v in indices:
             axis = by_point.get(v)
-            if axis is not None and (axis is level or (_is_within(axis.tile_loop, level.tile_loop) and axis.whole)):
+            if axis is not None and (axis is level or (level.tile_loop.is_ancestor(axis.tile_loop) and axis.whole)):
                 continue
             if defined_outside(v, level.tile_loop):
                 continue
