@@ -36,7 +36,7 @@ def layer_norm_backward(dy=tg.tensor("N D", dtype="x"), x=tg.tensor("N D"), mean
     g_sum.assign(lambda n: tg.reduce_sum(features, lambda d: g(n, d)))
     gx_sum.assign(lambda n: tg.reduce_sum(features, lambda d: g(n, d) * x_hat(n, d)))
     size = tg.cast(features, "f")
-    dx = lambda n, d: rstd[n] * (g(n, d) - g_sum[n] / size - x_hat(n, d) * gx_sum[n] / size)  # noqa: E731
+    dx = lambda n, d: rstd[n] * (g(n, d) - g_sum[n] / size - x_hat(n, d) * (gx_sum[n] / size))  # noqa: E731
     dgamma = lambda d: tg.reduce_sum(rows, lambda n: dy[n, d] * x_hat(n, d))  # noqa: E731
     dbeta = lambda d: tg.reduce_sum(rows, lambda n: dy[n, d])  # noqa: E731
     return dx, dgamma, dbeta

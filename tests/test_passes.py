@@ -354,6 +354,126 @@ def test_column_reductions_on_cpu_match_the_plain_loop_bitwise():
         np.testing.assert_allclose(got[0], (dy.astype(np.float64) * x).sum(axis=0), rtol=1e-5, atol=1e-4)
 
 
+ROW_AND_COLUMN = """
+builtin.module {
+  func.func @row_and_column(%x: memref<?x?xf32> {tg.name = "x", tg.role = "input"},
+                            %y: memref<?x?xf32> {tg.name = "y", tg.role = "output"},
+                            %col: memref<?xf32> {tg.name = "col", tg.role = "output"}) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %n = memref.dim %x, %c0 : memref<?x?xf32>
+    %m = memref.dim %x, %c1 : memref<?x?xf32>
+    %zero = arith.constant 0.000000e+00 : f32
+    scf.for %i = %c0 to %n step %c1 {
+      scf.for %j = %c0 to %m step %c1 {
+        %v = memref.load %x[%i, %j] : memref<?x?xf32>
+        %w = arith.addf %v, %v : f32
+        memref.store %w, %y[%i, %j] : memref<?x?xf32>
+      } {tg.loop = "parallel", tg.axis = 1 : i64}
+    } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+    scf.for %d = %c0 to %m step %c1 {
+      %s = scf.for %r = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f32) {
+        %u = memref.load %x[%r, %d] : memref<?x?xf32>
+        %a = arith.addf %acc, %u : f32
+        scf.yield %a : f32
+      } {tg.loop = "reduce", tg.axis = 0 : i64}
+      memref.store %s, %col[%d] : memref<?xf32>
+    } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 1 : i64}
+    func.return
+  }
+}
+"""
+
+
+def test_split_column_reductions_sums_by_row_chunks():
+    """A column sum after a row stage over the same rows: both walk chunks of rows (one per core for
+    a plain sum), the sum keeps a partial row per chunk in a workspace, and a combine stage adds
+    the chunks in order. fuse-sibling-loops then runs the two chunk nests as one, row by row."""
+    from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
+    from tilegrad.passes.split_column_reductions import SplitColumnReductions
+
+    module = parse(ROW_AND_COLUMN)
+    SplitColumnReductions(num_blocks=2).apply(make_context(), module)
+    module.verify()
+    text = str(module)
+    assert ('%column_partials0: memref<2x?xf32, strided<[?, 1]>> {tg.name = "column_partials0", '
+            'tg.role = "workspace", tg.shape = "[2, [\\22dim\\22, \\22x\\22, 1]]"}') in text
+    assert_lines_in_order(text, [
+        "%5 = arith.divui %4, %2 : index",  # ceil(n / 2) rows a chunk
+        "%9 = arith.divui %8, %6 : index",  # chunks
+        "scf.for %10 = %0 to %9 step %1 {",  # the row stage, by chunks
+        "%11 = arith.muli %10, %6 : index",
+        "scf.for %i = %11 to %13 step %c1 {",
+        '} {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}',
+        "scf.for %14 = %0 to %9 step %1 {",  # the partial sums, by the same chunks
+        "scf.for %18 = %15 to %17 step %1 {",
+        "scf.for %19 = %c0 to %m step %c1 {",
+        "%20 = arith.cmpi eq, %18, %15 : index",  # a chunk's first row starts its partial row
+        "%22 = arith.select %20, %zero, %21 : f32",
+        "%u = memref.load %x[%18, %19] : memref<?x?xf32>",
+        "%a = arith.addf %22, %u : f32",
+        "memref.store %a, %column_partials0[%14, %19] : memref<2x?xf32, strided<[?, 1]>>",
+        '} {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 1 : i64}',
+        "scf.for %d = %c0 to %m step %c1 {",  # the combine: chunk 0, then 1
+        "%s = scf.for %23 = %0 to %9 step %1 iter_args(%24 = %zero) -> (f32) {",
+        "%25 = memref.load %column_partials0[%23, %d] : memref<2x?xf32, strided<[?, 1]>>",
+        "memref.store %s, %col[%d] : memref<?xf32>",
+    ])
+    FuseSiblingLoops().apply(make_context(), module)
+    module.verify()
+    assert_lines_in_order(str(module), [
+        "scf.for %i = %14 to %16 step %c1 {",  # one row loop, one column loop: x read once
+        "scf.for %j = %c0 to %m step %c1 {",
+        "memref.store %w, %y[%i, %j] : memref<?x?xf32>",
+        "%u = memref.load %x[%i, %j] : memref<?x?xf32>",
+        "memref.store %a, %column_partials0[%10, %j] : memref<2x?xf32, strided<[?, 1]>>",
+        '} {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}',
+        '} {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 1 : i64}',
+    ])
+
+
+def test_column_sums_beside_a_row_stage_read_the_rows_once():
+    """A layer-norm-style op (row sums, dx by rows, dγ and dβ by columns) on cpu: one stage reads
+    each row once and a combine stage adds the chunks' partial rows. A long (blocked) column sum's
+    chunks are its float64-combined blocks, so it is bitwise the untiled sum on any core count; a
+    short one is split per core (within float tolerance); runs repeat bitwise."""
+    import tilegrad.dsl as tg
+
+    @tg.op(outputs={"dx": tg.like("x"), "dgamma": tg.shaped("D", dtype="x"), "dbeta": tg.shaped("D", dtype="x")},
+           replace=True)
+    def test_row_and_column_sums(dy=tg.tensor("N D", dtype="x"), x=tg.tensor("N D")):
+        rows, features = x.shape
+        row_sum = tg.temp("row_sum", (rows,))
+        row_sum.assign(lambda n: tg.reduce_sum(features, lambda d: dy[n, d] * x[n, d]))
+        dx = lambda n, d: dy[n, d] - x[n, d] * row_sum[n]  # noqa: E731
+        dgamma = lambda d: tg.reduce_sum(rows, lambda n: dy[n, d] * x[n, d])  # noqa: E731
+        dbeta = lambda d: tg.reduce_sum(rows, lambda n: dy[n, d])  # noqa: E731
+        return dx, dgamma, dbeta
+
+    five = tilegrad.register_target(tilegrad.Target("cpu5", 5, 1 << 20, 64, 64, ("float32",), staged=False),
+                                    replace=True)
+    rng = np.random.default_rng(5)
+    for rows in (0, 1, 3, 7, 1500, 2100):
+        x = rng.standard_normal((rows, 300)).astype(np.float32)
+        dy = rng.standard_normal((rows, 300)).astype(np.float32)
+        want = tilegrad.compile("test_row_and_column_sums", "cpu", untiled=True)(dy=dy, x=x)
+        x64, dy64 = x.astype(np.float64), dy.astype(np.float64)
+        exact = (dy64 - x64 * (dy64 * x64).sum(1, keepdims=True), (dy64 * x64).sum(0), dy64.sum(0))
+        for target in ("cpu", five):
+            kernel = tilegrad.compile("test_row_and_column_sums", target)
+            tiled = kernel.ir("tiled", dy=dy, x=x)
+            assert "column_partials1" in tiled and tiled.count("tg.stage = ") == 2
+            got = kernel(dy=dy, x=x)
+            for g, again in zip(got, kernel(dy=dy, x=x)):
+                np.testing.assert_array_equal(g, again)
+            np.testing.assert_array_equal(got[0], want[0])  # the row stage's order is unchanged
+            for g, w, e in zip(got[1:], want[1:], exact[1:]):
+                if rows > 1024:
+                    np.testing.assert_array_equal(g, w)
+                np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5 * max(rows, 1) ** 0.5)
+            np.testing.assert_allclose(got[0], exact[0], rtol=1e-4, atol=1e-3)
+
+
 SHORT_AND_LONG = """
 func.func @windows(%x: memref<?xf32>, %out: memref<2xf32>) {
   %c0 = arith.constant 0 : index

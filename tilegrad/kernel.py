@@ -155,6 +155,8 @@ def _op_source(op: OpDef) -> str:
 
 
 def _shape_form(expr, op: str, name: str) -> list:
+    if isinstance(expr, (int, list)):  # a form already (the passes' workspace)
+        return expr
     form = size_form(expr)
     if form is None:
         raise UnsupportedError(f"{op}: temporary {name!r} has a size that depends on loop variables or data")

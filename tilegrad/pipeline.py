@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -16,7 +17,6 @@ from xdsl.dialects.builtin import ModuleOp, f64
 from tilegrad.dialect import make_context
 from tilegrad.dsl.bounds import size_form
 from tilegrad.dsl.emit import KernelArg, emit_op
-from tilegrad.dsl.expr import Const
 from tilegrad.dsl.opdef import Binding, OpDef
 from tilegrad.dsl.tensor import TensorArg
 from tilegrad.errors import InternalError, TilegradError
@@ -29,6 +29,7 @@ from tilegrad.passes.interchange_column_reductions import InterchangeColumnReduc
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
 from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout, guard_messages
 from tilegrad.passes.reorder_for_reuse import ReorderForReuse
+from tilegrad.passes.split_column_reductions import SplitColumnReductions
 from tilegrad.passes.tile_for_target import TileForTarget, tiling_plan
 from tilegrad.passes.tiling_plan import ScheduleHint, TilingPlan
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
@@ -85,6 +86,11 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
         num_blocks = 1
         ir["tiled"] = ir["loops"]
     else:
+        if not target.staged:
+            for step in (SplitColumnReductions(num_blocks or target.cores), FuseSiblingLoops()):
+                with compiler_step(opdef.name, step.name):
+                    step.apply(ctx, module)
+                    module.verify()
         tiler = TileForTarget.of(target, num_blocks, hint)
         with compiler_step(opdef.name, f"{tiler.name} for {target.name}"):
             tiler.apply(ctx, module)
@@ -111,9 +117,10 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
     fn = next(iter(module.ops))
     for index, arg in enumerate(fn.body.block.args):
         info = arg_info(fn, index)
-        if info.get("tg.role") == "workspace":  # per-core partials the tiler added
+        if info.get("tg.role") == "workspace":  # partials the passes added: sizes as forms
             dtype = "float64" if arg.type.element_type == f64 else "float32"
-            temps[info["tg.name"]] = (dtype, tuple(Const(d, "i") for d in arg.type.get_shape()))
+            forms = json.loads(info["tg.shape"]) if "tg.shape" in info else list(arg.type.get_shape())
+            temps[info["tg.name"]] = (dtype, tuple(forms))
     prior = tuple(name for name in trace.outputs if name in trace.read_buffers())
     output_forms = {name: [size_form(d) for d in buffer.shape] for name, buffer in trace.outputs.items()}
     return Lowered(module, ir, emitted.args, emitted.messages, plan, functions, layout, num_blocks, temps, prior,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tilegrad.dsl.bounds import evaluate
 from tilegrad.errors import UBCapacityError
 
 
@@ -90,8 +91,10 @@ class PlanReport:
 
 
 def _extent(extent, arrays) -> int | None:
-    if isinstance(extent, int):
-        return extent
-    if isinstance(extent, list) and extent[0] in arrays:
-        return int(arrays[extent[0]].shape[extent[1]])
-    return None
+    """A stage's extent for this call's shapes (its plan keeps it as a size form)."""
+    if extent is None:
+        return None
+    try:
+        return evaluate(extent, {n: a.shape for n, a in arrays.items()})
+    except (KeyError, IndexError, TypeError):
+        return None

@@ -34,8 +34,9 @@ def _rem(a: int, b: int) -> int:
 
 
 _OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-        "floordiv": _div, "div": _div, "mod": _rem, "max": max, "min": min}
-_SYMBOL = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "div": "//", "mod": "%"}
+        "floordiv": _div, "div": _div, "mod": _rem, "max": max, "min": min,
+        "gt": lambda a, b: int(a > b)}
+_SYMBOL = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "div": "//", "mod": "%", "gt": ">"}
 
 
 def size_form(e: Expr) -> Form | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, StringAttr, i64
+from xdsl.dialects.builtin import DictionaryAttr, Float32Type, Float64Type, IntegerAttr, StringAttr, i64
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from tilegrad.dialect.values import INDEX
@@ -68,6 +68,24 @@ def number_stages(nests: Sequence[scf.ForOp]) -> None:
         nest.attributes["tg.stage"] = IntegerAttr(number, i64)
 
 
+def perfect_chain(nest: scf.ForOp) -> list[scf.ForOp]:
+    """The perfect nest of loops of the stage's role from the stage's outer loop inwards (a body may
+    also compute index values, e.g. the next loop's bounds)."""
+    loops = [nest]
+    while True:
+        body = [o for o in loops[-1].body.block.ops if not isinstance(o, scf.YieldOp)]
+        inner = [o for o in body if isinstance(o, scf.ForOp)]
+        if (len(inner) == 1 and loop_role(inner[0]) == loop_role(nest)
+                and all(o is inner[0] or _index_arithmetic(o) for o in body)):
+            loops.append(inner[0])
+        else:
+            return loops
+
+
+def _index_arithmetic(op: Operation) -> bool:
+    return isinstance(op, (arith.ConstantOp, *_INDEX_ARITHMETIC)) and not isinstance(op, memref.DimOp)
+
+
 def constant_index(value: SSAValue) -> int | None:
     """The integer a value is defined to be by an arith.constant, else None."""
     owner = value.owner
@@ -76,24 +94,29 @@ def constant_index(value: SSAValue) -> int | None:
     return None
 
 
-def same_value(a: SSAValue, b: SSAValue) -> bool:
+def same_value(a: SSAValue, b: SSAValue, matched: dict[SSAValue, SSAValue] | None = None) -> bool:
     """Equal by construction: the same value, equal constants, or the same dim / index arithmetic of
-    equal operands (loop bounds built twice, e.g. by two stages or two reductions)."""
-    if a is b:
+    equal operands (loop bounds built twice, e.g. by two stages or two reductions). `matched` maps
+    values of b's side to a's taken as equal (the variables of loops already matched)."""
+    if a is b or (matched is not None and matched.get(b) is a):
         return True
     oa, ob = a.owner, b.owner
     if not isinstance(oa, Operation) or not isinstance(ob, Operation) or type(oa) is not type(ob):
         return False
     if isinstance(oa, arith.ConstantOp):
         return oa.value == ob.value
-    if isinstance(oa, (memref.DimOp, arith.AddiOp, arith.MinSIOp, arith.CmpiOp)) and oa.attributes == ob.attributes:
-        return oa.properties == ob.properties and all(same_value(x, y) for x, y in zip(oa.operands, ob.operands))
+    if isinstance(oa, _INDEX_ARITHMETIC) and oa.attributes == ob.attributes:
+        return oa.properties == ob.properties and all(same_value(x, y, matched)
+                                                      for x, y in zip(oa.operands, ob.operands))
     return False
 
 
-def same_range(a: scf.ForOp, b: scf.ForOp) -> bool:
+_INDEX_ARITHMETIC = (memref.DimOp, arith.AddiOp, arith.MuliOp, arith.MinSIOp, arith.CmpiOp, arith.SelectOp)
+
+
+def same_range(a: scf.ForOp, b: scf.ForOp, matched: dict[SSAValue, SSAValue] | None = None) -> bool:
     """Two loops over the same range (bounds and step equal by construction)."""
-    return all(same_value(x, y) for x, y in ((a.lb, b.lb), (a.ub, b.ub), (a.step, b.step)))
+    return all(same_value(x, y, matched) for x, y in ((a.lb, b.lb), (a.ub, b.ub), (a.step, b.step)))
 
 
 def depends_on(value: SSAValue, variable: SSAValue) -> bool:
@@ -132,3 +155,51 @@ def inside_reduction(op: Operation) -> bool:
             return True
         parent = parent.parent_op()
     return False
+
+
+def depends_within(value: SSAValue, root: SSAValue, within: Operation) -> bool:
+    """Whether `value` is computed from `root` by ops inside `within`."""
+    work, seen = [value], set()
+    while work:
+        v = work.pop()
+        if v is root:
+            return True
+        owner = v.owner
+        if not isinstance(owner, Operation) or owner in seen or not within.is_ancestor(owner):
+            continue
+        seen.add(owner)
+        work.extend(owner.operands)
+    return False
+
+
+def sum_loop(op: Operation) -> scf.ForOp | None:
+    """The plain loop of a float sum (`op` itself, or the plain arm of a blocked/plain choice)."""
+    loop = op
+    if isinstance(op, scf.IfOp):
+        arm = [o for o in op.false_region.block.ops if isinstance(o, scf.ForOp)]
+        loop = arm[0] if len(arm) == 1 else None
+    if not isinstance(loop, scf.ForOp) or len(loop.iter_args) != 1:
+        return None
+    if not isinstance(loop.iter_args[0].type, (Float32Type, Float64Type)):
+        return None
+    combined = loop.body.block.last_op.operands[0].owner
+    if not isinstance(combined, arith.AddfOp) or combined.lhs is not loop.body.block.args[1]:
+        return None
+    if any(isinstance(o, (memref.StoreOp, scf.ForOp)) for o in loop.body.walk() if o is not loop):
+        return None
+    return loop
+
+
+def walks_columns(loop: scf.ForOp, column: SSAValue) -> bool:
+    r = loop.body.block.args[0]
+    return any(isinstance(o, memref.LoadOp) and o.indices and o.indices[-1] is column
+               and any(depends_within(i, r, loop) for i in o.indices[:-1]) for o in loop.body.walk())
+
+
+def blocked_shape(choice: scf.IfOp) -> bool:
+    """lower-tg-to-loops' blocked arm: a loop over blocks holding one inner 'reduce_part' loop."""
+    outer = [o for o in choice.true_region.block.ops if isinstance(o, scf.ForOp)]
+    if len(outer) != 1 or len(outer[0].iter_args) != 1:
+        return False
+    parts = [o for o in outer[0].body.block.ops if isinstance(o, scf.ForOp)]
+    return len(parts) == 1 and loop_role(parts[0]) == "reduce_part" and sum_loop(parts[0]) is not None

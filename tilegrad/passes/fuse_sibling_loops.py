@@ -17,23 +17,12 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import functions, loop_role, number_stages, same_range, stage_nests
+from tilegrad.passes.common import functions, loop_role, number_stages, perfect_chain, same_range, stage_nests
 
 FUSABLE = ("parallel", "scatter")
-
-
-def _chain(nest: scf.ForOp) -> list[scf.ForOp]:
-    """The perfect nest of loops of the stage's role from the stage's outer loop inwards."""
-    loops = [nest]
-    while True:
-        body = [o for o in loops[-1].body.block.ops if not isinstance(o, scf.YieldOp)]
-        if len(body) == 1 and isinstance(body[0], scf.ForOp) and loop_role(body[0]) == loop_role(nest):
-            loops.append(body[0])
-        else:
-            return loops
 
 
 def _in_slab(access: Operation, ivs: list) -> bool:
@@ -69,43 +58,65 @@ def _independent(first: list[scf.ForOp], second: list[scf.ForOp], depth: int) ->
 
 
 def _shared_depth(a: list[scf.ForOp], b: list[scf.ForOp]) -> int:
-    depth = 0
-    while depth < min(len(a), len(b)) and same_range(a[depth], b[depth]):
+    depth, matched = 0, {}
+    while depth < min(len(a), len(b)) and same_range(a[depth], b[depth], matched):
+        matched[b[depth].body.block.args[0]] = a[depth].body.block.args[0]
         depth += 1
     return depth
 
 
 def fuse_function(fn: func.FuncOp) -> None:
-    block = fn.body.block
+    fuse_siblings(fn.body.block, stages=True)
+    number_stages(stage_nests(fn.body.block))
+
+
+def fuse_siblings(block: Block, stages: bool) -> None:
+    """Fuse consecutive fusable loops of `block` (its stage nests, or inside a slab its inner loops);
+    each fused slab's body is fused in turn (the two stages' row loops become one)."""
     changed = True
     while changed:
         changed = False
-        nests = stage_nests(block)
-        for first, second in zip(nests, nests[1:]):
+        loops = stage_nests(block) if stages else [o for o in block.ops if isinstance(o, scf.ForOp)]
+        for first, second in zip(loops, loops[1:]):
             if loop_role(first) not in FUSABLE or loop_role(second) not in FUSABLE:
                 continue
-            a, b = _chain(first), _chain(second)
+            a, b = perfect_chain(first), perfect_chain(second)
             depth = _shared_depth(a, b)
             if depth == 0 or (loop_role(first) == "scatter" and depth < len(a)):
                 continue  # (a scatter nest keeps its own loops whole)
             between = list(block.ops)
             between = between[between.index(first) + 1: between.index(second)]
-            if any(isinstance(o, scf.ForOp) for o in between) or not _independent(a, b, depth):
+            movable = (lambda o: not isinstance(o, scf.ForOp)) if stages else _index_value
+            if not all(movable(o) for o in between) or not _independent(a, b, depth):
                 continue
             for op in between:  # the second stage's dims and constants move above the first
                 op.detach()
                 block.insert_op_before(op, first)
-            inner_a, inner_b = a[depth - 1].body.block, b[depth - 1].body.block
-            for x, y in zip(a, b[:depth]):
-                y.body.block.args[0].replace_all_uses_with(x.body.block.args[0])
-            for op in [o for o in inner_b.ops if not isinstance(o, scf.YieldOp)]:
-                op.detach()
-                inner_a.insert_op_before(op, inner_a.last_op)
-            second.detach()
-            second.erase()
+            _fuse(a, b, depth)
+            fuse_siblings(a[depth - 1].body.block, stages=False)
             changed = True
             break
-    number_stages(stage_nests(block))
+
+
+def _index_value(op: Operation) -> bool:
+    return not op.regions and not isinstance(op, (memref.LoadOp, memref.StoreOp))
+
+
+def _fuse(a: list[scf.ForOp], b: list[scf.ForOp], depth: int) -> None:
+    """Run b's body after a's inside a's first `depth` loops; b's loops go."""
+    inner_a, inner_b = a[depth - 1].body.block, b[depth - 1].body.block
+    for x, y in zip(a, b[:depth]):
+        y.body.block.args[0].replace_all_uses_with(x.body.block.args[0])
+    for x, y, y_inner in zip(a, b[:depth - 1], b[1:depth]):  # the second's loop bounds
+        anchor = x.body.block.first_op
+        for op in [o for o in y.body.block.ops if o is not y_inner and not isinstance(o, scf.YieldOp)]:
+            op.detach()
+            x.body.block.insert_op_before(op, anchor)
+    for op in [o for o in inner_b.ops if not isinstance(o, scf.YieldOp)]:
+        op.detach()
+        inner_a.insert_op_before(op, inner_a.last_op)
+    b[0].detach()
+    b[0].erase()
 
 
 @dataclass(frozen=True)

@@ -21,55 +21,25 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import Float32Type, Float64Type, ModuleOp
+from xdsl.dialects.builtin import Float64Type, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect.values import BlockBuilder
-from tilegrad.passes.common import functions, loop_role, make_for, same_range
+from tilegrad.passes.common import (
+    blocked_shape,
+    depends_within,
+    functions,
+    loop_role,
+    make_for,
+    same_range,
+    sum_loop,
+    walks_columns,
+)
 
 ROW = 512
 """Sums a row accumulates at once: 2 KiB of float32 (4 KiB float64), L1-resident; longer contiguous
 segments of each data row than 256 (layer norm's dγ, dβ at 4096x1024: 1.7 -> 1.3 ms)."""
-
-
-def _depends_on(value: SSAValue, root: SSAValue, within: Operation) -> bool:
-    """Whether `value` is computed from `root` by ops inside `within`."""
-    work, seen = [value], set()
-    while work:
-        v = work.pop()
-        if v is root:
-            return True
-        owner = v.owner
-        if not isinstance(owner, Operation) or owner in seen or not within.is_ancestor(owner):
-            continue
-        seen.add(owner)
-        work.extend(owner.operands)
-    return False
-
-
-def _sum_loop(op: Operation) -> scf.ForOp | None:
-    """The plain loop of a float sum (`op` itself, or the plain arm of a blocked/plain choice)."""
-    loop = op
-    if isinstance(op, scf.IfOp):
-        arm = [o for o in op.false_region.block.ops if isinstance(o, scf.ForOp)]
-        loop = arm[0] if len(arm) == 1 else None
-    if not isinstance(loop, scf.ForOp) or len(loop.iter_args) != 1:
-        return None
-    if not isinstance(loop.iter_args[0].type, (Float32Type, Float64Type)):
-        return None
-    combined = loop.body.block.last_op.operands[0].owner
-    if not isinstance(combined, arith.AddfOp) or combined.lhs is not loop.body.block.args[1]:
-        return None
-    if any(isinstance(o, (memref.StoreOp, scf.ForOp)) for o in loop.body.walk() if o is not loop):
-        return None
-    return loop
-
-
-def _walks_columns(loop: scf.ForOp, column: SSAValue) -> bool:
-    r = loop.body.block.args[0]
-    return any(isinstance(o, memref.LoadOp) and o.indices and o.indices[-1] is column
-               and any(_depends_on(i, r, loop) for i in o.indices[:-1]) for o in loop.body.walk())
 
 
 def _candidates(p: scf.ForOp) -> list[Operation]:
@@ -82,26 +52,17 @@ def _candidates(p: scf.ForOp) -> list[Operation]:
     column = p.body.block.args[0]
     results = {r for o in sums for r in o.results}
     for reduce in sums:
-        loop = _sum_loop(reduce)
-        if loop is None or not _walks_columns(loop, column):
+        loop = sum_loop(reduce)
+        if loop is None or not walks_columns(loop, column):
             return []
-        if isinstance(reduce, scf.IfOp) and not _blocked_shape(reduce):
+        if isinstance(reduce, scf.IfOp) and not blocked_shape(reduce):
             return []
         bounds = [loop.lb, loop.ub, loop.step] + ([reduce.cond] if isinstance(reduce, scf.IfOp) else [])
-        if any(_depends_on(v, column, p) for v in bounds):
+        if any(depends_within(v, column, p) for v in bounds):
             return []
-        if any(_depends_on(v, r, p) for o in reduce.walk() for v in o.operands for r in results):
+        if any(depends_within(v, r, p) for o in reduce.walk() for v in o.operands for r in results):
             return []
     return sums
-
-
-def _blocked_shape(choice: scf.IfOp) -> bool:
-    """lower-tg-to-loops' blocked arm: a loop over blocks holding one inner 'reduce_part' loop."""
-    outer = [o for o in choice.true_region.block.ops if isinstance(o, scf.ForOp)]
-    if len(outer) != 1 or len(outer[0].iter_args) != 1:
-        return False
-    parts = [o for o in outer[0].body.block.ops if isinstance(o, scf.ForOp)]
-    return len(parts) == 1 and loop_role(parts[0]) == "reduce_part" and _sum_loop(parts[0]) is not None
 
 
 class _Rewrite:
@@ -218,7 +179,7 @@ class _Rewrite:
     def plain(self, into: Block, sweep: list[tuple[Operation, SSAValue]]) -> None:
         """The rows start at each sum's initial value, then one sweep accumulates them all."""
         mapping: dict = {}
-        loops = [(_sum_loop(reduce), row) for reduce, row in sweep]
+        loops = [(sum_loop(reduce), row) for reduce, row in sweep]
         self.fill(into, [(self.outside(loop.iter_args[0], into, mapping), row) for loop, row in loops])
         self.terms(into, loops, mapping)
 
@@ -293,7 +254,7 @@ def _groups(sums: list[Operation]) -> list[list[Operation]]:
     groups: list[list[Operation]] = []
     for reduce in sums:
         for group in groups:
-            if type(group[0]) is type(reduce) and same_range(_sum_loop(group[0]), _sum_loop(reduce)):
+            if type(group[0]) is type(reduce) and same_range(sum_loop(group[0]), sum_loop(reduce)):
                 group.append(reduce)
                 break
         else:

@@ -83,6 +83,10 @@ class StageState:
     left: Leftovers = field(default_factory=Leftovers)
 
 
+_FORM_OPS = {arith.AddiOp: "add", arith.SubiOp: "sub", arith.MuliOp: "mul", arith.DivUIOp: "floordiv",
+             arith.MaxSIOp: "max", arith.MinSIOp: "min"}
+
+
 def _const_value(value: SSAValue) -> int | None:
     owner = value.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
@@ -202,13 +206,27 @@ class _Tiler:
         return store.indices[0] is loops[0].body.block.args[0]
 
     def _describe_extent(self, extent: SSAValue) -> object:
+        """The extent as a size form (dsl/bounds: ints, ["dim", tensor, axis], [op, a, b]), for the
+        plan to evaluate at a call; None if it is not index arithmetic of dims and constants."""
         value = _const_value(extent)
         if value is not None:
             return value
         owner = extent.owner
         if isinstance(owner, memref.DimOp) and owner.source in self.entry.args:
             name = arg_info(self.fn, list(self.entry.args).index(owner.source)).get("tg.name")
-            return [name, _const_value(owner.index)]
+            return ["dim", name, _const_value(owner.index)]
+        if isinstance(owner, arith.SelectOp) and isinstance(owner.cond.owner, arith.CmpiOp):
+            test = owner.cond.owner  # c ? a : b with c = (x > y), as 0/1 arithmetic
+            if test.predicate.value.data in (4, 8):  # sgt, ugt
+                c = ["gt", self._describe_extent(test.lhs), self._describe_extent(test.rhs)]
+                a, b = self._describe_extent(owner.lhs), self._describe_extent(owner.rhs)
+                parts = [c, a, b]
+                return None if None in parts or None in c else \
+                    ["add", ["mul", c, a], ["mul", ["sub", 1, c], b]]
+        op = _FORM_OPS.get(type(owner))
+        if op is not None:
+            a, b = (self._describe_extent(v) for v in owner.operands)
+            return None if a is None or b is None else [op, a, b]
         return None
 
     def guard_owner(self, nest: scf.ForOp, row: SSAValue, lo: SSAValue, hi: SSAValue) -> None:

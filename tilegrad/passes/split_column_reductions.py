@@ -1,0 +1,304 @@
+"""split-column-reductions: column sums beside a row stage over the same rows are summed by chunks
+of rows, so that one sweep of the data serves both.
+
+    for n: row(n)                            for k < K:                       (split over cores)
+    for d: s = Σ_n term(n, d)        ->        for n in chunk k: row(n)
+           out[d] = f(s)                     for k < K:
+                                               for n in chunk k: for d: part[k, d] += term(n, d)
+                                             for d: out[d] = f(Σ_k part[k, d])   (chunk order)
+
+A layer norm's dγ and dβ sum over the rows that its dx stage walks: apart, each stage reads x and
+dy from memory; split like this, the two chunk nests have the same loops and fuse-sibling-loops
+runs them as one, so every row is read once while it is in cache. The partial rows `part` are a
+workspace argument (`column_partials<i>`, K x the output's shape); the first row of a chunk
+overwrites its partial row (the loaded value is not used), so the workspace needs no fill.
+
+Chunks: a long float32 sum is blocked (float32 sums of B = 1024 terms added in float64); its
+chunks are those blocks, so part[k] is block k's float32 sum and the combine adds them in float64
+in block order: bitwise the untiled sum. A short sum (or a plain one) is cut into one chunk per
+core; its terms are then added in another order (within float tolerance). For targets without
+UB staging (cpu), before tile-for-target, which splits the chunks over cores.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DictionaryAttr,
+    Float64Type,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StridedLayoutAttr,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from tilegrad.dialect.values import BlockBuilder
+from tilegrad.passes.common import (
+    arg_info,
+    blocked_shape,
+    constant_index,
+    functions,
+    loop_role,
+    make_for,
+    number_stages,
+    perfect_chain,
+    same_value,
+    stage_nests,
+    sum_loop,
+    walks_columns,
+)
+
+
+@dataclass
+class ColumnSums:
+    """The sums of a column stage `column` over the rows the row stage `row` walks."""
+
+    row: scf.ForOp
+    column: scf.ForOp
+    chain: list[scf.ForOp]
+    sums: list[Operation]
+    block: int | None
+    """B of the blocked form (every sum blocked alike), None for plain sums."""
+
+
+def _size_form(fn: func.FuncOp, value: SSAValue) -> object | None:
+    """A loop extent as a size form (an integer, or ["dim", input, axis]), for the workspace shape."""
+    constant = constant_index(value)
+    if constant is not None:
+        return constant
+    owner = value.owner
+    if isinstance(owner, memref.DimOp) and owner.source in fn.body.block.args:
+        info = arg_info(fn, list(fn.body.block.args).index(owner.source))
+        axis = constant_index(owner.index)
+        if info.get("tg.role") == "input" and axis is not None:
+            return ["dim", info["tg.name"], axis]
+    return None
+
+
+def _needed(loop: scf.ForOp, body: Block) -> list[Operation] | None:
+    """The ops of `body` (around the sum `loop`) the loop's terms read, in order; None if one of
+    them is not plain arithmetic or a read of an input."""
+    needed: set[Operation] = set()
+    pending = [v for o in loop.walk() for v in o.operands] + [loop.iter_args[0]]
+    while pending:
+        owner = pending.pop().owner
+        if not isinstance(owner, Operation) or owner.parent_block() is not body or owner in needed:
+            continue
+        if owner.regions or isinstance(owner, memref.StoreOp):
+            return None
+        needed.add(owner)
+        pending.extend(owner.operands)
+    return [o for o in body.ops if o in needed]
+
+
+def find_column_sums(fn: func.FuncOp, row: scf.ForOp, column: scf.ForOp) -> ColumnSums | None:
+    roles = {a: arg_info(fn, i).get("tg.role") for i, a in enumerate(fn.body.block.args)}
+    if loop_role(row) != "parallel" or loop_role(column) != "parallel":
+        return None
+    if constant_index(row.lb) != 0 or constant_index(row.step) != 1 or _size_form(fn, row.ub) is None:
+        return None
+    chain = perfect_chain(column)
+    if any(constant_index(loop.lb) != 0 or constant_index(loop.step) != 1 or _size_form(fn, loop.ub) is None
+           for loop in chain):
+        return None
+    inner = chain[-1].body.block
+    body = [o for o in inner.ops if not isinstance(o, scf.YieldOp)]
+    if any(isinstance(o, scf.ForOp) and loop_role(o) != "reduce" for o in body):
+        return None
+    sums = [o for o in body if loop_role(o) == "reduce"]
+    results = {r for s in sums for r in s.results}
+    blocks = set()
+    for s in sums:
+        loop = sum_loop(s)
+        if loop is None or (isinstance(s, scf.IfOp) and not blocked_shape(s)):
+            return None
+        if constant_index(loop.lb) != 0 or constant_index(loop.step) != 1 or not same_value(row.ub, loop.ub):
+            return None
+        if not walks_columns(loop, chain[-1].body.block.args[0]) or _needed(loop, inner) is None:
+            return None
+        for op in loop.walk():
+            if isinstance(op, memref.LoadOp) and roles.get(op.memref) != "input":
+                return None  # a term reads only inputs: no stage in between writes what it reads
+            if any(v in results for v in op.operands):
+                return None
+        blocks.add(_block_size(s))
+    if not sums or len(blocks) != 1:
+        return None
+    return ColumnSums(row, column, chain, sums, blocks.pop())
+
+
+def _block_size(s: Operation) -> int | None:
+    if not isinstance(s, scf.IfOp):
+        return None
+    blocks = next(o for o in s.true_region.block.ops if isinstance(o, scf.ForOp))
+    return constant_index(blocks.step)
+
+
+class _Split:
+    def __init__(self, fn: func.FuncOp, found: ColumnSums, num_blocks: int):
+        self.fn, self.found, self.num_blocks = fn, found, num_blocks
+        self.entry = fn.body.block
+
+    def apply(self) -> None:
+        found = self.found
+        b = BlockBuilder(self.entry, found.row)
+        rows = found.row.ub
+        self.zero, self.one = b.index(0), b.index(1)
+        blocks = b.index(self.num_blocks)
+        per_core = b.add(arith.DivUIOp(b.add(arith.AddiOp(rows, b.index(self.num_blocks - 1))), blocks))
+        length = b.add(arith.MaxSIOp(per_core, self.one))
+        if found.block is not None:  # a long sum: its blocks are the chunks
+            long = b.add(arith.CmpiOp(rows, b.index(found.block), "sgt"))
+            length = b.add(arith.SelectOp(long, b.index(found.block), length))
+        self.rows, self.length = rows, length
+        self.chunks = b.add(arith.DivUIOp(b.add(arith.AddiOp(rows, b.add(arith.SubiOp(length, self.one)))), length))
+        self.partials = [self._workspace(s) for s in found.sums]
+        self.chunk_rows()
+        self.partial_sums()
+        for s, partial in zip(found.sums, self.partials):
+            self.combine(s, partial)
+
+    def _workspace(self, s: Operation) -> SSAValue:
+        """part: [chunks, *column extents] of the sum's type; its shape as size forms."""
+        found, fn = self.found, self.fn
+        rows = self.num_blocks
+        if found.block is not None:
+            blocks = ["floordiv", ["add", _size_form(fn, found.row.ub), found.block - 1], found.block]
+            rows = ["max", self.num_blocks, blocks]
+        extents = [_size_form(fn, loop.ub) for loop in found.chain]
+        shape = [rows if isinstance(rows, int) else DYNAMIC_INDEX] + [e if isinstance(e, int) else DYNAMIC_INDEX
+                                                                    for e in extents]
+        strides = [None] * (len(shape) - 1) + [1]
+        type_ = MemRefType(s.results[0].type, shape, StridedLayoutAttr(strides, 0))
+        count = len([i for i in range(len(self.entry.args)) if arg_info(fn, i).get("tg.role") == "workspace"])
+        arg = self.entry.insert_arg(type_, len(self.entry.args))
+        arg.name_hint = name = f"column_partials{count}"
+        attrs = list(fn.arg_attrs.data) if fn.arg_attrs else []
+        attrs.append(DictionaryAttr({"tg.name": StringAttr(name), "tg.role": StringAttr("workspace"),
+                                     "tg.shape": StringAttr(json.dumps([rows, *extents]))}))
+        fn.arg_attrs = ArrayAttr(attrs)
+        fn.function_type = func.FunctionType.from_lists([a.type for a in self.entry.args], [])
+        return arg
+
+    def chunk_loop(self, before: Operation) -> tuple[scf.ForOp, Block, SSAValue, SSAValue, SSAValue]:
+        """for k < chunks (the stage's loop, split over cores), with chunk k's rows [lo, hi)."""
+        loop, body = make_for(self.zero, self.chunks, self.one, "parallel", 0)
+        self.entry.insert_op_before(loop, before)
+        b = BlockBuilder(body)
+        lo = b.add(arith.MuliOp(body.args[0], self.length))
+        hi = b.add(arith.MinSIOp(b.add(arith.AddiOp(lo, self.length)), self.rows))
+        return loop, body, body.args[0], lo, hi
+
+    def chunk_rows(self) -> None:
+        """The row stage walks the chunks' rows: for k: for n in chunk k: row(n)."""
+        row = self.found.row
+        loop, body, _, lo, hi = self.chunk_loop(row)
+        loop.attributes["tg.stage"] = row.attributes.pop("tg.stage")
+        row.detach()
+        row.operands = [lo, hi, row.step]
+        for op in row.walk():
+            if isinstance(op, scf.ForOp) and loop_role(op) == "parallel":
+                op.attributes["tg.axis"] = IntegerAttr(op.attributes["tg.axis"].value.data + 1, i64)
+        body.add_ops([row, scf.YieldOp()])
+
+    def partial_sums(self) -> None:
+        """for k: for n in chunk k: for d: part[k, d] = (n == lo ? init : part[k, d]) + term(n, d)."""
+        found = self.found
+        loop, body, k, lo, hi = self.chunk_loop(found.column)
+        loop.attributes["tg.stage"] = IntegerAttr(0, i64)
+        rows, rows_body = make_for(lo, hi, self.one, "parallel", 1)
+        body.add_ops([rows, scf.YieldOp()])
+        n, into, columns = rows_body.args[0], rows_body, []
+        for axis, column in enumerate(found.chain):
+            inner, inner_body = make_for(column.lb, column.ub, column.step, "parallel", axis + 2)
+            into.add_ops([inner, scf.YieldOp()])
+            columns.append(inner_body.args[0])
+            into = inner_body
+        b = BlockBuilder(into)
+        first = b.add(arith.CmpiOp(n, lo, "eq"))
+        values = {c.body.block.args[0]: new for c, new in zip(found.chain, columns)}
+        source = found.chain[-1].body.block
+        for s, partial in zip(found.sums, self.partials):
+            term = sum_loop(s)
+            r, acc = term.body.block.args
+            for op in _needed(term, source):
+                clone = op.clone(value_mapper=values)
+                b.add(clone)
+                values.update(zip(op.results, clone.results))
+            loaded = b.add(memref.LoadOp.get(partial, [k, *columns]))
+            values[r] = n
+            init = values.get(term.iter_args[0], term.iter_args[0])
+            values[acc] = b.add(arith.SelectOp(first, init, loaded))
+            for op in list(term.body.block.ops)[:-1]:
+                clone = op.clone(value_mapper=values)
+                b.add(clone)
+                values.update(zip(op.results, clone.results))
+            b.add(memref.StoreOp.get(values[term.body.block.last_op.operands[0]], partial, [k, *columns]))
+        b.add(scf.YieldOp())
+
+    def combine(self, s: Operation, partial: SSAValue) -> None:
+        """The sum becomes the sum of its chunks' partials, in chunk order (a blocked sum's in
+        float64, as its blocks were added)."""
+        columns = [c.body.block.args[0] for c in self.found.chain]
+        term = sum_loop(s)
+
+        def over_chunks(b: BlockBuilder, init: SSAValue, wide: bool) -> SSAValue:
+            loop, body = make_for(self.zero, self.chunks, self.one, "reduce", 0, [init])
+            inner = BlockBuilder(body)
+            value = inner.add(memref.LoadOp.get(partial, [body.args[0], *columns]))
+            if wide:
+                value = inner.add(arith.ExtFOp(value, Float64Type()))
+            inner.add(scf.YieldOp(inner.add(arith.AddfOp(body.args[1], value))))
+            return b.add(loop)
+
+        b = BlockBuilder(s.parent_block(), s)
+        if isinstance(s, scf.IfOp):
+            long_arm, short_arm = Block(), Block()
+            long_b = BlockBuilder(long_arm)
+            total = over_chunks(long_b, long_b.const(0.0, Float64Type()), True)
+            if total.type != s.results[0].type:
+                total = long_b.add(arith.TruncFOp(total, s.results[0].type))
+            long_b.add(scf.YieldOp(total))
+            short_b = BlockBuilder(short_arm)
+            short_b.add(scf.YieldOp(over_chunks(short_b, term.iter_args[0], False)))
+            total = b.add(scf.IfOp(s.cond, [s.results[0].type], Region([long_arm]), Region([short_arm])))
+        else:
+            total = over_chunks(b, term.iter_args[0], False)
+        s.results[0].replace_all_uses_with(total)
+        s.detach()
+        s.erase()
+
+
+def split_function(fn: func.FuncOp, num_blocks: int) -> None:
+    nests = stage_nests(fn.body.block)
+    found = [f for row, column in zip(nests, nests[1:]) if (f := find_column_sums(fn, row, column))]
+    used: set[scf.ForOp] = set()
+    for f in found:
+        if f.row not in used and f.column not in used:  # a stage takes part in one split at most
+            used.update((f.row, f.column))
+            _Split(fn, f, num_blocks).apply()
+    number_stages(stage_nests(fn.body.block))
+
+
+@dataclass(frozen=True)
+class SplitColumnReductions(ModulePass):
+    """Sum columns by chunks of the rows a preceding row stage walks, on `num_blocks` cores."""
+
+    name = "split-column-reductions"
+    num_blocks: int = 2
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.num_blocks < 2:
+            return
+        for fn in functions(op):
+            split_function(fn, self.num_blocks)
