@@ -17,6 +17,10 @@ Driven only by target data and the op's ScheduleHint, like Ascend C host tiling:
    (`ub_run_staging.py`): a scratchpad kernel has no direct GM access, or the pass fails.
 Each stage then becomes its own function (`OP_stageK`), run over all blocks in turn, which is the
 barrier between stages. The plan of all this is left on the module (`tg.tiling_plan`).
+
+Plan, then apply: after the core split, the axes to tile, the accesses each UB buffer covers, tile
+sizes and buffer offsets are decided as data on the split (not yet strip-mined) loops; only then
+is each axis strip-mined with its final size and each buffer staged. Nothing built is patched.
 """
 
 from __future__ import annotations
@@ -254,12 +258,21 @@ class _Tiler:
         b.add(scf.IfOp(owned, [], Region([inner])))
 
     # ---- 2. strip-mining ----------------------------------------------------------------------
-    def strip_mine(self, state: StageState, axis: int, size: int, whole: bool, fixed: bool = True) -> None:
+    def plan_axis(self, state: StageState, axis: int, size: int | None, whole: bool) -> None:
+        """Axis `axis` of the stage is tiled: by `size` (the schedule's), or by the size
+        choose_tiles decides (None). Its tile loop is built once the size is known."""
         point = self.loops(state.nest, state.plan.kind)[axis]
+        state.axes[axis] = TiledAxis(axis, point, size or 0, whole, fixed=size is not None)
+        if size is not None:
+            state.plan.tiles[axis] = size
+
+    def strip_mine(self, state: StageState, tiled: TiledAxis) -> None:
+        """for i in [lo, hi)  ->  for t in [lo, hi) step T: for i in [t, min(t + T, hi))."""
+        point = tiled.point_loop
         parent = point.parent_block()
-        size_op = arith.ConstantOp(IntegerAttr(size, INDEX))
+        size_op = arith.ConstantOp(IntegerAttr(tiled.size, INDEX))
         parent.insert_op_before(size_op, point)
-        tile, body = make_for(point.lb, point.ub, size_op.result, "tile", axis)
+        tile, body = make_for(point.lb, point.ub, size_op.result, "tile", tiled.axis)
         parent.insert_op_before(tile, point)
         t = body.args[0]
         b = BlockBuilder(body)
@@ -271,8 +284,7 @@ class _Tiler:
             state.nest = tile
             tile.attributes["tg.stage"] = point.attributes.pop("tg.stage")
             tile.attributes["tg.loop"] = StringAttr("tile")
-        state.axes[axis] = TiledAxis(axis, tile, point, size, whole, t, end, size_op.result, fixed)
-        state.plan.tiles[axis] = size
+        tiled.strip_mined(tile, t, end, size_op.result)
 
     def ub_alloc(self, buffer: UBBuffer, element_type) -> SSAValue:
         shape = ([buffer.slots] if buffer.slots > 1 else []) + list(buffer.shape)
@@ -355,10 +367,10 @@ class _Tiler:
             depth = len(self.loops(state.nest, state.plan.kind))
             row_tile = self.hint.scatter_row_tile if state.plan.kind == "scatter" and depth >= 2 else None
             if row_tile:
-                self.strip_mine(state, depth - 2, row_tile, False)
-                self.strip_mine(state, depth - 1, self.hint.scatter_whole_inner or 1, True)
+                self.plan_axis(state, depth - 2, row_tile, False)
+                self.plan_axis(state, depth - 1, self.hint.scatter_whole_inner or 1, True)
             else:
-                self.strip_mine(state, depth - 1, 1, False, fixed=False)
+                self.plan_axis(state, depth - 1, None, False)
         roles = self.roles()
         temps = [a for a, r in roles.items() if r == "temp"]
         resident, workspace = self.place_temps(states, temps)
@@ -378,6 +390,9 @@ class _Tiler:
             workspace[self._name(arg)] = element_bytes(arg.type.element_type)
         plan = TilingPlan(self.target, self.num_blocks, [s.plan for s in states], resident, workspace)
         self.choose_tiles(states, plan)
+        for state in states:  # the plan is complete: now the IR changes
+            for tiled in state.axes.values():
+                self.strip_mine(state, tiled)
         self.rewrite(states, plan, resident)
         if self.target.staged:
             plan.direct_gm = self.direct_gm_accesses()
@@ -524,9 +539,9 @@ class _Tiler:
                     seen.append(mem)
         return seen
 
-    def _set_size(self, state: StageState, axis: TiledAxis, size: int) -> None:
+    @staticmethod
+    def _set_size(state: StageState, axis: TiledAxis, size: int) -> None:
         axis.size = size
-        axis.size_value.owner.value = IntegerAttr(size, INDEX)
         state.plan.tiles[axis.axis] = size
 
     @staticmethod

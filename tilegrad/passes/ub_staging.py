@@ -21,15 +21,24 @@ from tilegrad.passes.tiling_plan import UBBuffer
 
 @dataclass
 class TiledAxis:
+    """An axis the plan tiles by `size`: its loop (`point_loop`), and once it is strip-mined, the
+    tile loop around it. Before, `tile_loop` is the point loop itself, which nests like it."""
+
     axis: int
-    tile_loop: scf.ForOp
     point_loop: scf.ForOp
     size: int
     whole: bool
-    tile_start: SSAValue  # the tile loop's iv
-    tile_end: SSAValue  # min(t + T, ub)
-    size_value: SSAValue  # the constant T (rewritten once T is chosen)
     fixed: bool  # the size came from the schedule hint, not from the UB budget
+    tile_loop: scf.ForOp | None = None
+    tile_start: SSAValue | None = None  # the tile loop's iv
+    tile_end: SSAValue | None = None  # min(t + T, ub)
+    size_value: SSAValue | None = None  # the constant T
+
+    def __post_init__(self):
+        self.tile_loop = self.tile_loop or self.point_loop
+
+    def strip_mined(self, tile_loop: scf.ForOp, start: SSAValue, end: SSAValue, size_value: SSAValue) -> None:
+        self.tile_loop, self.tile_start, self.tile_end, self.size_value = tile_loop, start, end, size_value
 
 
 @dataclass
