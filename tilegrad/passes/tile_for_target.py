@@ -198,6 +198,11 @@ class _Tiler:
             self.guard_owner(nest, store.indices[0], lo, hi)
             split = "destination rows split over cores (owner computes)"
         split += " (vendor: the remainder to the last core)" if self.hint.vendor_split else " (balanced)"
+        roles = self.roles()
+        partials = sorted({self._name(o.memref) for o in nest.walk()
+                           if isinstance(o, memref.StoreOp) and roles.get(o.memref) == "workspace"})
+        if partials and nest.attributes.get("tg.split") != StringAttr("reduction"):
+            split += f"; per-chunk partial sums in the workspace ({', '.join(partials)})"
         plan = StagePlan(number, kind, split, {}, extent=self._describe_extent(extent),
                          balanced=not self.hint.vendor_split)
         return StageState(nest, plan, lo, hi, extent)
