@@ -56,6 +56,7 @@ from tilegrad.passes.common import (
     stage_nests,
     sum_loop,
     walks_columns,
+    written_memrefs,
 )
 
 
@@ -103,6 +104,7 @@ def _needed(loop: scf.ForOp, body: Block) -> list[Operation] | None:
 
 def find_column_sums(fn: func.FuncOp, row: scf.ForOp, column: scf.ForOp) -> ColumnSums | None:
     roles = {a: arg_info(fn, i).get("tg.role") for i, a in enumerate(fn.body.block.args)}
+    written = written_memrefs(fn)
     if loop_role(row) != "parallel" or loop_role(column) != "parallel":
         return None
     if constant_index(row.lb) != 0 or constant_index(row.step) != 1 or _size_form(fn, row.ub) is None:
@@ -127,8 +129,8 @@ def find_column_sums(fn: func.FuncOp, row: scf.ForOp, column: scf.ForOp) -> Colu
         if not walks_columns(loop, chain[-1].body.block.args[0]) or _needed(loop, inner) is None:
             return None
         for op in loop.walk():
-            if isinstance(op, memref.LoadOp) and roles.get(op.memref) != "input":
-                return None  # a term reads only inputs: no stage in between writes what it reads
+            if isinstance(op, memref.LoadOp) and (roles.get(op.memref) != "input" or op.memref in written):
+                return None  # a term reads only inputs no stage writes (the row stage's order is free)
             if any(v in results for v in op.operands):
                 return None
         blocks.add(_block_size(s))
