@@ -13,11 +13,13 @@ runs them as one, so every row is read once while it is in cache. The partial ro
 workspace argument (`column_partials<i>`, K x the output's shape); the first row of a chunk
 overwrites its partial row (the loaded value is not used), so the workspace needs no fill.
 
-Chunks: a long float32 sum is blocked (float32 sums of B = 1024 terms added in float64); its
-chunks are those blocks, so part[k] is block k's float32 sum and the combine adds them in float64
-in block order: bitwise the untiled sum. A short sum (or a plain one) is cut into one chunk per
-core; its terms are then added in another order (within float tolerance). For targets without
-UB staging (cpu), before tile-for-target, which splits the chunks over cores.
+Chunks: K equal chunks, K a multiple of the cores (each core gets as many). A long float32 sum
+is blocked (float32 sums of B = 1024 terms added in float64): then K is also at least the number
+of blocks, so a partial adds at most B float32 terms, and the combine adds the partials in
+float64 in chunk order, as the blocks were (when the chunks are the blocks, e.g. 4096 rows on 2
+or 4 cores, bitwise the untiled sum). A short sum gets one chunk per core. The terms are added in
+another order than untiled (within float tolerance), the same for the same core count. For
+targets without UB staging (cpu), before tile-for-target, which splits the chunks over cores.
 """
 
 from __future__ import annotations
@@ -156,14 +158,20 @@ class _Split:
         b = BlockBuilder(self.entry, found.row)
         rows = found.row.ub
         self.zero, self.one = b.index(0), b.index(1)
-        blocks = b.index(self.num_blocks)
-        per_core = b.add(arith.DivUIOp(b.add(arith.AddiOp(rows, b.index(self.num_blocks - 1))), blocks))
-        length = b.add(arith.MaxSIOp(per_core, self.one))
-        if found.block is not None:  # a long sum: its blocks are the chunks
-            long = b.add(arith.CmpiOp(rows, b.index(found.block), "sgt"))
-            length = b.add(arith.SelectOp(long, b.index(found.block), length))
-        self.rows, self.length = rows, length
-        self.chunks = b.add(arith.DivUIOp(b.add(arith.AddiOp(rows, b.add(arith.SubiOp(length, self.one)))), length))
+        cores = b.index(self.num_blocks)
+
+        def ceil_div(a: SSAValue, d: SSAValue) -> SSAValue:
+            return b.add(arith.DivUIOp(b.add(arith.AddiOp(a, b.add(arith.SubiOp(d, self.one)))), d))
+
+        # K chunks, a multiple of the cores (balanced) and, for a blocked sum, at least one per
+        # block (no partial adds more float32 terms than a block did); equal chunks of L rows
+        chunks = cores
+        if found.block is not None:
+            chunks = b.add(arith.MaxSIOp(cores, ceil_div(rows, b.index(found.block))))
+            chunks = b.add(arith.MuliOp(ceil_div(chunks, cores), cores))
+        self.rows = rows
+        self.length = b.add(arith.MaxSIOp(ceil_div(rows, chunks), self.one))
+        self.chunks = ceil_div(rows, self.length)  # (fewer than K when rows are few)
         self.partials = [self._workspace(s) for s in found.sums]
         self.chunk_rows()
         self.partial_sums()
@@ -176,7 +184,8 @@ class _Split:
         rows = self.num_blocks
         if found.block is not None:
             blocks = ["floordiv", ["add", _size_form(fn, found.row.ub), found.block - 1], found.block]
-            rows = ["max", self.num_blocks, blocks]
+            rows = ["mul", ["floordiv", ["add", ["max", self.num_blocks, blocks], self.num_blocks - 1],
+                            self.num_blocks], self.num_blocks]
         extents = [_size_form(fn, loop.ub) for loop in found.chain]
         shape = [rows if isinstance(rows, int) else DYNAMIC_INDEX] + [e if isinstance(e, int) else DYNAMIC_INDEX
                                                                     for e in extents]
