@@ -90,7 +90,7 @@ def _size_form(fn: func.FuncOp, value: SSAValue) -> object | None:
 
 def _needed(loop: scf.ForOp, body: Block) -> list[Operation] | None:
     """The ops of `body` (around the sum `loop`) the loop's terms read, in order; None if one of
-    them is not plain arithmetic or a read of an input."""
+    them has regions or writes memory."""
     needed: set[Operation] = set()
     pending = [v for o in loop.walk() for v in o.operands] + [loop.iter_args[0]]
     while pending:
@@ -128,9 +128,10 @@ def find_column_sums(fn: func.FuncOp, row: scf.ForOp, column: scf.ForOp) -> Colu
             return None
         if constant_index(loop.lb) != 0 or constant_index(loop.step) != 1 or not same_value(row.ub, loop.ub):
             return None
-        if not walks_columns(loop, chain[-1].body.block.args[0]) or _needed(loop, inner) is None:
+        needed = _needed(loop, inner)
+        if not walks_columns(loop, chain[-1].body.block.args[0]) or needed is None:
             return None
-        for op in loop.walk():
+        for op in [*needed, *loop.walk()]:
             if isinstance(op, memref.LoadOp) and (roles.get(op.memref) != "input" or op.memref in written):
                 return None  # a term reads only inputs no stage writes (the row stage's order is free)
             if any(v in results for v in op.operands):
