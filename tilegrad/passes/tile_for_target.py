@@ -229,9 +229,9 @@ class _Tiler:
             if test.predicate.value.data in (4, 8):  # sgt, ugt
                 c = ["gt", self._describe_extent(test.lhs), self._describe_extent(test.rhs)]
                 a, b = self._describe_extent(owner.lhs), self._describe_extent(owner.rhs)
-                parts = [c, a, b]
-                return None if None in parts or None in c else \
-                    ["add", ["mul", c, a], ["mul", ["sub", 1, c], b]]
+                if None in (a, b, *c):
+                    return None
+                return ["add", ["mul", c, a], ["mul", ["sub", 1, c], b]]
         op = _FORM_OPS.get(type(owner))
         if op is not None:
             a, b = (self._describe_extent(v) for v in owner.operands)

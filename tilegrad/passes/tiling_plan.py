@@ -73,7 +73,7 @@ class StagePlan:
     buffers: list[UBBuffer] = field(default_factory=list)
     double_buffered: bool = False
     extent: object = None
-    """What the cores split: an int, or [argument, axis] read from the call's shapes."""
+    """What the cores split, as a size form (dsl/bounds) evaluated with the call's shapes."""
     balanced: bool = True
     """The split gives cores D // cores or one more (else the vendor's: the remainder to the last)."""
 
