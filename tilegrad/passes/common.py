@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import DictionaryAttr, Float32Type, Float64Type, IntegerAttr, StringAttr, i64
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, Float64Type, IntegerAttr, StringAttr, i64
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from tilegrad.dialect.values import INDEX
 
@@ -26,6 +26,32 @@ def args_by_role(fn: func.FuncOp, role: str) -> list[BlockArgument]:
 def status_arg(fn_or_op: Operation) -> SSAValue:
     fn = fn_or_op if isinstance(fn_or_op, func.FuncOp) else enclosing_func(fn_or_op)
     return args_by_role(fn, "status")[0]
+
+
+def add_function_arg(fn: func.FuncOp, type_: Attribute, name: str, role: str, **info: str) -> BlockArgument:
+    """Append an argument to `fn` with its tg.name, tg.role (and any other tg.* strings in `info`)."""
+    entry = fn.body.block
+    arg = entry.insert_arg(type_, len(entry.args))
+    arg.name_hint = name
+    attrs = list(fn.arg_attrs.data) if fn.arg_attrs else []
+    attrs.append(DictionaryAttr({"tg.name": StringAttr(name), "tg.role": StringAttr(role),
+                                 **{f"tg.{k}": StringAttr(v) for k, v in info.items()}}))
+    fn.arg_attrs = ArrayAttr(attrs)
+    fn.function_type = func.FunctionType.from_lists([a.type for a in entry.args], [])
+    return arg
+
+
+def feeding_ops(values: Sequence[SSAValue], block: Block) -> list[Operation]:
+    """The ops of `block` the values are computed from (transitively within the block), in block
+    order: what must be cloned along with code that reads them elsewhere."""
+    needed: set[Operation] = set()
+    pending = list(values)
+    while pending:
+        owner = pending.pop().owner
+        if isinstance(owner, Operation) and owner.parent_block() is block and owner not in needed:
+            needed.add(owner)
+            pending.extend(owner.operands)
+    return [o for o in block.ops if o in needed]
 
 
 def functions(module: Operation) -> list[func.FuncOp]:

@@ -29,6 +29,7 @@ from tilegrad.dialect.values import BlockBuilder
 from tilegrad.passes.common import (
     blocked_shape,
     depends_within,
+    feeding_ops,
     functions,
     loop_role,
     make_for,
@@ -153,28 +154,11 @@ class _Rewrite:
 
     def _clone_needed(self, loop: scf.ForOp, b: BlockBuilder, values: dict) -> None:
         """Clone into b the ops of p's body the loop's terms read, then the loop's body."""
-        needed: list[Operation] = []
-        for op in loop.body.walk():
-            for operand in op.operands:
-                owner = operand.owner
-                if isinstance(owner, Operation) and owner.parent_block() is self.p.body.block:
-                    self._collect(owner, needed)
-        for op in [o for o in self.p.body.block.ops if o in needed]:
+        read = [v for op in loop.body.walk() for v in op.operands]
+        for op in [*feeding_ops(read, self.p.body.block), *list(loop.body.block.ops)[:-1]]:
             clone = op.clone(value_mapper=values)
             b.add(clone)
             values.update(zip(op.results, clone.results))
-        for op in list(loop.body.block.ops)[:-1]:
-            clone = op.clone(value_mapper=values)
-            b.add(clone)
-            values.update(zip(op.results, clone.results))
-
-    def _collect(self, op: Operation, needed: list[Operation]) -> None:
-        if op in needed or op.parent_block() is not self.p.body.block:
-            return
-        needed.append(op)
-        for operand in op.operands:
-            if isinstance(operand.owner, Operation):
-                self._collect(operand.owner, needed)
 
     def plain(self, into: Block, sweep: list[tuple[Operation, SSAValue]]) -> None:
         """The rows start at each sum's initial value, then one sweep accumulates them all."""

@@ -31,14 +31,11 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    ArrayAttr,
-    DictionaryAttr,
     Float64Type,
     IntegerAttr,
     MemRefType,
     ModuleOp,
     StridedLayoutAttr,
-    StringAttr,
     i64,
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
@@ -46,9 +43,12 @@ from xdsl.passes import ModulePass
 
 from tilegrad.dialect.values import BlockBuilder
 from tilegrad.passes.common import (
+    add_function_arg,
     arg_info,
+    args_by_role,
     blocked_shape,
     constant_index,
+    feeding_ops,
     functions,
     loop_role,
     make_for,
@@ -89,19 +89,12 @@ def _size_form(fn: func.FuncOp, value: SSAValue) -> object | None:
 
 
 def _needed(loop: scf.ForOp, body: Block) -> list[Operation] | None:
-    """The ops of `body` (around the sum `loop`) the loop's terms read, in order; None if one of
-    them has regions or writes memory."""
-    needed: set[Operation] = set()
-    pending = [v for o in loop.walk() for v in o.operands] + [loop.iter_args[0]]
-    while pending:
-        owner = pending.pop().owner
-        if not isinstance(owner, Operation) or owner.parent_block() is not body or owner in needed:
-            continue
-        if owner.regions or isinstance(owner, memref.StoreOp):
-            return None
-        needed.add(owner)
-        pending.extend(owner.operands)
-    return [o for o in body.ops if o in needed]
+    """The ops of `body` (around the sum `loop`) the loop's terms and initial value read, in order;
+    None if one of them has regions or writes memory."""
+    needed = feeding_ops([v for o in loop.walk() for v in o.operands] + [loop.iter_args[0]], body)
+    if any(o.regions or isinstance(o, memref.StoreOp) for o in needed):
+        return None
+    return needed
 
 
 def find_column_sums(fn: func.FuncOp, row: scf.ForOp, column: scf.ForOp) -> ColumnSums | None:
@@ -192,15 +185,8 @@ class _Split:
                                                                     for e in extents]
         strides = [None] * (len(shape) - 1) + [1]
         type_ = MemRefType(s.results[0].type, shape, StridedLayoutAttr(strides, 0))
-        count = len([i for i in range(len(self.entry.args)) if arg_info(fn, i).get("tg.role") == "workspace"])
-        arg = self.entry.insert_arg(type_, len(self.entry.args))
-        arg.name_hint = name = f"column_partials{count}"
-        attrs = list(fn.arg_attrs.data) if fn.arg_attrs else []
-        attrs.append(DictionaryAttr({"tg.name": StringAttr(name), "tg.role": StringAttr("workspace"),
-                                     "tg.shape": StringAttr(json.dumps([rows, *extents]))}))
-        fn.arg_attrs = ArrayAttr(attrs)
-        fn.function_type = func.FunctionType.from_lists([a.type for a in self.entry.args], [])
-        return arg
+        name = f"column_partials{len(args_by_role(fn, 'workspace'))}"
+        return add_function_arg(fn, type_, name, "workspace", shape=json.dumps([rows, *extents]))
 
     def chunk_loop(self, before: Operation) -> tuple[scf.ForOp, Block, SSAValue, SSAValue, SSAValue]:
         """for k < chunks (the stage's loop, split over cores), with chunk k's rows [lo, hi)."""

@@ -31,8 +31,6 @@ from dataclasses import asdict, dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DictionaryAttr,
     Float32Type,
     Float64Type,
     IntegerAttr,
@@ -50,7 +48,15 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from tilegrad.dialect import tg
 from tilegrad.dialect.values import INDEX, BlockBuilder
 from tilegrad.errors import InternalError, UBCapacityError
-from tilegrad.passes.common import arg_info, loop_role, make_for, number_stages, stage_nests
+from tilegrad.passes.common import (
+    add_function_arg,
+    arg_info,
+    args_by_role,
+    loop_role,
+    make_for,
+    number_stages,
+    stage_nests,
+)
 from tilegrad.passes.lower_to_llvm import element_bytes
 from tilegrad.passes.tiling_plan import (
     ScheduleHint,
@@ -129,13 +135,7 @@ class _Tiler:
         return op.result
 
     def _add_arg(self, type_, name: str, role: str) -> SSAValue:
-        arg = self.entry.insert_arg(type_, len(self.entry.args))
-        arg.name_hint = name
-        attrs = list(self.fn.arg_attrs.data) if self.fn.arg_attrs else []
-        attrs.append(DictionaryAttr({"tg.name": StringAttr(name), "tg.role": StringAttr(role)}))
-        self.fn.arg_attrs = ArrayAttr(attrs)
-        self.fn.function_type = func.FunctionType.from_lists([a.type for a in self.entry.args], [])
-        return arg
+        return add_function_arg(self.fn, type_, name, role)
 
     def roles(self) -> dict[SSAValue, str]:
         return {a: arg_info(self.fn, i).get("tg.role", "") for i, a in enumerate(self.entry.args)}
@@ -328,7 +328,7 @@ class _Tiler:
 
     def split_reduction(self, nest: scf.ForOp, reduce: scf.ForOp) -> None:
         acc_type = reduce.results[0].type
-        name = f"partials{len([a for a, r in self.roles().items() if r == 'workspace'])}"
+        name = f"partials{len(args_by_role(self.fn, 'workspace'))}"
         partials = self._add_arg(MemRefType(acc_type, [self.num_blocks]), name, "workspace")
         plain = _plain_loop(reduce)
         combine_op = plain.body.block.last_op.operands[0].owner  # what the reduction yields
