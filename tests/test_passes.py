@@ -806,3 +806,136 @@ def test_max_pooling_backward_runs_plane_by_plane():
     loops = tilegrad.compile("pooling_backward", "cpu").ir("loops", **call)
     assert loops.count("tg.stage") == 1
     assert len(re.findall(r"memref.dim %\w+, %0 ", loops)) == 1  # N: one dim op for x, y, dy and dx
+
+
+CLAMPED_WINDOW = """
+func.func @clamped(%x: memref<?xf32>, %y: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.000000e+00 : f32
+  %d = memref.dim %x, %c0 : memref<?xf32>
+  %n = memref.dim %y, %c0 : memref<?xf32>
+  scf.for %o = %c0 to %n step %c1 {
+    %twice = arith.muli %o, %c2 : index
+    %at = arith.subi %twice, %c1 : index
+    %last = arith.subi %d, %c1 : index
+    %low = arith.maxsi %at, %c0 : index
+    %safe = arith.minsi %low, %last : index
+    %v = memref.load %x[%safe] : memref<?xf32>
+    %above = arith.cmpi sge, %at, %c0 : index
+    %below = arith.cmpi slt, %at, %d : index
+    %inside = arith.andi %above, %below : i1
+    %w = arith.select %inside, %v, %zero : f32
+    memref.store %w, %y[%o] : memref<?xf32>
+  } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+  func.return
+}
+"""
+
+
+def test_partition_clamped_loops_drops_the_clamps_between_the_edges():
+    """y[o] = x[2o - 1] where inside, read through a clamp: three loops; the middle one reads
+    x[2o - 1] directly and selects on true, the outer two keep the clamp and the tests."""
+    from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
+
+    module = parse(CLAMPED_WINDOW)
+    PartitionClampedLoops().apply(make_context(), module)
+    module.verify()
+    loops = [o for o in module.walk() if o.name == "scf.for"]
+    assert len(loops) == 3
+    first, middle, last = (str(loop) for loop in loops)
+    for edge in (first, last):
+        assert "arith.maxsi" in edge and "arith.minsi" in edge and "arith.cmpi" in edge
+    assert "arith.maxsi" not in middle and "arith.minsi" not in middle and "arith.cmpi" not in middle
+    load = next(o for o in loops[1].walk() if o.name == "memref.load")
+    assert load.indices[0].owner.name == "arith.subi"  # x[2o - 1], no clamp
+    assert_lines_in_order(middle, ["%above = arith.constant true", "%twice = arith.muli %o, %c2 : index",
+                                   "%at = arith.subi %twice, %c1 : index", "%v = memref.load %x[%at] : memref<?xf32>",
+                                   "%inside = arith.andi %above, %above : i1"])
+    assert loops[0].lb.owner.name == "arith.constant" and loops[2].ub.owner.name == "memref.dim"
+    assert loops[0].ub is loops[1].lb and loops[1].ub is loops[2].lb
+    assert "tg.stage" in loops[0].attributes and "tg.stage" not in loops[1].attributes
+
+
+STRIDED_GATHER = """
+func.func @gather(%dy: memref<?xf32>, %dx: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = memref.dim %dx, %c0 : memref<?xf32>
+  scf.for %p = %c0 to %n step %c1 {
+    %top = arith.addi %p, %c1 : index
+    %o = arith.divsi %top, %c2 : index
+    %cell = arith.remsi %top, %c2 : index
+    %v = memref.load %dy[%o] : memref<?xf32>
+    %k = arith.index_cast %cell : index to i64
+    %f = arith.sitofp %k : i64 to f32
+    %w = arith.mulf %v, %f : f32
+    memref.store %w, %dx[%p] : memref<?xf32>
+  } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+  func.return
+}
+"""
+
+
+def test_split_stride_phases_runs_a_group_of_phases_per_iteration():
+    """(p + 1) / 2 and (p + 1) % 2: the main loop walks q and writes dx[2q] and dx[2q + 1], reading
+    dy[q + 0] and dy[q + 1] (quotients as q plus a constant, no division inside); the original
+    loop runs before and after it."""
+    from tilegrad.passes.split_stride_phases import SplitStridePhases
+
+    module = parse(STRIDED_GATHER)
+    SplitStridePhases().apply(make_context(), module)
+    module.verify()
+    loops = [o for o in module.walk() if o.name == "scf.for"]
+    assert len(loops) == 3
+    main = loops[1]
+    body = str(main)
+    assert "arith.divsi" not in body and "arith.remsi" not in body
+    assert body.count("memref.store") == 2 and body.count("memref.load %dy") == 2
+    q = main.body.block.args[0]
+    quotients = [o for o in main.body.block.ops if o.name == "arith.addi" and o.operands[0] is q]
+    assert len(quotients) == 2  # q + ⌊(0 + 1)/2⌋ and q + ⌊(1 + 1)/2⌋
+    assert all("arith.divsi" in str(loop) for loop in (loops[0], loops[2]))
+    assert loops[0].ub is not loops[2].lb  # [lb, a) and [b, ub): a and b bound the main loop
+
+
+def test_strided_padded_windows_match_numpy_at_every_size():
+    """A 1-D average-pooling-style gather (window 3, stride 2 or 3, padding 1 or 2) through the
+    whole cpu pipeline, where split-stride-phases and partition-clamped-loops split its loop, for
+    sizes 0 .. 13 (all empty, edge-only and remainder cases) against float64 numpy."""
+    import tilegrad.dsl as tg
+
+    for stride, pad in ((2, 1), (3, 2), (2, 0)):
+        name = f"test_strided_gather_{stride}_{pad}"
+
+        @tg.op(name=name, outputs={"dx": tg.like("x")}, replace=True)
+        def strided(dy=tg.tensor("M"), x=tg.tensor("N", dtype="dy"), s=tg.attr(stride), p=tg.attr(pad)):
+            def gathered(i):
+                def term(j):
+                    top = i + p
+                    o = top // s - (-(-3 // s) - 1) + j
+                    inside = (o >= 0) & (o < dy.shape[0]) & (top - o * s < 3)
+                    return tg.where(inside, dy[o] * tg.cast(top - o * s + 1, "f"), 0.0)
+                return tg.reduce_sum(-(-3 // s), term)
+            return gathered
+
+        kernel = tilegrad.compile(name, "cpu")
+        tiled = kernel.ir("tiled", dy=np.zeros(7, np.float32), x=np.zeros(13, np.float32))
+        phases = [line for line in tiled.splitlines() if "memref.store" in line]
+        # the loop before and after the phase loop, which runs in three parts of `stride` phases
+        assert len(phases) == 2 + 3 * stride
+        for size in range(14):
+            outputs = (size + 2 * pad - 3) // stride + 1 if size + 2 * pad >= 3 else 0
+            if size and not outputs:
+                continue  # dy would be empty where x is not: refused before the call
+            dy = np.arange(1, outputs + 1, dtype=np.float32)
+            want = np.zeros(size)
+            for o in range(outputs):
+                for cell in range(3):
+                    i = o * stride - pad + cell
+                    if 0 <= i < size:
+                        want[i] += dy[o] * (cell + 1)
+            got = kernel(dy=dy, x=np.zeros(size, np.float32))
+            np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"stride {stride} pad {pad} size {size}")

@@ -28,8 +28,10 @@ from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
 from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
 from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout, guard_messages
+from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
 from tilegrad.passes.reorder_for_reuse import ReorderForReuse
 from tilegrad.passes.split_column_reductions import SplitColumnReductions
+from tilegrad.passes.split_stride_phases import SplitStridePhases
 from tilegrad.passes.tile_for_target import TileForTarget, tiling_plan
 from tilegrad.passes.tiling_plan import ScheduleHint, TilingPlan
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
@@ -108,6 +110,11 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
         with compiler_step(opdef.name, "fuse-sibling-reductions"):
             FuseSiblingReductions().apply(ctx, module)
             module.verify()
+        if not target.staged:  # windows become straight-line code LLVM can vectorize
+            for step in (UnrollShortReductions(), SplitStridePhases(), PartitionClampedLoops()):
+                with compiler_step(opdef.name, step.name):
+                    step.apply(ctx, module)
+                    module.verify()
         plan = tiling_plan(module, keep=False)
         ir["tiled"] = str(module)
     functions = [f.sym_name.data for f in module.ops]

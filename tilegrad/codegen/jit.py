@@ -16,6 +16,9 @@ _lock = threading.Lock()
 def _initialize() -> None:
     llb.initialize_native_target()
     llb.initialize_native_asmprinter()
+    # GVN's load PRE across loop iterations turns a value the next iteration loads again (a
+    # window's neighbour) into a loop-carried phi, which the loop vectorizer then refuses
+    llb.set_option("", "-enable-load-in-loop-pre=false")
 
 
 def new_target_machine() -> llb.TargetMachine:

@@ -5,7 +5,6 @@
 import numpy as np
 
 import tilegrad.dsl as tg
-from tilegrad.dsl.expr import Const
 
 MCDNN_SHAPES = ("N C H W", "N C D H W")
 ACTIVATION_MODES = ("sigmoid", "relu", "tanh", "clipped_relu", "elu", "swish", "identity")
@@ -176,11 +175,12 @@ def pooling_backward(
 ):
     """Max: each window's dy goes to its first cell equal to its maximum y in row-major window order,
     or to its last NaN if y is NaN (torch's rule: NaN is the maximum). One stage finds each window's
-    cell (its row-major index, -1 if no cell matches y: that window routes nothing); the next
-    scatters each window's dy to that cell, windows in order (into dx itself when beta = 0).
-    Average: each input element gathers dy / area from every window that covers it (area counts
-    padding or not), visiting only the windows that can cover it (ceil(window / stride) per dim)
-    in increasing window order, so the sum is the serial scatter's, bit for bit."""
+    cell (its row-major index, -1 if no cell matches y: that window routes nothing).
+    Average: a window's dy / area goes to each of its cells (area counts padding or not).
+    Both then gather: each input element sums what the windows that cover it route to it,
+    visiting only the windows that can cover it (ceil(window / stride) per dim) in increasing
+    window order, so the sum is a serial scatter's, bit for bit, with no zero fill and no
+    read-modify-write of dx."""
     spatial = x.rank - 2
     pad = padding or (0,) * spatial
     step = stride or window
@@ -238,20 +238,15 @@ def pooling_backward(
 
         chosen.assign(choose)
 
-        def position(n, c, *o):
-            k = chosen[(n, c, *o)]
-            return (n, c, *[window_origin(o[d], d) + offsets(k)[d] for d in range(spatial)])
-
-        # with beta = 0 (and a dtype that accumulates exactly enough) dy * alpha goes straight
-        # into dx: no separate sum to scale and copy
-        direct = isinstance(beta, Const) and beta.value == 0.0 and x.dtype.itemsize >= 4
-        acc = tg.output("dx") if direct else tg.temp("acc", x.shape)
-        acc.fill(0.0)
-        # a chosen cell is inside x, so only a window that chose none (-1) could point outside
-        tg.scatter_add(acc, dy.shape, index=position,
-                       value=lambda n, c, *o: alpha * dy[(n, c, *o)] if direct else dy[(n, c, *o)],
-                       when=lambda n, c, *o: chosen[(n, c, *o)] >= 0, message=None)
-        return None if direct else blend("dx", lambda *i: acc[i], alpha, beta)
+        def routed(n, c, o, cell):
+            """A window's dy reaches only the cell it chose. The cell numbers are compared as
+            float32 (exact for them): one 8-lane compare where 64-bit index compares take four,
+            and a compare LLVM selects on without a branch in the loops it leaves scalar."""
+            chose = tg.cast(chosen[(n, c, *o)], "f").eq(tg.cast(cell, "f"))
+            return tg.where(chose, dy[(n, c, *o)], 0.0)
+    else:
+        def routed(n, c, o, cell):
+            return dy[(n, c, *o)] / area(o)
 
     def area(o):
         if mode == "avg_include_padding":
@@ -265,8 +260,8 @@ def pooling_backward(
 
     def gathered(n, c, *p):
         def term(*js):
-            inside, o, _ = covering(p, js)
-            return tg.where(inside, dy[(n, c, *o)] / area(o), 0.0)
+            inside, o, cell = covering(p, js)
+            return tg.where(inside, routed(n, c, o, cell), 0.0)
 
         return tg.reduce_sum_over(reach, term)
 

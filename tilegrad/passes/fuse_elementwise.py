@@ -7,7 +7,8 @@ into every `memref.load` of that temporary, with the load's indices as its own; 
 the temporary then disappear, and with them a full-size buffer and a pass over memory. A body
 with transcendental math is not inlined where a reduction reads it: each term would recompute it
 (LRN reads its carried term at n channels per element), which costs more than the pass it saves;
-nor is a large body inlined into a scatter (max pooling's window scan feeds its scatter's index).
+nor is a large body inlined into a reduction or a scatter (max pooling's window scan feeds the
+windows each input element gathers from).
 """
 
 from __future__ import annotations
@@ -39,21 +40,21 @@ def _fusable(producer: tg.ComputeOp, later: list[Operation]) -> bool:
     inputs = read_memrefs(producer)
     if temp in inputs:
         return False
-    if any(isinstance(o, _TRANSCENDENTAL) for o in producer.body.walk()) and any(
+    large = len(list(producer.body.walk())) > LARGE_BODY_OPS
+    if (large or any(isinstance(o, _TRANSCENDENTAL) for o in producer.body.walk())) and any(
             inside_reduction(load) for o in later for load in o.walk()
             if isinstance(load, memref.LoadOp) and load.memref is temp):
         return False
-    if len(list(producer.body.walk())) > SCATTER_INLINE_OPS and any(
-            isinstance(o, tg.ScatterAddOp) and temp in read_memrefs(o) for o in later):
+    if large and any(isinstance(o, tg.ScatterAddOp) and temp in read_memrefs(o) for o in later):
         return False
     last_use = max((i for i, o in enumerate(later) if temp in read_memrefs(o)), default=-1)
     return not any(_writes(o) in inputs for o in later[: last_use + 1])
 
 
 _TRANSCENDENTAL = (math.ExpOp, math.LogOp, math.TanhOp)
-SCATTER_INLINE_OPS = 16
-"""A scatter runs element by element (its writes may collide), so a body larger than this stays a
-vectorized stage of its own rather than run serially inside the scatter, once per use."""
+LARGE_BODY_OPS = 16
+"""A body larger than this stays a vectorized stage of its own where inlining would run it once
+per term of a reduction, or serially inside a scatter (whose writes may collide), once per use."""
 
 
 def _inline(producer: tg.ComputeOp, load: memref.LoadOp) -> None:

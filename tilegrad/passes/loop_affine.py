@@ -1,0 +1,115 @@
+"""Index values affine in a loop's variable, and the index arithmetic to compute bounds from them
+before the loop: what partition-clamped-loops and split-stride-phases read and build."""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.ir import Block, Operation, SSAValue
+
+from tilegrad.passes.common import constant_index
+
+INDEX = IndexType()
+
+
+class LoopAffine:
+    """Which values of a loop body are s*v + r in the loop variable v (s a constant, r computed from
+    values defined outside the loop). `seen_through` maps a value to the one it equals in the part
+    of the loop being built (a clamp that cannot bite there is its operand)."""
+
+    def __init__(self, loop: scf.ForOp):
+        self.loop = loop
+        self.variable = loop.body.block.args[0]
+        self.seen_through: dict[SSAValue, SSAValue] = {}
+        self._scales: dict[SSAValue, int | None] = {}
+
+    def scale(self, value: SSAValue) -> int | None:
+        """s if value = s*v + r, 0 if it does not depend on v, None if not affine (a load, a
+        division, a carried value ...)."""
+        value = self.seen_through.get(value, value)
+        if value is self.variable:
+            return 1
+        if value not in self._scales:
+            self._scales[value] = self._scale(value)
+        return self._scales[value]
+
+    def _scale(self, value: SSAValue) -> int | None:
+        owner = value.owner
+        if isinstance(owner, Block):  # v itself is handled above; another argument inside varies
+            return None if self.loop.is_ancestor(owner) else 0
+        if not self.loop.is_ancestor(owner):
+            return 0
+        if isinstance(owner, arith.ConstantOp):
+            return 0
+        if isinstance(owner, memref.DimOp):
+            return 0 if all(self.scale(o) == 0 for o in owner.operands) else None
+        if isinstance(owner, (arith.AddiOp, arith.SubiOp)):
+            a, b = self.scale(owner.lhs), self.scale(owner.rhs)
+            if a is None or b is None:
+                return None
+            return a + b if isinstance(owner, arith.AddiOp) else a - b
+        if isinstance(owner, arith.MuliOp):
+            a, b = self.scale(owner.lhs), self.scale(owner.rhs)
+            if a == 0 and b == 0:
+                return 0
+            ca, cb = constant_index(owner.lhs), constant_index(owner.rhs)
+            if ca is not None and b is not None:
+                return ca * b
+            if cb is not None and a is not None:
+                return cb * a
+        return None
+
+    def at_zero(self, value: SSAValue, at: IndexBuilder, built: dict[SSAValue, SSAValue]) -> SSAValue:
+        """The value with v = 0 (r of s*v + r, or an invariant as it is), computed where `at`
+        builds (before the loop) by copies of the ops inside the loop it is computed with."""
+        value = self.seen_through.get(value, value)
+        if value is self.variable:
+            return at.const(0)
+        owner = value.owner
+        if not isinstance(owner, Operation) or not self.loop.is_ancestor(owner):
+            return value
+        if value not in built:
+            copy = owner.clone()
+            copy.operands = [self.at_zero(o, at, built) for o in owner.operands]
+            copy.results[0].name_hint = None
+            built[value] = at.emit(copy)
+        return built[value]
+
+
+class IndexBuilder:
+    """Index arithmetic inserted before an op (a loop), constants shared."""
+
+    def __init__(self, before: Operation):
+        self.before = before
+        self._constants: dict[int, SSAValue] = {}
+
+    def emit(self, op: Operation) -> SSAValue:
+        self.before.parent_block().insert_op_before(op, self.before)
+        return op.results[0]
+
+    def const(self, n: int) -> SSAValue:
+        if n not in self._constants:
+            self._constants[n] = self.emit(arith.ConstantOp(IntegerAttr(n, INDEX)))
+        return self._constants[n]
+
+    def add(self, a: SSAValue, n: int) -> SSAValue:
+        return a if n == 0 else self.emit(arith.AddiOp(a, self.const(n)))
+
+    def floordiv(self, a: SSAValue, s: int) -> SSAValue:
+        """⌊a / s⌋ for a constant s > 0 (divsi truncates toward zero: negative a is moved down
+        first)."""
+        if s == 1:
+            return a
+        negative = self.emit(arith.CmpiOp(a, self.const(0), "slt"))
+        adjusted = self.emit(arith.SelectOp(negative, self.add(a, 1 - s), a))
+        return self.emit(arith.DivSIOp(adjusted, self.const(s)))
+
+    def ceildiv(self, a: SSAValue, s: int) -> SSAValue:
+        return self.floordiv(self.add(a, s - 1), s)
+
+
+def copy_of_loop(loop: scf.ForOp, value_mapper: dict[SSAValue, SSAValue] | None = None) -> scf.ForOp:
+    """A copy of the loop to run beside it over another range (not a stage of its own)."""
+    copy = loop.clone(value_mapper=value_mapper)
+    copy.attributes.pop("tg.stage", None)
+    return copy
