@@ -78,6 +78,16 @@ def make_for(lb: SSAValue, ub: SSAValue, step: SSAValue, role: str, axis: int,
     return loop, body
 
 
+def copy_iteration(loop: scf.ForOp, into: Block, at: SSAValue) -> dict[SSAValue, SSAValue]:
+    """Append the loop body's ops (not its yield) to `into` with the loop variable replaced by
+    `at`; returns the map from the body's values to their copies."""
+    mapping: dict[SSAValue, SSAValue] = {loop.body.block.args[0]: at}
+    for op in loop.body.block.ops:
+        if not isinstance(op, scf.YieldOp):
+            into.add_op(op.clone(value_mapper=mapping))
+    return mapping
+
+
 def loop_role(op: Operation) -> str | None:
     attr = op.attributes.get("tg.loop")
     return attr.data if isinstance(attr, StringAttr) else None

@@ -76,12 +76,10 @@ def _conditions(loop: scf.ForOp) -> tuple[list[_Condition], dict[Operation, int 
 
 def _unique(conditions: list[_Condition], affine: LoopAffine) -> list[_Condition]:
     """One of each condition (a clamp and the test beside it state the same bound)."""
-    kept: list[_Condition] = []
+    kept: dict[tuple, _Condition] = {}
     for c in conditions:
-        key = (affine.seen_through.get(c.value, c.value), c.bound, c.upper, c.shift)
-        if not any((affine.seen_through.get(k.value, k.value), k.bound, k.upper, k.shift) == key for k in kept):
-            kept.append(c)
-    return kept
+        kept.setdefault((affine.seen_through.get(c.value, c.value), c.bound, c.upper, c.shift), c)
+    return list(kept.values())
 
 
 def _middle_range(loop: scf.ForOp, conditions: list[_Condition], affine: LoopAffine) -> tuple[SSAValue, SSAValue]:

@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import constant_index, loop_role
+from tilegrad.passes.common import constant_index, copy_iteration, loop_role
 from tilegrad.passes.loop_affine import INDEX, IndexBuilder, LoopAffine, copy_of_loop
 
 MAX_STRIDE = 4
@@ -74,10 +74,7 @@ def _split(loop: scf.ForOp) -> bool:
         offset = arith.ConstantOp.from_int_and_width(p, INDEX)
         v = arith.AddiOp(base, offset)
         body.add_ops([offset, v])
-        mapping: dict[SSAValue, SSAValue] = {loop.body.block.args[0]: v.result}
-        for op in loop.body.block.ops:
-            if not isinstance(op, scf.YieldOp):
-                body.add_op(op.clone(value_mapper=mapping))
+        mapping = copy_iteration(loop, body, v.result)
         for o, value in values.items():
             copy = mapping[o.results[0]].owner
             assert isinstance(copy, Operation)

@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import constant_index, depends_on, loop_role
+from tilegrad.passes.common import constant_index, copy_iteration, depends_on, loop_role
 from tilegrad.passes.unroll_short_reductions import MAX_TRIPS
 
 UNROLL = 4
@@ -77,10 +77,7 @@ def _unroll(loop: scf.ForOp) -> None:
             offset = arith.ConstantOp(IntegerAttr(u, index))
             at = arith.AddiOp(j, offset).results[0]
             body.add_ops([offset, at.owner])
-        mapping: dict[SSAValue, SSAValue] = {loop.body.block.args[0]: at}
-        for op in loop.body.block.ops:
-            if not isinstance(op, scf.YieldOp):
-                body.add_op(op.clone(mapping))
+        copy_iteration(loop, body, at)
     body.add_op(scf.YieldOp())
     main = scf.ForOp(loop.lb, split, factor, [], Region([body]))
     main.attributes.update(loop.attributes)
