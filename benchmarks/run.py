@@ -1,4 +1,4 @@
-"""Run the benchmark table (same as `tilegrad bench`): python benchmarks/run.py [--quick] [OP ...]"""
+"""Run the benchmark table (same as `tilegrad bench`): python benchmarks/run.py [--quick | --tiny] [OP ...]"""
 
 import sys
 
@@ -6,5 +6,5 @@ from tilegrad.bench import run_benchmarks
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    quick = "--quick" in args
-    run_benchmarks([a for a in args if not a.startswith("--")] or None, quick=quick)
+    size = "tiny" if "--tiny" in args else "quick" if "--quick" in args else "full"
+    run_benchmarks([a for a in args if not a.startswith("--")] or None, size=size)

@@ -5,8 +5,10 @@ import pytest
 from conftest import assert_close, torch
 
 import tilegrad
+import tilegrad.codegen.jit as jit_module
 import tilegrad.dsl as tg
 import tilegrad.kernel as kernel_module
+import tilegrad.pipeline as pipeline
 
 
 @tg.op(outputs={"dx": tg.like("y")}, replace=True)
@@ -88,7 +90,7 @@ def test_new_batch_size_does_not_recompile(rng, monkeypatch):
 
     call(5)
     before = len(kernel_module._SPECIALIZATIONS)
-    monkeypatch.setattr(kernel_module, "lower", lambda *a, **k: pytest.fail("recompiled"))
+    monkeypatch.setattr(pipeline, "lower", lambda *a, **k: pytest.fail("recompiled"))
     for n in (1, 7, 300):
         assert call(n).shape == (n, 11)
     assert len(kernel_module._SPECIALIZATIONS) == before
@@ -103,9 +105,11 @@ def test_disk_cache_keeps_every_stage(tmp_path, monkeypatch, rng):
     first = kernel(**call)
     entries = list(tmp_path.iterdir())
     assert len(entries) == 1
-    assert {p.name for p in entries[0].iterdir()} >= {"op.mlir", "loops.mlir", "tiled.mlir", "llvm.ll", "meta.json"}
+    assert {p.name for p in entries[0].iterdir()} >= {"op.mlir", "loops.mlir", "tiled.mlir", "llvm.ll", "kernel.o",
+                                                      "meta.json"}
     monkeypatch.setattr(kernel_module, "_SPECIALIZATIONS", {})
-    monkeypatch.setattr(kernel_module, "lower", lambda *a, **k: pytest.fail("cache miss"))
+    monkeypatch.setattr(pipeline, "lower", lambda *a, **k: pytest.fail("cache miss"))
+    monkeypatch.setattr(jit_module, "jit", lambda *a, **k: pytest.fail("a hit compiles nothing: it loads kernel.o"))
     np.testing.assert_array_equal(kernel(**call), first)
     assert "tg.ub_alloc" in kernel.ir("tiled", **call)
     assert "mt7004" in str(kernel.plan(**call))
@@ -133,7 +137,7 @@ def test_runtime_attributes_do_not_recompile(dtype, rng, monkeypatch):
     dy = rng.standard_normal(999).astype(dtype)
     kernel = tilegrad.compile("test_scaled_clip_backward", "ascend910b" if dtype == "float32" else "cpu")
     kernel(dy=dy, x=x)
-    monkeypatch.setattr(kernel_module, "lower", lambda *a, **k: pytest.fail("recompiled"))
+    monkeypatch.setattr(pipeline, "lower", lambda *a, **k: pytest.fail("recompiled"))
     for scale, limit in ((0.1, 1), (2.5, 2), (1e-3, 7)):
         got = kernel(dy=dy, x=x, scale=scale, limit=limit)
         np.testing.assert_allclose(got, np.where(np.abs(x) < limit, dy * np.asarray(scale, dtype), 0), rtol=1e-6)
@@ -162,7 +166,7 @@ def test_ignore_index_is_a_runtime_value(rng, monkeypatch):
     call = dict(grad_output=np.ones(1, np.float32), self=x, target=t, total_weight=np.ones(1, np.float32),
                 reduction="sum")
     kernel(**call)
-    monkeypatch.setattr(kernel_module, "lower", lambda *a, **k: pytest.fail("recompiled"))
+    monkeypatch.setattr(pipeline, "lower", lambda *a, **k: pytest.fail("recompiled"))
     for ignore in range(6):
         out = kernel(**call, ignore_index=ignore)
         assert not out[t == ignore].any() and (out[t != ignore].sum(1) == -1).all()

@@ -20,7 +20,6 @@ from tilegrad.errors import (
     UnsupportedError,
 )
 from tilegrad.kernel import Kernel, Spec, compile
-from tilegrad.pipeline import STAGES
 from tilegrad.sizes import (
     batch_norm_backward_ex_workspace_size,
     batch_norm_forward_training_ex_workspace_size,
@@ -30,6 +29,7 @@ from tilegrad.sizes import (
     normalization_forward_training_workspace_size,
     normalization_training_reserve_space_size,
 )
+from tilegrad.stages import STAGES
 from tilegrad.targets import Target, get_target, list_targets, register_target
 
 __version__ = "0.1.0"

@@ -32,16 +32,18 @@ class Case:
     numpy: Callable[[], object] | None = None
 
 
-def interleaved_best(functions: dict[str, Callable[[], object]], repeat: int = 5) -> dict[str, float]:
-    """Best time of each function over `repeat` rounds, one call of each per round."""
+def interleaved_best(functions: dict[str, Callable[[], object]], repeat: int = 5,
+                     number: int = 1) -> dict[str, float]:
+    """Best time per call of each function over `repeat` rounds, `number` calls of each per round."""
     for fn in functions.values():
         fn()  # warm-up (and compile)
     best = {name: float("inf") for name in functions}
     for _ in range(repeat):
         for name, fn in functions.items():
             start = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - start)
+            for _ in range(number):
+                fn()
+            best[name] = min(best[name], (time.perf_counter() - start) / number)
     return best
 
 
@@ -49,17 +51,22 @@ def best_time(fn: Callable[[], object], repeat: int = 5) -> float:
     return interleaved_best({"fn": fn}, repeat)["fn"]
 
 
-def cases(quick: bool = False, ops: list[str] | None = None) -> list[Case]:
+def cases(size: str = "full", ops: list[str] | None = None) -> list[Case]:
     rng = np.random.default_rng(0)
     built = []
     for pattern, builder in case_builders():
         if ops and not any(fnmatch(op, pattern) for op in ops):
             continue
-        built += [c for c in builder(rng, quick, Case) if not ops or c.name in ops]
+        built += [c for c in builder(rng, size, Case) if not ops or c.name in ops]
     return built
 
 
-def run_benchmarks(ops: list[str] | None = None, quick: bool = False, repeat: int = 5) -> list[dict]:
+TINY_CALLS = 200
+"""Calls per timed round at size "tiny", where one call takes microseconds."""
+
+
+def run_benchmarks(ops: list[str] | None = None, size: str = "full", repeat: int = 5) -> list[dict]:
+    """Print the table (milliseconds per call; microseconds at size "tiny") and return its rows."""
     known = tilegrad.list_ops()
     unknown = [op for op in ops or [] if op not in known]
     if unknown:
@@ -76,16 +83,18 @@ def run_benchmarks(ops: list[str] | None = None, quick: bool = False, repeat: in
         torch = None
     load = os.getloadavg()
     print(f"cpu: {os.cpu_count()} cores; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; torch at 2 threads")
-    print("| op | size | tilegrad ms | GB/s | torch ms (form) | numpy ms | vs torch | vs numpy |")
+    tiny = size == "tiny"
+    unit, scale, number = ("us", 1e6, TINY_CALLS) if tiny else ("ms", 1e3, 1)
+    print(f"| op | size | tilegrad {unit} | GB/s | torch {unit} (form) | numpy {unit} | vs torch | vs numpy |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     rows = []
-    for case in cases(quick, ops):
+    for case in cases(size, ops):
         functions = {"tilegrad": case.tilegrad}
         if torch is not None:
             functions.update({f"torch {label}": fn for label, fn in case.torch.items()})
         if case.numpy is not None:
             functions["numpy"] = case.numpy
-        times = interleaved_best(functions, repeat)
+        times = interleaved_best(functions, repeat, number)
         ours = times["tilegrad"]
         torch_forms = {k: v for k, v in times.items() if k.startswith("torch")}
         form, torch_time = min(torch_forms.items(), key=lambda kv: kv[1]) if torch_forms else ("-", float("nan"))
@@ -94,8 +103,8 @@ def run_benchmarks(ops: list[str] | None = None, quick: bool = False, repeat: in
                    torch_ms=torch_time * 1e3, torch_form=form.removeprefix("torch "), numpy_ms=numpy_time * 1e3,
                    vs_torch=torch_time / ours, vs_numpy=numpy_time / ours)
         rows.append(row)
-        print(f"| {row['op']} | {row['size']} | {row['tilegrad_ms']:.2f} | {row['gbps']:.1f} | "
-              f"{row['torch_ms']:.2f} ({row['torch_form']}) | {row['numpy_ms']:.2f} | {row['vs_torch']:.2f}x | "
+        print(f"| {row['op']} | {row['size']} | {ours * scale:.2f} | {row['gbps']:.1f} | "
+              f"{torch_time * scale:.2f} ({row['torch_form']}) | {numpy_time * scale:.2f} | {row['vs_torch']:.2f}x | "
               f"{row['vs_numpy']:.2f}x |", flush=True)
     ratios = [r["vs_torch"] for r in rows if np.isfinite(r["vs_torch"])]
     if ratios:

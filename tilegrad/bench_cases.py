@@ -1,4 +1,7 @@
-"""The benchmark's cases: one builder per library op, at realistic training sizes (`quick`: small).
+"""The benchmark's cases: one builder per library op, at realistic training sizes.
+
+`size` is "full" (the table's training sizes), "quick" (small, for a smoke run) or "tiny" (a few
+hundred to a few thousand elements: the per-call cost, launcher and all, next to torch's).
 
 Each builder returns `Case`s: tilegrad's call into preallocated outputs, torch's forms (aten
 backward kernels, plain and `out=`; autograd of the composite forward where aten has none), and a
@@ -12,6 +15,14 @@ import numpy as np
 import tilegrad
 
 F32 = np.float32
+
+
+def by_size(size: str, tiny, quick, full):
+    return {"tiny": tiny, "quick": quick, "full": full}[size]
+
+
+def _count(n: int) -> str:
+    return f"{n / 1e6:.1f}M" if n >= 100_000 else str(n)
 
 
 def _torch():
@@ -41,8 +52,8 @@ def _grad_of(forward, inputs, dy):
     return lambda: torch.autograd.grad(out, leaves, dyt, retain_graph=True)
 
 
-def bce(rng, quick, Case):
-    n = 1 << 20 if quick else 16 << 20
+def bce(rng, size, Case):
+    n = by_size(size, 1000, 1 << 20, 16 << 20)
     x = rng.uniform(0.01, 0.99, n).astype(F32)
     y = rng.uniform(0, 1, n).astype(F32)
     g = np.array([1.0], F32)
@@ -60,8 +71,8 @@ def bce(rng, quick, Case):
                  lambda: g[0] * (x - y) / np.maximum(x * (1 - x), 1e-12) / n)]
 
 
-def nll(rng, quick, Case):
-    n, c = (1024, 4000) if quick else (8192, 32000)
+def nll(rng, size, Case):
+    n, c = by_size(size, (16, 100), (1024, 4000), (8192, 32000))
     x = np.empty((n, c), F32)  # read for its shape only
     t = rng.integers(0, c, n).astype(np.int64)
     w = rng.uniform(0.5, 2, c).astype(F32)
@@ -86,8 +97,8 @@ def nll(rng, quick, Case):
                  lambda: k(grad_output=g, self=x, target=t, weight=w, total_weight=tw, out=out), forms, numpy_fn)]
 
 
-def embedding(rng, quick, Case):
-    n, e, num = (1024, 256, 5000) if quick else (8192, 1024, 50000)
+def embedding(rng, size, Case):
+    n, e, num = by_size(size, (16, 32, 100), (1024, 256, 5000), (8192, 1024, 50000))
     idx = rng.integers(0, num, n).astype(np.int64)
     grad = rng.standard_normal((n, e)).astype(F32)
     out = np.empty((num, e), F32)
@@ -114,8 +125,8 @@ def embedding(rng, quick, Case):
     return cases
 
 
-def fused_linear_ce(rng, quick, Case):
-    bt, h, v = (64, 64, 500) if quick else (128, 256, 2000)
+def fused_linear_ce(rng, size, Case):
+    bt, h, v = by_size(size, (8, 16, 50), (64, 64, 500), (128, 256, 2000))
     inp = rng.standard_normal((bt, h)).astype(F32) * 0.1
     weight = rng.standard_normal((v, h)).astype(F32) * 0.1
     logits = inp.astype(np.float64) @ weight.T.astype(np.float64)
@@ -155,8 +166,8 @@ ACTIVATION_ATEN = {
 }
 
 
-def activation(rng, quick, Case):
-    shape = (4, 16, 64, 64) if quick else (16, 64, 128, 128)
+def activation(rng, size, Case):
+    shape = by_size(size, (1, 4, 16, 16), (4, 16, 64, 64), (16, 64, 128, 128))
     n = int(np.prod(shape))
     x = rng.standard_normal(shape).astype(F32)
     dy = rng.standard_normal(shape).astype(F32)
@@ -171,20 +182,20 @@ def activation(rng, quick, Case):
             dyt, xt, yt = _t(dy), _t(x), _t(y)
             forms = {"aten": lambda a=aten: a(torch, dyt, xt, yt)}
         numpy_fn = (lambda: dy * (x > 0)) if mode == "relu" else None
-        cases.append(Case("activation_backward", f"{mode} {n / 1e6:.1f}M f32", 16 * n,
+        cases.append(Case("activation_backward", f"{mode} {_count(n)} f32", 16 * n,
                           lambda m=mode: k(y=y, dy=dy, x=x, mode=m, dx=dx), forms, numpy_fn))
     return cases
 
 
-def softmax(rng, quick, Case):
+def softmax(rng, size, Case):
     cases = []
     torch = _torch()
     k = _kernel("softmax_backward")
     configs = (("instance", "accurate", (4096, 1000, 1, 1)), ("instance", "log", (4096, 1000, 1, 1)),
                ("channel", "accurate", (32, 64, 28, 28)))
     for mode, algorithm, shape in configs:
-        if quick:
-            shape = (shape[0] // 16,) + shape[1:]
+        shape = by_size(size, (2, 100, 1, 1) if mode == "instance" else (2, 8, 4, 4),
+                        (shape[0] // 16,) + shape[1:], shape)
         y = rng.uniform(0, 1, shape).astype(F32)
         dy = rng.standard_normal(shape).astype(F32)
         dx = np.empty_like(y)
@@ -204,8 +215,8 @@ def softmax(rng, quick, Case):
     return cases
 
 
-def _bn_inputs(rng, quick):
-    shape = (8, 32, 28, 28) if quick else (32, 64, 56, 56)
+def _bn_inputs(rng, size):
+    shape = by_size(size, (2, 8, 4, 4), (8, 32, 28, 28), (32, 64, 56, 56))
     c = shape[1]
     x = rng.standard_normal(shape).astype(F32)
     dy = rng.standard_normal(shape).astype(F32)
@@ -214,9 +225,9 @@ def _bn_inputs(rng, quick):
     return shape, x, dy, g, b
 
 
-def batch_norm(rng, quick, Case):
+def batch_norm(rng, size, Case):
     torch = _torch()
-    shape, x, dy, g, b = _bn_inputs(rng, quick)
+    shape, x, dy, g, b = _bn_inputs(rng, size)
     c, size = shape[1], "x".join(map(str, shape))
     p = lambda a: a.reshape(1, c, 1, 1).copy()  # noqa: E731
     mean = x.mean((0, 2, 3)).astype(F32)
@@ -258,9 +269,9 @@ def batch_norm(rng, quick, Case):
     ]
 
 
-def group_norm(rng, quick, Case):
+def group_norm(rng, size, Case):
     torch = _torch()
-    shape, x, dy, g, b = _bn_inputs(rng, quick)
+    shape, x, dy, g, b = _bn_inputs(rng, size)
     n, c, hw, groups = shape[0], shape[1], shape[2] * shape[3], 8
     size = "x".join(map(str, shape))
     xg = x.reshape(n, groups, -1).astype(np.float64)
@@ -286,8 +297,8 @@ def group_norm(rng, quick, Case):
     ]
 
 
-def dropout(rng, quick, Case):
-    shape = (4, 16, 64, 64) if quick else (16, 64, 128, 128)
+def dropout(rng, size, Case):
+    shape = by_size(size, (1, 4, 16, 16), (4, 16, 64, 64), (16, 64, 128, 128))
     dy = rng.standard_normal(shape).astype(F32)
     mask = (rng.uniform(size=shape) > 0.1).astype(np.uint8)
     dx = np.empty_like(dy)
@@ -297,13 +308,13 @@ def dropout(rng, quick, Case):
     if torch is not None:
         dyt, mt = _t(dy), _t(mask.astype(bool))
         forms = {"aten": lambda: torch.ops.aten.native_dropout_backward(dyt, mt, 1 / 0.9)}
-    return [Case("dropout_backward", f"{dy.size / 1e6:.1f}M f32, p=0.1", 9 * dy.size,
+    return [Case("dropout_backward", f"{_count(dy.size)} f32, p=0.1", 9 * dy.size,
                  lambda: k(dy=dy, reserve_space=mask, dropout=0.1, dx=dx), forms, lambda: dy * mask / 0.9)]
 
 
-def lrn(rng, quick, Case):
+def lrn(rng, size, Case):
     torch = _torch()
-    shape = (4, 32, 28, 28) if quick else (16, 64, 28, 28)
+    shape = by_size(size, (1, 8, 6, 6), (4, 32, 28, 28), (16, 64, 28, 28))
     x = rng.standard_normal(shape).astype(F32)
     dy = rng.standard_normal(shape).astype(F32)
     s = 2.0 + 1e-4 / 5 * np.ones_like(x)
@@ -320,9 +331,9 @@ def lrn(rng, quick, Case):
                  lambda: k(y=y, dy=dy, x=x, dx=dx), forms)]
 
 
-def divisive(rng, quick, Case):
+def divisive(rng, size, Case):
     torch = _torch()
-    shape = (4, 16, 28, 28) if quick else (16, 32, 28, 28)
+    shape = by_size(size, (1, 4, 6, 6), (4, 16, 28, 28), (16, 32, 28, 28))
     x = rng.standard_normal(shape).astype(F32)
     means = rng.standard_normal(shape).astype(F32) * 0.1
     dy = rng.standard_normal(shape).astype(F32)
@@ -344,7 +355,7 @@ def divisive(rng, quick, Case):
                  lambda: k(x=x, means=means, dy=dy, lrn_n=3, dx=dx, d_means=dm), forms)]
 
 
-def pooling(rng, quick, Case):
+def pooling(rng, size, Case):
     torch = _torch()
     k = _kernel("pooling_backward")
     cases = []
@@ -353,8 +364,7 @@ def pooling(rng, quick, Case):
                ("max", (8, 16, 16, 56, 56), (2, 2, 2), (2, 2, 2), (0, 0, 0)),
                ("avg_include_padding", (8, 16, 16, 56, 56), (2, 2, 2), (2, 2, 2), (0, 0, 0))]
     for mode, shape, window, stride, padding in configs:
-        if quick:
-            shape = (2,) + shape[1:]
+        shape = by_size(size, (1, 4) + (8,) * (len(shape) - 2), (2,) + shape[1:], shape)
         x = rng.standard_normal(shape).astype(F32)
         three = len(shape) == 5
         xt = _t(x) if torch is not None else None
@@ -387,9 +397,9 @@ def pooling(rng, quick, Case):
     return cases
 
 
-def spatial_tf(rng, quick, Case):
+def spatial_tf(rng, size, Case):
     torch = _torch()
-    n, c, h, w = (4, 8, 32, 32) if quick else (16, 16, 64, 64)
+    n, c, h, w = by_size(size, (1, 2, 8, 8), (4, 8, 32, 32), (16, 16, 64, 64))
     dgrid = rng.standard_normal((n, h, w, 2)).astype(F32)
     dtheta = np.empty((n, 2, 3), F32)
     gen = _kernel("spatial_tf_grid_generator_backward")

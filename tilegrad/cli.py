@@ -17,7 +17,7 @@ import tilegrad
 from tilegrad.dsl.opdef import dtype_leader, get_op
 from tilegrad.errors import InternalError, ShapeError, TilegradError
 from tilegrad.inputs import complete_shapes, input_specs, parse_dims, random_inputs
-from tilegrad.pipeline import STAGES
+from tilegrad.stages import STAGES
 
 
 def load_user_ops(source: str, how: str = "--load") -> None:
@@ -182,7 +182,7 @@ def _untiled_float64(op, arrays: dict, attrs: dict):
 def cmd_bench(args) -> None:
     from tilegrad.bench import run_benchmarks
 
-    run_benchmarks(args.ops or None, quick=args.quick)
+    run_benchmarks(args.ops or None, size="tiny" if args.tiny else "quick" if args.quick else "full")
 
 
 def cmd_demo(args) -> None:
@@ -221,7 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--repeat", type=int, default=10)
     bench = sub.add_parser("bench", parents=[common], help="benchmark table vs PyTorch and numpy")
     bench.add_argument("ops", nargs="*")
-    bench.add_argument("--quick", action="store_true", help="smaller sizes")
+    sizes = bench.add_mutually_exclusive_group()
+    sizes.add_argument("--quick", action="store_true", help="smaller sizes")
+    sizes.add_argument("--tiny", action="store_true", help="tiny inputs: the per-call cost, in microseconds")
     bench.set_defaults(fn=cmd_bench)
     demo = sub.add_parser("demo", parents=[common], help="compile, plan and run the library's ops on two targets")
     demo.set_defaults(fn=cmd_demo)

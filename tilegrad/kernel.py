@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 from dataclasses import asdict, dataclass, field
@@ -9,8 +10,18 @@ from functools import cached_property
 
 import numpy as np
 
+from tilegrad.call_path import FALLBACK, BoundCall, NewArray, address, byte_extent, call_key, unit_inner_stride
 from tilegrad.codegen import cache
-from tilegrad.codegen.launcher import GUARD_CODE_BASE, STATUS_SLOTS, acquire_ub, fill_arguments, release_ub, run_blocks
+from tilegrad.codegen.launcher import (
+    DRIVER,
+    GUARD_CODE_BASE,
+    STATUS_SLOTS,
+    acquire_ub,
+    fill_arguments,
+    pointer_slots,
+    release_ub,
+    run_driver,
+)
 from tilegrad.dsl.bounds import Requirement, check_requirements, evaluate, size_form, uses_params
 from tilegrad.dsl.opdef import Binding, OpDef, as_array, get_op
 from tilegrad.dtypes import dtype_of
@@ -25,7 +36,7 @@ from tilegrad.errors import (
     UnsupportedError,
 )
 from tilegrad.passes.tiling_plan import TilingPlan, plan_from_dict, plan_to_dict
-from tilegrad.pipeline import STAGES, lower, to_llvm, unit_inner_stride
+from tilegrad.stages import STAGES
 from tilegrad.targets import Target, get_target
 
 
@@ -83,20 +94,28 @@ class Specialization:
     requirements: list = field(default_factory=list)
     """Shape relations the kernel's unclamped reads rely on (dsl/bounds), checked before a call."""
     output_forms: dict = field(default_factory=dict)
+    object_code: bytes | None = None
+    """The machine code of the LLVM stage (what the disk cache keeps, so a hit compiles nothing)."""
     _code: object = None
-    _callables: list = field(default_factory=list)
+    _driver: tuple = ()
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def callables(self) -> list:
+    def driver(self) -> tuple:
+        """The JIT-compiled driver (codegen/driver.py): its ctypes callable and its address."""
         with self._lock:
             if self._code is None:
-                from tilegrad.codegen.jit import jit
+                from tilegrad.codegen.jit import jit, load_object
+                from tilegrad.codegen.runtime import DRIVER_SIGNATURE
 
-                if "llvm" not in self.ir:
+                if self.object_code is not None:
+                    self._code = load_object(self.object_code)
+                elif "llvm" in self.ir:
+                    self._code, self.object_code = jit(self.ir["llvm"])
+                else:
                     raise RuntimeError("specialization has no LLVM stage")
-                self._code = jit(self.ir["llvm"])
-                self._callables = [self._code.function(name) for name in self.functions]
-            return self._callables
+                callable_ = self._code.function(DRIVER, DRIVER_SIGNATURE)
+                self._driver = (callable_, ctypes.cast(callable_, ctypes.c_void_p).value)
+            return self._driver
 
     def asm(self) -> str:
         if "asm" not in self.ir:
@@ -177,7 +196,7 @@ class Kernel:
         self.op.check_target(self.target)
         self.untiled = untiled
         self.guard = guard_default() if guard is None else bool(guard)
-        self._calls: dict[tuple, tuple[Binding, Specialization]] = {}
+        self._bound: dict[tuple, BoundCall] = {}
         self._source = _op_source(self.op)
 
     def __repr__(self) -> str:
@@ -247,6 +266,8 @@ class Kernel:
                 return self._from_cache(key, *hit, num_blocks)
             except (KeyError, TypeError, ValueError, IndexError):
                 cache.discard(key)  # an entry that does not fit what it is keyed by is rebuilt
+        from tilegrad.pipeline import lower, to_llvm
+
         lowered = lower(self.op, binding, self.target, num_blocks, hint, untiled=self.untiled)
         temps = {name: (dtype, [_shape_form(d, self.op.name, name) for d in shape])
                  for name, (dtype, shape) in lowered.temps.items()}
@@ -259,52 +280,39 @@ class Kernel:
             except Exception:
                 return spec  # keep the IR and plan to show; a call raises UBCapacityError
         spec.ir["llvm"] = to_llvm(lowered, guard=self.guard)
-        cache.store(key, spec.ir, spec.meta())
+        spec.driver()  # compiled now, so the cache entry holds the machine code
+        cache.store(key, {**spec.ir, "object": spec.object_code}, spec.meta())
         return spec
 
     def _from_cache(self, key: str, ir: dict, meta: dict, num_blocks: int) -> Specialization:
         if meta["num_blocks"] != (1 if self.untiled else num_blocks):
             raise ValueError("block count")
-        if any(f"@{name}(" not in ir["llvm"] for name in meta["functions"]):
+        if any(f"@{name}(" not in ir["llvm"] for name in (*meta["functions"], DRIVER)):
             raise ValueError("functions")
+        object_code = ir.pop("object")
         return Specialization(key, ir, meta["functions"], [tuple(x) for x in meta["layout"]],
                               {int(k): v for k, v in meta["messages"].items()},
                               plan_from_dict(meta["plan"]) if meta["plan"] else None,
                               meta["num_blocks"], meta["temps"], tuple(meta["prior_outputs"]),
-                              [Requirement.from_json(r) for r in meta["requirements"]], meta["output_forms"])
+                              [Requirement.from_json(r) for r in meta["requirements"]], meta["output_forms"],
+                              object_code)
 
     # ---- running ------------------------------------------------------------------------------
-    def _bind_call(self, args: tuple, kwargs: dict, num_blocks: int) -> tuple[Binding, Specialization]:
-        """Bind and specialize; a call with the same shapes, strides, dtypes and attributes as an
-        earlier one reuses its checked binding and only swaps in the new arrays."""
-        signature = None
-        if not args:
-            try:
-                signature = (num_blocks,) + tuple(sorted(
-                    (n, (v.shape, v.strides, v.dtype.str)) if isinstance(v, np.ndarray) else (n, v)
-                    for n, v in kwargs.items()))
-                hash(signature)
-            except TypeError:
-                signature = None
-        known = self._calls.get(signature) if signature is not None else None
-        if known is not None:
-            binding, spec = known
-            binding = self.op.rebind(binding, kwargs)
-            if spec.uses_params:
-                spec.check_shapes(self.op.name, binding, _runtime_params(self.op, binding))
-            return binding, spec
+    def __call__(self, /, *args, **kwargs):
+        key = call_key(kwargs) if not args else None
+        try:
+            bound = self._bound.get(key)
+        except TypeError:  # an unhashable argument
+            bound = key = None
+        if bound is not None:
+            result = bound.run(kwargs)
+            if result is not FALLBACK:
+                return result
+        given = kwargs
+        args, kwargs, outputs, num_blocks = self._split_call(args, kwargs, running=True)
         binding = self.op.bind(self.target, args, kwargs)
         spec = self.specialize(binding, num_blocks)
         spec.check_shapes(self.op.name, binding, _runtime_params(self.op, binding))
-        if signature is not None:
-            if len(self._calls) >= 256:
-                self._calls.clear()
-            self._calls[signature] = (binding, spec)
-        return binding, spec
-
-    def __call__(self, /, *args, **kwargs):
-        args, kwargs, outputs, num_blocks = self._split_call(args, kwargs, running=True)
-        binding, spec = self._bind_call(args, kwargs, num_blocks)
         arrays: dict[str, np.ndarray] = {n: a for n, a in binding.tensors.items() if a is not None}
         outputs = {n: _check_output(self.op.name, n, a, binding.output_shapes[n], binding.output_dtypes[n].numpy)
                    if n in binding.output_shapes else a for n, a in outputs.items() if a is not None}
@@ -316,19 +324,20 @@ class Kernel:
                 continue
             shape, dtype = binding.output_shapes[name], binding.output_dtypes[name].numpy
             kernel_shape = binding.kernel_shapes[name]
-            given = outputs.get(name)
-            if given is None:  # an output the op blends into starts from zeros
+            given_output = outputs.get(name)
+            if given_output is None:  # an output the op blends into starts from zeros
                 allocate = np.zeros if name in spec.prior_outputs else np.empty
                 results[name] = allocate(shape, dtype)
                 arrays[name] = results[name].reshape(kernel_shape)
                 continue
-            results[name] = given
-            view = _view(given, kernel_shape)
-            aliased = [n for n, a in binding.tensors.items() if a is not None and np.may_share_memory(given, a)]
+            results[name] = given_output
+            view = _view(given_output, kernel_shape)
+            aliased = [n for n, a in binding.tensors.items()
+                       if a is not None and np.may_share_memory(given_output, a)]
             if view is not None and unit_inner_stride(view) and _usable(view, name) is view and not aliased:
                 arrays[name] = view
             else:  # in place, or a layout the kernel does not write: through a copy (prior kept)
-                arrays[name] = np.array(given, order="C").reshape(kernel_shape)
+                arrays[name] = np.array(given_output, order="C").reshape(kernel_shape)
                 copy_back.append(name)
         workspace = set(spec.plan.workspace_temps) if spec.plan is not None else set(spec.temps)
         for name, (dtype, shape) in spec.temps.items():
@@ -339,9 +348,9 @@ class Kernel:
         argv = fill_arguments(spec.layout, arrays, _runtime_params(self.op, binding))
         staged = spec.plan is not None and self.target.staged
         ub = acquire_ub(spec.num_blocks, self.target.ub_bytes) if staged else None
-        work = max((a.size for a in arrays.values()), default=0)
+        parallel = max((a.size for a in arrays.values()), default=0) >= PARALLEL_MIN_ELEMENTS
         try:
-            run_blocks(spec.callables(), argv, spec.num_blocks, ub, parallel=work >= PARALLEL_MIN_ELEMENTS)
+            run_driver(*spec.driver(), argv.ctypes.data, spec.num_blocks, ub, parallel)
         finally:
             if ub is not None:
                 release_ub(ub)
@@ -349,8 +358,44 @@ class Kernel:
             raise spec.status_error(self.op.name, status)
         for name in copy_back:
             np.copyto(results[name], arrays[name].reshape(results[name].shape))
+        if key is not None and not copy_back:
+            self._remember(key, given, spec, arrays, results, argv, staged, parallel)
         values = tuple(results[n] for n in self.op.outputs)
         return values[0] if len(values) == 1 else values
+
+    def _remember(self, key: tuple, given: dict, spec: Specialization, arrays: dict, results: dict,
+                  argv: np.ndarray, staged: bool, parallel: bool) -> None:
+        """Keep this call's signature as a BoundCall if every pointer the kernel got is a given
+        array's own, a fresh output, workspace or the status words (no copy was needed)."""
+        slots = pointer_slots(spec.layout)
+        passed, new = [], []
+        for name, slot in slots.items():
+            array = arrays.get(name)
+            if array is None or name == "status":
+                continue
+            value = given.get(name)
+            if type(value) is np.ndarray:
+                if address(array) != address(value):
+                    return  # the kernel reads a copy
+                passed.append((name, slot))
+            elif name in results and value is None:
+                new.append(NewArray(slot, results[name].shape, results[name].dtype, name in spec.prior_outputs, name))
+            elif name in spec.temps:
+                new.append(NewArray(slot, array.shape, array.dtype, False, None))
+            else:
+                return
+        written = tuple(i for i, (n, _) in enumerate(passed) if n in self.op.outputs or self.op.tensors[n].updated)
+        extents = tuple(byte_extent(given[n].shape, given[n].strides, given[n].itemsize) for n, _ in passed)
+        op = self.op.name
+        if len(self._bound) >= 256:
+            self._bound.clear()
+        template = np.concatenate([argv, np.zeros(STATUS_SLOTS, np.int64)])
+        self._bound[key] = BoundCall(
+            op, template, tuple(n for n, _ in passed), tuple(s for _, s in passed), written, extents, tuple(new),
+            slots["status"],
+            tuple(n if results.get(n) is not None else None for n in self.op.outputs),
+            spec.driver(), spec.num_blocks, self.target.ub_bytes if staged else None, parallel,
+            lambda status: spec.status_error(op, status))
 
     # ---- inspecting ---------------------------------------------------------------------------
     def ir(self, stage: str, /, *args, **kwargs) -> str:

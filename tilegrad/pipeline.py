@@ -10,10 +10,10 @@ import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-import numpy as np
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects.builtin import ModuleOp, f64
 
+from tilegrad.call_path import unit_inner_stride
 from tilegrad.dialect import make_context
 from tilegrad.dsl.bounds import size_form
 from tilegrad.dsl.emit import KernelArg, emit_op
@@ -37,12 +37,6 @@ from tilegrad.passes.tiling_plan import ScheduleHint, TilingPlan
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 from tilegrad.targets import Target
-
-STAGES = ("op", "loops", "tiled", "llvm", "asm")
-
-
-def unit_inner_stride(array: np.ndarray) -> bool:
-    return array.ndim == 0 or array.shape[-1] <= 1 or array.strides[-1] == array.itemsize
 
 
 @dataclass
@@ -138,6 +132,7 @@ def to_llvm(lowered: Lowered, guard: bool = False) -> str:
     """unroll-short-reductions, expand-math and lower-to-llvm, then xDSL's llvmlite conversion and
     LLVM's O3 for this host. With `guard`, every access is bounds-checked (at O1); the report codes
     join `lowered.messages`."""
+    from tilegrad.codegen.driver import add_driver
     from tilegrad.codegen.jit import optimize
 
     ctx = make_context()
@@ -154,6 +149,7 @@ def to_llvm(lowered: Lowered, guard: bool = False) -> str:
         for function in llvm_module.functions:
             if not function.is_declaration:
                 function.attributes.add("nounwind")
+        add_driver(llvm_module, lowered.functions)
         return optimize(str(llvm_module), speed_level=1 if guard else 3)  # a guard build checks, it need not be fast
 
 

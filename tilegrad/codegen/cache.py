@@ -17,6 +17,7 @@ warning. `TILEGRAD_CACHE_MAX_MB` caps the size, evicting the least recently used
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -27,8 +28,10 @@ import warnings
 from functools import cache
 from pathlib import Path
 
-FILES = {"op": "op.mlir", "loops": "loops.mlir", "tiled": "tiled.mlir", "llvm": "llvm.ll", "asm": "asm.s"}
-FORMAT = 2
+FILES = {"op": "op.mlir", "loops": "loops.mlir", "tiled": "tiled.mlir", "llvm": "llvm.ll", "asm": "asm.s",
+         "object": "kernel.o"}
+"""Every stage's IR as text; `object` is the machine code (bytes) a hit loads without compiling."""
+FORMAT = 3
 _warned: set[str] = set()
 
 
@@ -57,11 +60,23 @@ _SOURCE_DIGEST = _source_digest()
 
 @cache
 def compiler_fingerprint() -> str:
-    import llvmlite
-    import xdsl
+    """tilegrad's source, its compilers' versions and the host CPU the machine code is built for
+    (a cache directory shared between machines never hands one the other's instructions)."""
+    from tilegrad.codegen.jit import host_description
 
-    versions = f"{FORMAT}{getattr(xdsl, '__version__', '')}{llvmlite.__version__}"
+    versions = f"{FORMAT}{_installed('xdsl')}{_installed('llvmlite')}{host_description()}"
     return hashlib.sha256(f"{_SOURCE_DIGEST}{versions}".encode()).hexdigest()
+
+
+def _installed(package: str) -> str:
+    """The installed distribution's name and version (its dist-info folder), found without importing
+    the package or importlib.metadata (tens of milliseconds a cache hit need not pay)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.origin:
+        return f"{package}-missing"
+    site = Path(spec.origin).parent.parent
+    found = sorted(p.name for p in site.glob(f"{package}-*.dist-info"))
+    return ",".join(found) or str(Path(spec.origin).parent)
 
 
 # ---- what an op's code depends on ------------------------------------------------------------
@@ -141,8 +156,8 @@ def make_key(*parts: object) -> str:
 
 # ---- entries ---------------------------------------------------------------------------------
 
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+def _sha(data: str | bytes) -> str:
+    return hashlib.sha256(data.encode() if isinstance(data, str) else data).hexdigest()
 
 
 def _sealed(meta: dict, files: dict[str, str]) -> str:
@@ -150,8 +165,9 @@ def _sealed(meta: dict, files: dict[str, str]) -> str:
     return json.dumps({**body, "digest": _sha(json.dumps(body, sort_keys=True))}, indent=1, sort_keys=True)
 
 
-def load(key: str) -> tuple[dict[str, str], dict] | None:
-    """The entry's IR and meta if it is complete and intact; a damaged entry is removed."""
+def load(key: str) -> tuple[dict[str, str | bytes], dict] | None:
+    """The entry's files (IR text per stage, the object as bytes) and meta if it is complete and
+    intact; a damaged entry is removed."""
     if not disk_enabled():
         return None
     entry = cache_dir() / key
@@ -168,7 +184,8 @@ def load(key: str) -> tuple[dict[str, str], dict] | None:
             raise ValueError("digest")
         ir = {}
         for stage, digest in body["files"].items():
-            text = (entry / FILES[stage]).read_text()
+            path = entry / FILES[stage]
+            text = path.read_bytes() if stage == "object" else path.read_text()
             if _sha(text) != digest:
                 raise ValueError(stage)
             ir[stage] = text
@@ -182,7 +199,7 @@ def load(key: str) -> tuple[dict[str, str], dict] | None:
     return ir, body["meta"]
 
 
-def store(key: str, ir: dict[str, str], meta: dict) -> Path | None:
+def store(key: str, ir: dict[str, str | bytes], meta: dict) -> Path | None:
     """Write the entry privately, then publish it with one rename (first writer wins)."""
     if not disk_enabled():
         return None
@@ -192,7 +209,8 @@ def store(key: str, ir: dict[str, str], meta: dict) -> Path | None:
     try:
         staging.mkdir(parents=True)
         for stage, text in ir.items():
-            (staging / FILES[stage]).write_text(text)
+            path = staging / FILES[stage]
+            path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text)
         (staging / "meta.json").write_text(_sealed(meta, {stage: _sha(text) for stage, text in ir.items()}))
         try:
             os.rename(staging, entry)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import threading
 from dataclasses import dataclass
 from functools import cache
@@ -16,9 +15,17 @@ _lock = threading.Lock()
 def _initialize() -> None:
     llb.initialize_native_target()
     llb.initialize_native_asmprinter()
+    llb.initialize_native_asmparser()  # the pool's pause instruction is inline assembly
     # GVN's load PRE across loop iterations turns a value the next iteration loads again (a
     # window's neighbour) into a loop-carried phi, which the loop vectorizer then refuses
     llb.set_option("", "-enable-load-in-loop-pre=false")
+
+
+@cache
+def host_description() -> str:
+    """The triple, CPU and features code is generated for."""
+    _initialize()
+    return f"{llb.get_default_triple()} {llb.get_host_cpu_name()} {llb.get_host_cpu_features().flatten()}"
 
 
 def new_target_machine() -> llb.TargetMachine:
@@ -60,29 +67,41 @@ def assembly(optimized_ir: str) -> str:
     return host_target_machine().emit_assembly(module)
 
 
-KERNEL_SIGNATURE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
-
-
 @dataclass
 class JitModule:
-    """Compiled code kept alive with its engine; `function(name)` gives a ctypes callable."""
+    """Compiled code kept alive with its engine; `function(name, signature)` gives a ctypes callable."""
 
     engine: object
     module: object
 
-    def function(self, name: str):
+    def function(self, name: str, signature):
         address = self.engine.get_function_address(name)
         if not address:
             raise KeyError(f"no function {name} in the JIT module")
-        return KERNEL_SIGNATURE(address)
+        return signature(address)
 
 
-def jit(optimized_ir: str) -> JitModule:
+def jit(optimized_ir: str) -> tuple[JitModule, bytes]:
+    """Compile optimized IR to machine code and load it; also the object code MCJIT produced, for
+    the disk cache (load_object loads it in another process without compiling)."""
     _initialize()
+    objects: list[bytes] = []
     with _lock:
         module = llb.parse_assembly(optimized_ir)
         engine = llb.create_mcjit_compiler(module, new_target_machine())
+        engine.set_object_cache(notify_func=lambda _module, data: objects.append(bytes(data)))
         engine.finalize_object()
         engine.run_static_constructors()
+    return JitModule(engine, module), objects[0]
+
+
+def load_object(object_code: bytes) -> JitModule:
+    """Load object code from jit() into a new engine: no LLVM optimization or code generation."""
+    _initialize()
+    with _lock:
+        module = llb.parse_assembly("")
+        engine = llb.create_mcjit_compiler(module, new_target_machine())
+        engine.add_object_file(llb.ObjectFileRef.from_data(object_code))
+        engine.finalize_object()
     return JitModule(engine, module)
 

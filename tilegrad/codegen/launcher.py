@@ -1,30 +1,21 @@
-"""Running a compiled kernel: one i64 argument array per call, blocks on a thread pool.
+"""Running a compiled kernel: one i64 argument array per call, one native call for all stages.
 
-Each stage function runs over all blocks before the next starts (the barrier). On a scratchpad
-target every block gets its own UB of exactly `ub_bytes`, the same one in every stage of a call.
-ctypes releases the GIL for the call, so blocks run in parallel on the host's cores.
+The kernel's driver runs its stages over the blocks with a barrier between stages; the native pool
+(`runtime.py`) runs it on every worker, or the calling thread runs it alone when the work is too
+small to pay for waking the workers. On a scratchpad target every block gets its own UB of
+exactly `ub_bytes`, the same one in every stage of a call.
 """
 
 from __future__ import annotations
 
-import os
 import struct
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-_pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
-WORKERS = os.cpu_count() or 1
-
-
-def pool() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="tilegrad")
-        return _pool
+DRIVER = "tilegrad_run"
+"""The driver's name in every kernel module (each module has its own JIT engine)."""
 
 
 STATUS_SLOTS = 8
@@ -84,23 +75,27 @@ def fill_arguments(layout: list[tuple[str, str, int]], arrays: dict[str, np.ndar
     return np.array(slots, dtype=np.int64)
 
 
-def run_blocks(functions, argv: np.ndarray, num_blocks: int, ub: np.ndarray | None, parallel: bool = True) -> None:
-    """Run each function over blocks 0..num_blocks-1, spreading blocks over the worker threads."""
-    address = argv.ctypes.data
+def pointer_slots(layout: list[tuple[str, str, int]]) -> dict[str, int]:
+    """Where fill_arguments puts each memref's data pointer in the argument array."""
+    slots, position = {}, 0
+    for name, role, count in layout:
+        if role != "param":
+            slots[name] = position
+        position += 1 if role == "param" else count
+    return slots
+
+
+def run_driver(driver, address: int, argv_address: int, num_blocks: int, ub: np.ndarray | None,
+               parallel: bool = True) -> None:
+    """Run a kernel's driver (`driver` its ctypes callable, `address` its code) on the argument
+    array at `argv_address`, over all blocks: on the pool's workers if `parallel` and there is more
+    than one block, else on this thread."""
     ub_base = ub.ctypes.data if ub is not None else 0
     ub_stride = ub.shape[1] if ub is not None else 0
-    workers = min(num_blocks, WORKERS) if parallel else 1
+    if parallel and num_blocks > 1:
+        from tilegrad.codegen.runtime import pool
 
-    def run_range(fn, first: int, last: int) -> None:
-        for block in range(first, last):
-            fn(address, block, ub_base + block * ub_stride if ub is not None else None)
-
-    for fn in functions:
-        if workers <= 1:
-            run_range(fn, 0, num_blocks)
-            continue
-        bounds = [num_blocks * w // workers for w in range(workers + 1)]
-        futures = [pool().submit(run_range, fn, bounds[w], bounds[w + 1]) for w in range(1, workers)]
-        run_range(fn, bounds[0], bounds[1])
-        for future in futures:
-            future.result()
+        workers = pool()
+        if workers.workers > 1 and workers.launch(address, argv_address, ub_base, ub_stride, num_blocks):
+            return
+    driver(argv_address, ub_base, ub_stride, num_blocks, 0, 1, None, None)

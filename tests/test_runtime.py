@@ -1,0 +1,139 @@
+"""The runtime: the fast call path (a signature checked once) and the native thread pool."""
+
+import multiprocessing
+import threading
+
+import numpy as np
+import pytest
+from conftest import torch
+
+import tilegrad
+from tilegrad.call_path import address, byte_extent
+from tilegrad.codegen import runtime
+
+
+def relu_backward(k, dy, x, **out):
+    return k(y=x, dy=dy, x=x, mode="relu", **out)
+
+
+def test_repeated_calls_read_each_calls_arrays(rng):
+    """A call with an earlier call's signature runs on its own arrays, given or allocated."""
+    k = tilegrad.compile("activation_backward", "cpu")
+    shape = (2, 3, 5, 7)
+    for _ in range(3):
+        x, dy = rng.standard_normal(shape).astype(np.float32), rng.standard_normal(shape).astype(np.float32)
+        want = torch.ops.aten.threshold_backward(torch.from_numpy(dy), torch.from_numpy(x), 0.0).numpy()
+        np.testing.assert_array_equal(relu_backward(k, dy, x), want)
+        dx = np.full(shape, np.nan, np.float32)
+        assert relu_backward(k, dy, x, dx=dx) is dx
+        np.testing.assert_array_equal(dx, want)
+    assert len(k._bound) == 2  # one checked signature each: dx allocated, dx given
+
+
+def test_an_overlapping_or_read_only_output_takes_the_checking_path(rng):
+    """The fast path refuses nothing itself: an output overlapping an input, or a read-only one,
+    goes through the checks of a first call, which refuse it."""
+    k = tilegrad.compile("activation_backward", "cpu")
+    shape = (2, 3, 4, 4)
+    memory = rng.standard_normal(2 * 3 * 4 * 4 + 1).astype(np.float32)
+    x, shifted = memory[:-1].reshape(shape), memory[1:].reshape(shape)
+    dy = rng.standard_normal(shape).astype(np.float32)
+    relu_backward(k, dy, x, dx=np.empty_like(x))  # the signature is now bound
+    with pytest.raises(tilegrad.ShapeError, match="overlaps input"):
+        relu_backward(k, dy, x, dx=shifted)  # same shape, strides and dtype as the bound call
+    read_only = np.empty_like(x)
+    read_only.flags.writeable = False
+    with pytest.raises(tilegrad.ArgumentError, match="read-only"):
+        relu_backward(k, dy, x, dx=read_only)
+
+
+def test_a_range_error_is_reported_on_the_fast_path(rng):
+    k = tilegrad.compile("nll_loss_backward", "cpu")
+    x = rng.standard_normal((6, 5)).astype(np.float32)
+    target = np.arange(6, dtype=np.int64) % 5
+    args = dict(grad_output=np.ones(6, np.float32), self=x, weight=None, total_weight=np.ones(1, np.float32),
+                reduction="none")
+    k(target=target, **args)
+    bad = target.copy()
+    bad[3] = 5
+    with pytest.raises(tilegrad.IndexOutOfRangeError):
+        k(target=bad, **args)
+    k(target=target, **args)  # the status words start at zero again
+
+
+def test_byte_extent_spans_negative_strides():
+    a = np.zeros((4, 6), np.float32)[::-1, 1:5]
+    lo, hi = byte_extent(a.shape, a.strides, a.itemsize)
+    assert address(a) + lo == address(a[-1:, :1]) and address(a) + hi == address(a[:1, -1:]) + 4
+    assert byte_extent((0, 3), (12, 4), 4) is None
+
+
+def _batch_norm_call(rng, n=16, c=24, hw=24):
+    x = rng.standard_normal((n, c, hw, hw)).astype(np.float32)
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    params = [rng.uniform(0.5, 2, (1, c, 1, 1)).astype(np.float32),
+              x.mean((0, 2, 3), keepdims=True), 1 / np.sqrt(x.var((0, 2, 3), keepdims=True) + 1e-5)]
+    return dict(x=x, dy=dy, bn_scale=params[0], saved_mean=params[1].astype(np.float32),
+                saved_inv_variance=params[2].astype(np.float32))
+
+
+def test_pool_runs_every_stage_on_every_worker_in_order(rng, monkeypatch):
+    """A multi-stage kernel (cross-core partials, then the combine) large enough for the pool gives
+    the calling thread's result bitwise, call after call."""
+    args = _batch_norm_call(rng)
+    assert args["x"].size >= tilegrad.kernel.PARALLEL_MIN_ELEMENTS
+    k = tilegrad.compile("batch_norm_backward", "cpu")
+    parallel = [k(**args) for _ in range(10)]
+    monkeypatch.setattr(runtime, "_pool", runtime.Pool(1))  # every block on the calling thread
+    serial = k(**args)
+    for result in parallel:
+        for a, b in zip(result, serial):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_calls_from_many_threads_share_the_pool(rng):
+    """A call that finds the pool busy runs on its own thread; every result stays right."""
+    k = tilegrad.compile("batch_norm_backward", "cpu")
+    args = _batch_norm_call(rng)
+    want = k(**args)
+    wrong = []
+
+    def call_many():
+        for _ in range(10):
+            if not all(np.array_equal(a, b) for a, b in zip(k(**args), want)):
+                wrong.append(1)
+
+    threads = [threading.Thread(target=call_many) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not wrong
+
+
+def _child_runs_the_pool(queue):
+    rng = np.random.default_rng(1)
+    k = tilegrad.compile("batch_norm_backward", "cpu")
+    args = _batch_norm_call(rng)
+    queue.put([a.tobytes() for a in k(**args)])
+
+
+def test_a_forked_child_starts_its_own_pool(rng):
+    """After fork the child has none of the parent's workers: its first parallel call starts a pool."""
+    k = tilegrad.compile("batch_norm_backward", "cpu")
+    want = [a.tobytes() for a in k(**_batch_norm_call(np.random.default_rng(1)))]
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_child_runs_the_pool, args=(queue,))
+    child.start()
+    got = queue.get(timeout=120)
+    child.join(timeout=60)
+    assert child.exitcode == 0 and got == want
+
+
+def test_thread_count_is_capped_by_the_environment(monkeypatch):
+    monkeypatch.setenv("TILEGRAD_NUM_THREADS", "1")
+    assert runtime.thread_count() == 1
+    monkeypatch.setenv("TILEGRAD_NUM_THREADS", "zero")
+    with pytest.raises(ValueError, match="TILEGRAD_NUM_THREADS"):
+        runtime.thread_count()
