@@ -167,3 +167,14 @@ def test_processes_share_one_cache_directory(fresh_cache):
     assert len(sums) == 1
     want = bce().astype(np.float64).sum()
     assert all(float(v) == pytest.approx(want) for v in sums.pop().split())
+
+
+def test_every_ops_key_is_the_same_in_every_process():
+    """An op's cache key does not depend on the process: not on hash randomization (the order a
+    set of names is walked in) nor on where a function object lives (a view function's repr)."""
+    script = ("import hashlib, tilegrad, tilegrad.kernel as k; "
+              "print({n: hashlib.sha256(k._op_source(tilegrad.get_op(n)).encode()).hexdigest() "
+              "for n in tilegrad.list_ops()})")
+    keys = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")]
+    assert keys[0] == keys[1] and "softmax_backward" in keys[0]

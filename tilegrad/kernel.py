@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -166,8 +166,11 @@ def _op_source(op: OpDef) -> str:
     """What the cache keys an op by: its declaration, and the code of its body, schedule, rules and
     output-shape functions and of every user function they call (codegen/cache.code_fingerprint)."""
     functions = [op.fn, op.schedule, *(r.check for r in op.rules),
-                 *(o.shape for o in op.outputs.values() if callable(o.shape))]
-    declared = (sorted(op.tensors.items()), sorted((n, repr(a)) for n, a in op.attrs.items()),
+                 *(o.shape for o in op.outputs.values() if callable(o.shape)),
+                 *(t.view for t in op.tensors.values() if t.view is not None)]
+    # a view function's repr holds its address, which differs from process to process
+    tensors = sorted((n, replace(t, view=None), t.view is not None) for n, t in op.tensors.items())
+    declared = (tensors, sorted((n, repr(a)) for n, a in op.attrs.items()),
                 [(n, o.shape if not callable(o.shape) else "fn", o.dtype) for n, o in op.outputs.items()],
                 op.dtypes, op.targets, [r.message for r in op.rules])
     return f"{declared!r}{cache.code_fingerprint(*[f for f in functions if f is not None])}"

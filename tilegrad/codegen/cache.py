@@ -111,7 +111,7 @@ def code_fingerprint(*functions) -> str:
         _hash_code(fn.__code__, digest)
         pending += [d for d in (fn.__defaults__ or ()) + tuple((fn.__kwdefaults__ or {}).values()) if callable(d)]
         pending += [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
-        names = _names(fn.__code__)
+        names = sorted(_names(fn.__code__))  # a set's order changes with each process's hash seed
         for name in names:
             value = fn.__globals__.get(name)
             if isinstance(value, types.ModuleType):
