@@ -19,6 +19,9 @@ def _initialize() -> None:
     # GVN's load PRE across loop iterations turns a value the next iteration loads again (a
     # window's neighbour) into a loop-carried phi, which the loop vectorizer then refuses
     llb.set_option("", "-enable-load-in-loop-pre=false")
+    # loop strength reduction took 70% of code generation on large kernels (the sampler: 1.3 of
+    # 1.8 s) and the benchmark table runs as fast without it (benchmarks/README.md)
+    llb.set_option("", "-disable-lsr")
 
 
 @cache
