@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -86,7 +87,7 @@ class NewArray:
     """The output's name, None for workspace."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BoundCall:
     """One checked call signature, ready to run with new arrays of the same shapes and strides."""
 
@@ -117,14 +118,19 @@ class BoundCall:
         arrays = [kwargs[name] for name in self.names]
         pointers = [address(a) for a in arrays] if _DATA_OFFSET is None else \
             [_read_pointer(id(a) + _DATA_OFFSET).value or 0 for a in arrays]
-        for index in self.written:
-            if not arrays[index].flags.writeable or self._overlaps(index, pointers):
+        for index, lo, hi, others in self.overlap_checks:
+            if not arrays[index].flags.writeable:
                 return FALLBACK
+            start = pointers[index]
+            for other, other_lo, other_hi in others:
+                other_start = pointers[other]
+                if start + lo < other_start + other_hi and other_start + other_lo < start + hi:
+                    return FALLBACK
         argv = self.template.copy()
         for slot, pointer in zip(self.slots, pointers):
             argv[slot] = pointer
         made = {}
-        keep = []
+        keep = []  # workspace lives until the kernel returns
         for new in self.new:
             array = (np.zeros if new.zeroed else np.empty)(new.shape, new.dtype)
             argv[new.slot] = address(array)
@@ -132,16 +138,18 @@ class BoundCall:
                 made[new.output] = array
             keep.append(array)
         argv_address = address(argv)
-        status = len(self.template) - STATUS_SLOTS  # the status words follow the arguments
+        status = self.status_words
         argv[self.status_slot] = argv_address + 8 * status
-        if self.ub_bytes is None:
-            run_driver(*self.driver, argv_address, self.num_blocks, None, self.parallel)
-        else:
+        if self.ub_bytes is not None:
             ub = acquire_ub(self.num_blocks, self.ub_bytes)
             try:
                 run_driver(*self.driver, argv_address, self.num_blocks, ub, self.parallel)
             finally:
                 release_ub(ub)
+        elif self.parallel:
+            run_driver(*self.driver, argv_address, self.num_blocks, None, True)
+        else:  # the common small call, without run_driver's questions
+            self.driver[0](argv_address, 0, 0, self.num_blocks, 0, 1, None, None)
         if argv[status]:
             raise self.status_error(argv[status:])
         if len(self.outputs) == 1:
@@ -149,13 +157,18 @@ class BoundCall:
             return None if name is None else made[name] if name in made else kwargs[name]
         return tuple(None if n is None else made[n] if n in made else kwargs[n] for n in self.outputs)
 
-    def _overlaps(self, index: int, pointers: list[int]) -> bool:
-        extent = self.extents[index]
-        if extent is None:
-            return False
-        lo, hi = pointers[index] + extent[0], pointers[index] + extent[1]
-        for other, other_extent in enumerate(self.extents):
-            if other != index and other_extent is not None and \
-                    lo < pointers[other] + other_extent[1] and pointers[other] + other_extent[0] < hi:
-                return True
-        return False
+    @property
+    def status_words(self) -> int:
+        """Where the status words start in the argument array."""
+        return len(self.template) - STATUS_SLOTS
+
+    @cached_property
+    def overlap_checks(self) -> tuple:
+        """Per written array: its index, byte extent and the (index, extent) of every other
+        non-empty passed array, flattened once so a call compares plain integers."""
+        checks = []
+        for index in self.written:
+            extent = self.extents[index]
+            others = tuple((j, *e) for j, e in enumerate(self.extents) if j != index and e is not None)
+            checks.append((index, *(extent or (0, 0)), others if extent is not None else ()))
+        return tuple(checks)
