@@ -3,4 +3,4 @@
 from tilegrad.bench import run_benchmarks
 
 if __name__ == "__main__":
-    run_benchmarks(["binary_cross_entropy_grad", "softmax_backward", "batch_norm_backward"], quick=True)
+    run_benchmarks(["binary_cross_entropy_grad", "softmax_backward", "batch_norm_backward"], size="quick")

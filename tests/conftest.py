@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 os.environ.setdefault("TILEGRAD_CACHE_DIR", tempfile.mkdtemp(prefix="tilegrad-test-cache-"))
+os.environ.setdefault("TILEGRAD_VERIFY_EACH_PASS", "1")  # a pass that breaks the IR is named by its test
 
 torch = pytest.importorskip("torch")
 

@@ -7,11 +7,13 @@
 from __future__ import annotations
 
 import json
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects.builtin import ModuleOp, f64
+from xdsl.passes import ModulePass
 
 from tilegrad.call_path import unit_inner_stride
 from tilegrad.dialect import make_context
@@ -58,6 +60,11 @@ class Lowered:
     """Each output's shape as size forms (dsl/bounds): the arrays passed must have it."""
 
 
+VERIFY_EACH_PASS = os.environ.get("TILEGRAD_VERIFY_EACH_PASS", "0") not in ("", "0")
+"""Verify the module after every pass (to find the pass that broke it), not only at the end of each
+printed stage: a debugging switch, it costs a third of a large op's compile."""
+
+
 def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint: ScheduleHint,
           untiled: bool = False) -> Lowered:
     trace = opdef.trace(binding)
@@ -72,10 +79,17 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
     with compiler_step(opdef.name, "verify (op stage)"):
         module.verify()
     ir = {"op": str(module)}
-    for step in (FuseElementwise(), LowerTgToLoops(), FuseSiblingLoops()):
-        with compiler_step(opdef.name, step.name):
-            step.apply(ctx, module)
-            module.verify()
+
+    def run(*steps: ModulePass, name: str | None = None) -> None:
+        for step in steps:
+            with compiler_step(opdef.name, name or step.name):
+                step.apply(ctx, module)
+                if VERIFY_EACH_PASS:
+                    module.verify()
+
+    run(FuseElementwise(), LowerTgToLoops(), FuseSiblingLoops())
+    with compiler_step(opdef.name, "verify (loops stage)"):
+        module.verify()
     ir["loops"] = str(module)
     plan = None
     if untiled:
@@ -83,32 +97,16 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
         ir["tiled"] = ir["loops"]
     else:
         if not target.staged:
-            for step in (SplitColumnReductions(num_blocks or target.cores), FuseSiblingLoops()):
-                with compiler_step(opdef.name, step.name):
-                    step.apply(ctx, module)
-                    module.verify()
+            run(SplitColumnReductions(num_blocks or target.cores), FuseSiblingLoops())
         tiler = TileForTarget.of(target, num_blocks, hint)
-        with compiler_step(opdef.name, f"{tiler.name} for {target.name}"):
-            tiler.apply(ctx, module)
-            module.verify()
+        run(tiler, name=f"{tiler.name} for {target.name}")
         if not target.staged:
-            with compiler_step(opdef.name, "interchange-column-reductions"):
-                InterchangeColumnReductions().apply(ctx, module)
-                module.verify()
-            with compiler_step(opdef.name, "reorder-for-reuse"):
-                ReorderForReuse(target.ub_bytes // 2).apply(ctx, module)
-                module.verify()
-            with compiler_step(opdef.name, "unroll-reuse-loops"):
-                UnrollReuseLoops().apply(ctx, module)
-                module.verify()
-        with compiler_step(opdef.name, "fuse-sibling-reductions"):
-            FuseSiblingReductions().apply(ctx, module)
-            module.verify()
+            run(InterchangeColumnReductions(), ReorderForReuse(target.ub_bytes // 2), UnrollReuseLoops())
+        run(FuseSiblingReductions())
         if not target.staged:  # windows become straight-line code LLVM can vectorize
-            for step in (UnrollShortReductions(), SplitStridePhases(), PartitionClampedLoops()):
-                with compiler_step(opdef.name, step.name):
-                    step.apply(ctx, module)
-                    module.verify()
+            run(UnrollShortReductions(), SplitStridePhases(), PartitionClampedLoops())
+        with compiler_step(opdef.name, "verify (tiled stage)"):
+            module.verify()
         plan = tiling_plan(module, keep=False)
         ir["tiled"] = str(module)
     functions = [f.sym_name.data for f in module.ops]
