@@ -330,18 +330,6 @@ class OpDef:
         return Binding(tensors, dtypes, patterns, attrs, symbols, output_shapes, output_dtypes, runtime,
                        kernel_shapes)
 
-    def rebind(self, binding: Binding, values: dict) -> Binding:
-        """`binding` with new arrays of the same shapes, strides and dtypes (already checked)."""
-        tensors = {}
-        for name in self.tensors:
-            tensors[name] = self._seen(name, values.get(name), binding.patterns.get(name), binding.attrs)
-        attrs = dict(binding.attrs)
-        for name in binding.runtime_attrs:
-            if name in values:
-                attrs[name] = self.attrs[name].normalize(name, values[name])
-        return Binding(tensors, binding.dtypes, binding.patterns, attrs, binding.symbols,
-                       binding.output_shapes, binding.output_dtypes, binding.runtime_attrs, binding.kernel_shapes)
-
     def _check_dtypes(self, target: Target, tensors: dict) -> dict[str, DType]:
         dtypes: dict[str, DType] = {}
         allowed_data = self.dtypes_on(target)
