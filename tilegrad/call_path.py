@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
-from tilegrad.codegen.launcher import STATUS_SLOTS, acquire_ub, release_ub, run_driver
+from tilegrad.codegen.launcher import STATUS_SLOTS, run_driver
 
 FALLBACK = object()
 """What BoundCall.run returns when the call needs the checking path."""
@@ -75,6 +74,14 @@ def call_key(kwargs: dict) -> tuple:
     return tuple(key)
 
 
+def overlap_checks(written: list[int], extents: list[tuple[int, int] | None]) -> tuple:
+    """Per written array (an index into the passed arrays): its index and byte extent and the
+    (index, extent) of every other non-empty passed array, flat, so a call compares plain integers.
+    An empty written array overlaps nothing."""
+    return tuple((index, *extents[index], tuple((j, *e) for j, e in enumerate(extents) if j != index and e is not None))
+                 if extents[index] is not None else (index, 0, 0, ()) for index in written)
+
+
 @dataclass(frozen=True)
 class NewArray:
     """An array the call allocates: an output the caller did not give, or workspace."""
@@ -87,7 +94,7 @@ class NewArray:
     """The output's name, None for workspace."""
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class BoundCall:
     """One checked call signature, ready to run with new arrays of the same shapes and strides."""
 
@@ -97,10 +104,8 @@ class BoundCall:
     """The arrays the caller passes,"""
     slots: tuple[int, ...]
     """and where each one's pointer goes."""
-    written: tuple[int, ...]
-    """Which of `names` the kernel writes (outputs, updated tensors): each is checked for overlap."""
-    extents: tuple[tuple[int, int] | None, ...]
-    """Each passed array's byte_extent."""
+    overlap_checks: tuple
+    """See overlap_checks(): what a call compares to refuse overlapping written arrays."""
     new: tuple[NewArray, ...]
     status_slot: int
     """The status pointer's slot; the status words themselves are the template's last STATUS_SLOTS
@@ -140,16 +145,7 @@ class BoundCall:
         argv_address = address(argv)
         status = self.status_words
         argv[self.status_slot] = argv_address + 8 * status
-        if self.ub_bytes is not None:
-            ub = acquire_ub(self.num_blocks, self.ub_bytes)
-            try:
-                run_driver(*self.driver, argv_address, self.num_blocks, ub, self.parallel)
-            finally:
-                release_ub(ub)
-        elif self.parallel:
-            run_driver(*self.driver, argv_address, self.num_blocks, None, True)
-        else:  # the common small call, without run_driver's questions
-            self.driver[0](argv_address, 0, 0, self.num_blocks, 0, 1, None, None)
+        run_driver(*self.driver, argv_address, self.num_blocks, self.ub_bytes, self.parallel)
         if argv[status]:
             raise self.status_error(argv[status:])
         if len(self.outputs) == 1:
@@ -161,14 +157,3 @@ class BoundCall:
     def status_words(self) -> int:
         """Where the status words start in the argument array."""
         return len(self.template) - STATUS_SLOTS
-
-    @cached_property
-    def overlap_checks(self) -> tuple:
-        """Per written array: its index, byte extent and the (index, extent) of every other
-        non-empty passed array, flattened once so a call compares plain integers."""
-        checks = []
-        for index in self.written:
-            extent = self.extents[index]
-            others = tuple((j, *e) for j, e in enumerate(self.extents) if j != index and e is not None)
-            checks.append((index, *(extent or (0, 0)), others if extent is not None else ()))
-        return tuple(checks)

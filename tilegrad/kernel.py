@@ -10,16 +10,23 @@ from functools import cached_property
 
 import numpy as np
 
-from tilegrad.call_path import FALLBACK, BoundCall, NewArray, address, byte_extent, call_key, unit_inner_stride
+from tilegrad.call_path import (
+    FALLBACK,
+    BoundCall,
+    NewArray,
+    address,
+    byte_extent,
+    call_key,
+    overlap_checks,
+    unit_inner_stride,
+)
 from tilegrad.codegen import cache
 from tilegrad.codegen.launcher import (
     DRIVER,
     GUARD_CODE_BASE,
     STATUS_SLOTS,
-    acquire_ub,
     fill_arguments,
     pointer_slots,
-    release_ub,
     run_driver,
 )
 from tilegrad.dsl.bounds import Requirement, check_requirements, evaluate, size_form, uses_params
@@ -349,25 +356,20 @@ class Kernel:
         status = np.zeros(STATUS_SLOTS, np.int64)
         arrays["status"] = status
         argv = fill_arguments(spec.layout, arrays, _runtime_params(self.op, binding))
-        staged = spec.plan is not None and self.target.staged
-        ub = acquire_ub(spec.num_blocks, self.target.ub_bytes) if staged else None
+        ub_bytes = self.target.ub_bytes if spec.plan is not None and self.target.staged else None
         parallel = max((a.size for a in arrays.values()), default=0) >= PARALLEL_MIN_ELEMENTS
-        try:
-            run_driver(*spec.driver(), argv.ctypes.data, spec.num_blocks, ub, parallel)
-        finally:
-            if ub is not None:
-                release_ub(ub)
+        run_driver(*spec.driver(), argv.ctypes.data, spec.num_blocks, ub_bytes, parallel)
         if status[0]:
             raise spec.status_error(self.op.name, status)
         for name in copy_back:
             np.copyto(results[name], arrays[name].reshape(results[name].shape))
         if key is not None and not copy_back:
-            self._remember(key, given, spec, arrays, results, argv, staged, parallel)
+            self._remember(key, given, spec, arrays, results, argv, ub_bytes, parallel)
         values = tuple(results[n] for n in self.op.outputs)
         return values[0] if len(values) == 1 else values
 
     def _remember(self, key: tuple, given: dict, spec: Specialization, arrays: dict, results: dict,
-                  argv: np.ndarray, staged: bool, parallel: bool) -> None:
+                  argv: np.ndarray, ub_bytes: int | None, parallel: bool) -> None:
         """Keep this call's signature as a BoundCall if every pointer the kernel got is a given
         array's own, a fresh output, workspace or the status words (no copy was needed)."""
         slots = pointer_slots(spec.layout)
@@ -387,17 +389,16 @@ class Kernel:
                 new.append(NewArray(slot, array.shape, array.dtype, False, None))
             else:
                 return
-        written = tuple(i for i, (n, _) in enumerate(passed) if n in self.op.outputs or self.op.tensors[n].updated)
-        extents = tuple(byte_extent(given[n].shape, given[n].strides, given[n].itemsize) for n, _ in passed)
+        written = [i for i, (n, _) in enumerate(passed) if n in self.op.outputs or self.op.tensors[n].updated]
+        extents = [byte_extent(given[n].shape, given[n].strides, given[n].itemsize) for n, _ in passed]
         op = self.op.name
         if len(self._bound) >= 256:
             self._bound.clear()
         template = np.concatenate([argv, np.zeros(STATUS_SLOTS, np.int64)])
         self._bound[key] = BoundCall(
-            op, template, tuple(n for n, _ in passed), tuple(s for _, s in passed), written, extents, tuple(new),
-            slots["status"],
-            tuple(n if results.get(n) is not None else None for n in self.op.outputs),
-            spec.driver(), spec.num_blocks, self.target.ub_bytes if staged else None, parallel,
+            op, template, tuple(n for n, _ in passed), tuple(s for _, s in passed), overlap_checks(written, extents),
+            tuple(new), slots["status"], tuple(n if results.get(n) is not None else None for n in self.op.outputs),
+            spec.driver(), spec.num_blocks, ub_bytes, parallel,
             lambda status: spec.status_error(op, status))
 
     # ---- inspecting ---------------------------------------------------------------------------

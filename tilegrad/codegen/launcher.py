@@ -13,7 +13,7 @@ import threading
 
 import numpy as np
 
-_pool_lock = threading.Lock()
+_scratch_lock = threading.Lock()
 DRIVER = "tilegrad_run"
 """The driver's name in every kernel module (each module has its own JIT engine)."""
 
@@ -33,7 +33,7 @@ CANARY = 0xA5
 def acquire_ub(blocks: int, ub_bytes: int) -> np.ndarray:
     """Per-block scratch UB of exactly `ub_bytes`, each followed by a canary that a tiling bug
     writing past the UB would overwrite. Reused across calls (fresh pages fault on every call)."""
-    with _pool_lock:
+    with _scratch_lock:
         free = _scratch.get((blocks, ub_bytes + CANARY_BYTES))
         if free:
             return free.pop()
@@ -49,7 +49,7 @@ def release_ub(ub: np.ndarray) -> None:
         block = int(np.nonzero((canary != CANARY).any(axis=1))[0][0])
         raise RuntimeError(f"tiling bug: block {block} wrote past the end of its "
                            f"{ub.shape[1] - CANARY_BYTES}-byte UB")
-    with _pool_lock:
+    with _scratch_lock:
         _scratch.setdefault(ub.shape, []).append(ub)
 
 
@@ -85,17 +85,26 @@ def pointer_slots(layout: list[tuple[str, str, int]]) -> dict[str, int]:
     return slots
 
 
-def run_driver(driver, address: int, argv_address: int, num_blocks: int, ub: np.ndarray | None,
-               parallel: bool = True) -> None:
+def run_driver(driver, address: int, argv_address: int, num_blocks: int, ub_bytes: int | None,
+               parallel: bool) -> None:
     """Run a kernel's driver (`driver` its ctypes callable, `address` its code) on the argument
-    array at `argv_address`, over all blocks: on the pool's workers if `parallel` and there is more
-    than one block, else on this thread."""
-    ub_base = ub.ctypes.data if ub is not None else 0
-    ub_stride = ub.shape[1] if ub is not None else 0
-    if parallel and num_blocks > 1:
-        from tilegrad.codegen.runtime import pool
+    array at `argv_address`, over all blocks, each with a UB of `ub_bytes` on a scratchpad target
+    (None: no UB): on the pool's workers if `parallel` and there is more than one block, else on
+    this thread."""
+    if ub_bytes is None and not parallel:  # the common small call: straight to the driver
+        driver(argv_address, 0, 0, num_blocks, 0, 1, None, None)
+        return
+    ub = acquire_ub(num_blocks, ub_bytes) if ub_bytes is not None else None
+    try:
+        ub_base = ub.ctypes.data if ub is not None else 0
+        ub_stride = ub.shape[1] if ub is not None else 0
+        if parallel and num_blocks > 1:
+            from tilegrad.codegen.runtime import pool
 
-        workers = pool()
-        if workers.workers > 1 and workers.launch(address, argv_address, ub_base, ub_stride, num_blocks):
-            return
-    driver(argv_address, ub_base, ub_stride, num_blocks, 0, 1, None, None)
+            workers = pool()
+            if workers.workers > 1 and workers.launch(address, argv_address, ub_base, ub_stride, num_blocks):
+                return
+        driver(argv_address, ub_base, ub_stride, num_blocks, 0, 1, None, None)
+    finally:
+        if ub is not None:
+            release_ub(ub)
