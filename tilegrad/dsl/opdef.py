@@ -621,6 +621,12 @@ def _describe(pattern, symbols: dict) -> str:
 
 
 _REGISTRY: dict[str, OpDef] = {}
+_REGISTER_HOOKS: list[Callable[[OpDef], None]] = []
+
+
+def on_register(hook: Callable[[OpDef], None]) -> None:
+    """Call `hook(opdef)` for every op registered from now on (tilegrad.torch makes it a torch op)."""
+    _REGISTER_HOOKS.append(hook)
 
 
 def op(
@@ -650,6 +656,8 @@ def op(
                       tuple(targets) if targets is not None else None, tuple(rules),
                       schedule, inspect.getdoc(fn) or "", dict(in_place or {}))
         _REGISTRY[op_name] = opdef
+        for hook in _REGISTER_HOOKS:
+            hook(opdef)
         return opdef
 
     return register

@@ -1,0 +1,324 @@
+"""tilegrad ops as PyTorch custom ops (SPEC section 8); torch is an optional extra.
+
+    import torch, tilegrad.torch      # registers every op of tilegrad.list_ops()
+    dx = torch.ops.tilegrad.binary_cross_entropy_grad(input_x=x, input_y=y, dloss=g)
+    torch.ops.tilegrad.binary_cross_entropy_grad(input_x=x, input_y=y, dloss=g, dx=buf)   # out=
+
+Each op is defined twice in the `tilegrad` namespace: the functional overload returns new tensors,
+the `.out` overload takes every output by keyword, writes it in place and returns it (torch picks
+the overload from the keywords given). Arguments are keyword-only, with SPEC's names. CPU tensors
+go to the kernel without a copy (numpy views of their memory, any strides tilegrad accepts);
+outputs are numpy arrays the kernel wrote, seen as tensors without a copy. `target=` picks the
+target whose tiled kernel runs (default "cpu"); an op with an argument named `target`
+(nll_loss_backward) takes it as `kernel_target=`. An output a call does not produce (`dz` without
+bn_add_activation) is an empty tensor, since torch's schemas have no optional results.
+
+`tilegrad.torch.function(forward, backward, args=..., grads=...)` pairs a forward with a tilegrad
+backward as an autograd.Function.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from tilegrad.dsl import opdef as opdefs
+from tilegrad.dsl.opdef import AttrSpec, OpDef, get_op, list_ops
+from tilegrad.dtypes import dtype_of
+from tilegrad.errors import ArgumentError, DefinitionError, DTypeError, UnsupportedError
+from tilegrad.kernel import Kernel, Spec
+from tilegrad.targets import get_target
+
+NAMESPACE = "tilegrad"
+_LIBRARY = torch.library.Library(NAMESPACE, "DEF")
+_LOCK = threading.RLock()
+
+_TORCH_DTYPES = {
+    "float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+    "int64": torch.int64, "int32": torch.int32, "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8,
+    "bool": torch.bool,
+}
+_DTYPE_NAMES = {v: k for k, v in _TORCH_DTYPES.items()}
+
+
+@dataclass
+class Registered:
+    """An op as torch sees it: its opdef, the schema torch keeps, the default target."""
+
+    opdef: OpDef
+    schema: str
+    target: str
+    target_keyword: str
+    stale: bool = False
+    """The op was redefined with another signature after torch took its schema."""
+
+
+_REGISTERED: dict[str, Registered] = {}
+_KERNELS: dict[tuple[int, str], Kernel] = {}
+
+
+# ---- schemas -----------------------------------------------------------------------------------
+def _default(value) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, tuple):
+        return "[" + ",".join(str(int(v)) for v in value) + "]"
+    return repr(value)
+
+
+def _attr_type(name: str, spec: AttrSpec, op: str) -> str:
+    if spec.choices:
+        kinds = {type(c) for c in spec.choices}
+        if kinds == {str}:
+            return "str"
+        if kinds <= {int}:
+            return "int"
+        raise DefinitionError(f"{op}: attribute {name!r} mixes choice types {kinds}; torch needs one type")
+    kind = spec.default if spec.required else type(spec.default)
+    types = {bool: "bool", int: "int", float: "float", tuple: "int[]", str: "str"}
+    if kind not in types:
+        raise DefinitionError(f"{op}: attribute {name!r} of type {kind.__name__} has no torch schema type")
+    return types[kind]
+
+
+def schemas(op: OpDef) -> tuple[str, str, str]:
+    """(functional arguments and results, .out arguments and results, the target's keyword)."""
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    arguments = []
+    for name, spec in op.tensors.items():
+        alias = f"({next(letters)}!)" if spec.updated else ""
+        arguments.append(f"Tensor{alias}? {name}=None" if spec.optional else f"Tensor{alias} {name}")
+    for name, spec in op.attrs.items():
+        kind = _attr_type(name, spec, op.name)
+        arguments.append(f"{kind} {name}" if spec.required else f"{kind} {name}={_default(spec.default)}")
+    target_keyword = "kernel_target" if "target" in op.tensors or "target" in op.attrs else "target"
+    arguments.append(f"str? {target_keyword}=None")
+    outputs = list(op.outputs)
+    results = "Tensor" if len(outputs) == 1 else "(" + ", ".join("Tensor" for _ in outputs) + ")"
+    out_aliases = [next(letters) for _ in outputs]
+    out_arguments = arguments + [f"Tensor({a}!) {n}" for a, n in zip(out_aliases, outputs)]
+    out_results = [f"Tensor({a}!)" for a in out_aliases]
+    out_result = out_results[0] if len(outputs) == 1 else "(" + ", ".join(out_results) + ")"
+    return (f"(*, {', '.join(arguments)}) -> {results}", f"(*, {', '.join(out_arguments)}) -> {out_result}",
+            target_keyword)
+
+
+# ---- tensors <-> arrays --------------------------------------------------------------------------
+def as_numpy(op: str, name: str, value: torch.Tensor) -> np.ndarray:
+    """A CPU tensor's memory as an ndarray (no copy): bfloat16 through int16 and ml_dtypes."""
+    if value.device.type != "cpu":
+        raise UnsupportedError(f"{op}: tensor {name!r} is on device {value.device}; tilegrad kernels run on "
+                               f"the CPU (move it with .cpu())")
+    if value.dtype not in _DTYPE_NAMES:
+        raise DTypeError(f"{op}: tensor {name!r} has dtype {value.dtype}; tilegrad knows "
+                         f"{', '.join(_TORCH_DTYPES)}")
+    value = value.detach()
+    if value.is_conj() or value.is_neg():
+        value = value.resolve_conj().resolve_neg()
+    if value.dtype == torch.bfloat16:
+        return value.view(torch.int16).numpy().view(dtype_of("bfloat16").numpy)
+    return value.numpy()
+
+
+def as_tensor(array: np.ndarray) -> torch.Tensor:
+    """An ndarray the kernel made, as a tensor over the same memory."""
+    if array.dtype == dtype_of("bfloat16").numpy:
+        return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(array)
+
+
+def _kernel(op: OpDef, target: str) -> Kernel:
+    key = (id(op), target)
+    kernel = _KERNELS.get(key)
+    if kernel is None:
+        kernel = _KERNELS[key] = Kernel(op, target)
+    return kernel
+
+
+# ---- the implementations torch calls -------------------------------------------------------------
+def _split(entry: Registered, kwargs: dict) -> tuple[str, dict]:
+    if entry.stale:
+        raise DefinitionError(f"op {entry.opdef.name} was redefined with another signature after tilegrad.torch "
+                              f"gave torch its schema; torch keeps the first one, so restart or use a new name")
+    target = kwargs.pop(entry.target_keyword, None) or entry.target
+    return target, kwargs
+
+
+def _arguments(op: OpDef, kwargs: dict) -> dict:
+    return {n: as_numpy(op.name, n, v) if isinstance(v, torch.Tensor) else v for n, v in kwargs.items()}
+
+
+def _functional(name: str) -> Callable:
+    def run(**kwargs):
+        entry = _REGISTERED[name]
+        target, kwargs = _split(entry, kwargs)
+        result = _kernel(entry.opdef, target)(**_arguments(entry.opdef, kwargs))
+        results = result if isinstance(result, tuple) else (result,)
+        tensors = tuple(as_tensor(r) if r is not None else torch.empty(0, dtype=_output_dtype(entry, kwargs, n))
+                        for n, r in zip(entry.opdef.outputs, results))
+        return tensors if len(tensors) > 1 else tensors[0]
+
+    return run
+
+
+def _out(name: str) -> Callable:
+    def run(**kwargs):
+        entry = _REGISTERED[name]
+        target, kwargs = _split(entry, kwargs)
+        given = tuple(kwargs[n] for n in entry.opdef.outputs)
+        _kernel(entry.opdef, target)(**_arguments(entry.opdef, kwargs))
+        return given if len(given) > 1 else given[0]
+
+    return run
+
+
+def _output_dtype(entry: Registered, kwargs: dict, output: str) -> torch.dtype:
+    leader = kwargs.get(entry.opdef.outputs[output].dtype)
+    return leader.dtype if isinstance(leader, torch.Tensor) else torch.float32
+
+
+def _shapes_only(op: OpDef, kwargs: dict) -> dict:
+    """The call with every tensor replaced by a tilegrad.Spec-like array: shapes and dtypes, no data."""
+    arrays = {}
+    for name, value in kwargs.items():
+        if isinstance(value, torch.Tensor):
+            if value.dtype not in _DTYPE_NAMES:
+                raise DTypeError(f"{op.name}: tensor {name!r} has dtype {value.dtype}")
+            value = Spec(tuple(int(d) for d in value.shape), _DTYPE_NAMES[value.dtype]).array()
+        arrays[name] = value
+    return arrays
+
+
+def _fake(name: str) -> Callable:
+    """The meta implementation: the binding's checks and output shapes, no kernel (torch.compile)."""
+
+    def run(**kwargs):
+        entry = _REGISTERED[name]
+        target, kwargs = _split(entry, kwargs)
+        op = entry.opdef
+        outputs = {n: kwargs.pop(n) for n in list(kwargs) if n in op.outputs and n not in op.tensors}
+        binding = op.bind(get_target(target), (), _shapes_only(op, kwargs))
+        if outputs:
+            given = tuple(outputs[n] for n in op.outputs)
+            return given if len(given) > 1 else given[0]
+        like = next(v for v in kwargs.values() if isinstance(v, torch.Tensor))
+        tensors = tuple(like.new_empty(binding.output_shapes[n], dtype=_TORCH_DTYPES[binding.output_dtypes[n].name])
+                        if n in binding.output_shapes else like.new_empty(0, dtype=_output_dtype(entry, kwargs, n))
+                        for n in op.outputs)
+        return tensors if len(tensors) > 1 else tensors[0]
+
+    return run
+
+
+# ---- registering ---------------------------------------------------------------------------------
+def register(op: str | OpDef, target: str = "cpu") -> Callable:
+    """Make `op` (a name or a user opdef) `torch.ops.tilegrad.<name>`, running on `target` unless a
+    call passes `target=`. Returns the op's overload packet. Importing tilegrad.torch registers
+    every op already defined, and ops defined later with @tg.op register themselves."""
+    opdef = op if isinstance(op, OpDef) else get_op(op)
+    get_target(target)  # an unknown target is refused here, not at the first call
+    functional, out, target_keyword = schemas(opdef)
+    schema = f"{functional} / {out}"
+    with _LOCK:
+        entry = _REGISTERED.get(opdef.name)
+        if entry is not None:
+            if entry.schema != schema:
+                entry.stale = True
+                raise DefinitionError(f"op {opdef.name} is already a torch op with the schema {entry.schema}; "
+                                      f"torch cannot change it in this process (restart, or use another name)")
+            entry.opdef, entry.target, entry.stale = opdef, get_target(target).name, False
+            return getattr(torch.ops.tilegrad, opdef.name)
+        _LIBRARY.define(f"{opdef.name}{functional}")
+        _LIBRARY.define(f"{opdef.name}.out{out}")
+        _REGISTERED[opdef.name] = Registered(opdef, schema, get_target(target).name, target_keyword)
+        _LIBRARY.impl(opdef.name, _functional(opdef.name), "CompositeExplicitAutograd")
+        _LIBRARY.impl(f"{opdef.name}.out", _out(opdef.name), "CompositeExplicitAutograd")
+        for overload in (opdef.name, f"{opdef.name}.out"):
+            torch.library.register_fake(f"{NAMESPACE}::{overload}", _fake(opdef.name), lib=_LIBRARY)
+    return getattr(torch.ops.tilegrad, opdef.name)
+
+
+def _on_new_op(opdef: OpDef) -> None:
+    try:
+        register(opdef)
+    except DefinitionError:
+        pass  # marked stale: a call through torch says why
+
+
+for _name in list_ops():
+    register(_name)
+opdefs.on_register(_on_new_op)
+
+
+# ---- autograd ------------------------------------------------------------------------------------
+def function(forward: Callable | str | OpDef, backward: str | OpDef, *, args: Callable,
+             grads: str | Sequence[str | None], returns: int | None = None, target: str = "cpu") -> Callable:
+    """A callable whose gradient is a tilegrad backward op, as an autograd.Function.
+
+    forward: a torch function, or a tilegrad op (its positional inputs are the op's tensors in
+        order, keywords its attributes). The callable takes what forward takes.
+    args: (*inputs, *outputs, *grad_outputs, **keywords) -> the backward op's keyword arguments;
+        inputs and keywords are the forward's, outputs all of the forward's results.
+    grads: for each positional input, the backward output that is its gradient (or None); a
+        single name is the first input's.
+    returns: how many leading forward results the callable returns (the rest, e.g. saved
+        statistics, only feed the backward); default all.
+
+        relu = tilegrad.torch.function(torch.relu, "activation_backward",
+                                       args=lambda x, y, dy: dict(x=x, y=y, dy=dy, mode="relu"), grads="dx")
+    """
+    backward_def = backward if isinstance(backward, OpDef) else get_op(backward)
+    backward_op = register(backward_def, target)
+    backward_outputs = list(backward_def.outputs)
+    backward_target = {_REGISTERED[backward_def.name].target_keyword: target}
+    if isinstance(forward, (str, OpDef)):
+        forward_def = forward if isinstance(forward, OpDef) else get_op(forward)
+        forward_op = register(forward_def, target)
+        tensor_names = list(forward_def.tensors)
+
+        def run_forward(*inputs, **keywords):
+            return forward_op(**dict(zip(tensor_names, inputs)), **keywords, target=target)
+    else:
+        run_forward = forward
+    grads = (grads,) if isinstance(grads, str) else tuple(grads)
+    unknown = [g for g in grads if g is not None and g not in backward_outputs]
+    if unknown:
+        raise ArgumentError(f"grads names {unknown}, which the backward op does not produce; it produces "
+                            f"{', '.join(backward_outputs)}")
+
+    class Function(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, keywords, *inputs):
+            with torch.no_grad():
+                result = run_forward(*inputs, **keywords)
+            outputs = result if isinstance(result, tuple) else (result,)
+            saved = (*inputs, *outputs)
+            ctx.tensor_positions = [i for i, v in enumerate(saved) if isinstance(v, torch.Tensor)]
+            ctx.others = {i: v for i, v in enumerate(saved) if not isinstance(v, torch.Tensor)}
+            ctx.save_for_backward(*(saved[i] for i in ctx.tensor_positions))
+            ctx.keywords, ctx.count = keywords, len(saved)
+            shown = outputs if returns is None else outputs[:returns]
+            return shown if len(shown) > 1 else shown[0]
+
+        @staticmethod
+        def backward(ctx, *grad_outputs):
+            saved = [ctx.others.get(i) for i in range(ctx.count)]
+            for position, tensor in zip(ctx.tensor_positions, ctx.saved_tensors):
+                saved[position] = tensor
+            call = args(*saved, *grad_outputs, **ctx.keywords)
+            result = backward_op(**{**backward_target, **call})
+            results = dict(zip(backward_outputs, result if isinstance(result, tuple) else (result,)))
+            wanted = [results[g] if g is not None else None for g in grads]
+            inputs = len(ctx.needs_input_grad) - 1
+            return (None, *wanted, *([None] * (inputs - len(wanted))))
+
+    def call(*inputs, **keywords):
+        return Function.apply(keywords, *inputs)
+
+    call.__name__ = getattr(forward, "__name__", str(forward))
+    call.__doc__ = f"{call.__name__}, differentiated by tilegrad's {backward_def.name}"
+    return call
