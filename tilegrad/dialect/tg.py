@@ -126,7 +126,7 @@ class CheckOp(IRDLOperation):
 
 @irdl_op_definition
 class ReduceOp(IRDLOperation):
-    """`combine` ("sum" or "max") of what the body yields over [0, extent), starting from `init`."""
+    """`combine` ("sum", "max" or "min") of what the body yields over [0, extent), starting from `init`."""
 
     name = "tg.reduce"
     extent = operand_def(IndexType)
@@ -142,7 +142,7 @@ class ReduceOp(IRDLOperation):
                          properties={"combine": StringAttr(combine)})
 
     def verify_(self) -> None:
-        if self.combine.data not in ("sum", "max"):
+        if self.combine.data not in ("sum", "max", "min"):
             raise VerifyException(f"tg.reduce: unknown combine {self.combine.data!r}")
         _check_domain(self, [self.extent], self.body)
 

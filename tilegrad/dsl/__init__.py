@@ -8,15 +8,17 @@ from tilegrad.dsl.expr import (
     log,
     maximum,
     minimum,
-    power,
     reduce_max,
     reduce_max_over,
+    reduce_min,
+    reduce_min_over,
     reduce_sum,
     reduce_sum_over,
     sqrt,
     tanh,
     where,
 )
+from tilegrad.dsl.functions import erf, power, sigmoid, sign
 from tilegrad.dsl.opdef import (
     INDEX_DTYPES,
     ONE,
@@ -34,8 +36,8 @@ from tilegrad.dsl.opdef import (
 from tilegrad.dsl.trace import check, output, scatter_add, temp
 
 __all__ = [
-    "INDEX_DTYPES", "ONE", "abs_", "attr", "cast", "check", "exp", "floor", "get_op", "like", "list_ops",
-    "log", "maximum", "minimum", "op", "output", "params_dtype", "power", "reduce_max", "reduce_max_over", "reduce_sum",
-    "reduce_sum_over", "rule", "scatter_add",
-    "shaped", "shaped_by", "sqrt", "tanh", "temp", "tensor", "where",
+    "INDEX_DTYPES", "ONE", "abs_", "attr", "cast", "check", "erf", "exp", "floor", "get_op", "like", "list_ops",
+    "log", "maximum", "minimum", "op", "output", "params_dtype", "power", "reduce_max", "reduce_max_over",
+    "reduce_min", "reduce_min_over", "reduce_sum", "reduce_sum_over", "rule", "scatter_add",
+    "shaped", "shaped_by", "sigmoid", "sign", "sqrt", "tanh", "temp", "tensor", "where",
 ]

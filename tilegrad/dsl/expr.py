@@ -48,7 +48,18 @@ class Expr:
     def __and__(self, o): return self._bin("and", o)
     def __or__(self, o): return self._bin("or", o)
     def __neg__(self): return UnOp("neg", self, self.kind)
-    def __invert__(self): return UnOp("not", self, "b")
+    def __invert__(self): return UnOp("not", cast(self, "b"), "b")
+    def __abs__(self): return UnOp("abs", cast(self, "f"), "f") if self.kind != "i" else where(self < 0, -self, self)
+    def __pow__(self, o):
+        from tilegrad.dsl.functions import power
+
+        return power(self, o)
+
+    def __rpow__(self, o):
+        from tilegrad.dsl.functions import power
+
+        return power(as_expr(o, like=self), self)
+
     def __bool__(self):
         raise TypeError("a tilegrad expression has no truth value at trace time; use tg.where")
 
@@ -176,6 +187,7 @@ def as_expr(value, like: Expr | None = None) -> Expr:
 
 
 def cast(value, kind: str) -> Expr:
+    """value as kind "f" (the compute float), "i" (integer; floats truncate toward zero) or "b"."""
     e = as_expr(value)
     if e.kind == kind:
         return e
@@ -217,15 +229,23 @@ def _unary(op: str):
 
 
 exp, log, sqrt, abs_, tanh, floor = (_unary(n) for n in ("exp", "log", "sqrt", "abs", "tanh", "floor"))
+exp.__doc__ = "e ** x, elementwise (vectorized polynomial in float32, see passes/expand_math.py)."
+log.__doc__ = "The natural logarithm, elementwise (-inf at 0, NaN below)."
+sqrt.__doc__ = "The square root, elementwise (NaN below 0)."
+abs_.__doc__ = "|x| as a float, elementwise; Python's abs() does the same on any expression."
+tanh.__doc__ = "The hyperbolic tangent, elementwise."
+floor.__doc__ = "The largest integer not above x, as a float, elementwise."
 
 
 def maximum(a, b) -> Expr:
+    """The larger of a and b, elementwise with broadcasting (NaN if either is NaN, as torch)."""
     from tilegrad.dsl.tensor import broadcast_apply
 
     return broadcast_apply(lambda x, y: BinOp.make("max", *_pair(x, y)), a, b)
 
 
 def minimum(a, b) -> Expr:
+    """The smaller of a and b, elementwise with broadcasting (NaN if either is NaN, as torch)."""
     from tilegrad.dsl.tensor import broadcast_apply
 
     return broadcast_apply(lambda x, y: BinOp.make("min", *_pair(x, y)), a, b)
@@ -264,16 +284,24 @@ def _over(reduce, extents: tuple, body) -> Expr:
     return level(0, ())
 
 
-def power(base, exponent) -> Expr:
-    """base ** exponent for base > 0 (as exp(exponent * log(base)))."""
-    return exp(exponent * log(base))
-
-
 def reduce_max(extent, body) -> Expr:
     """max_{r in [0, extent)} body(r) (-inf, or the lowest index value, for an empty range)."""
     var = Var("r")
     value = as_expr(body(var))
     return Reduce("max", var, as_expr(extent), value, value.kind)
+
+
+def reduce_min(extent, body) -> Expr:
+    """min_{r in [0, extent)} body(r) (+inf, or the highest index value, for an empty range); a
+    NaN term makes the result NaN, as torch.amin."""
+    var = Var("r")
+    value = as_expr(body(var))
+    return Reduce("min", var, as_expr(extent), value, value.kind)
+
+
+def reduce_min_over(extents, body) -> Expr:
+    """The minimum over every point of a box (nested reductions), like reduce_sum_over."""
+    return _over(reduce_min, tuple(extents), body)
 
 
 def subexpressions(e: Expr):

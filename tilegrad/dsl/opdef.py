@@ -664,6 +664,7 @@ def op(
 
 
 def get_op(name: str) -> OpDef:
+    """The registered op of that name (library or user-defined), or UnsupportedError listing them."""
     _load_library()
     if name not in _REGISTRY:
         raise UnsupportedError(f"unknown op {name!r}; known ops: {', '.join(list_ops())}")
@@ -671,6 +672,7 @@ def get_op(name: str) -> OpDef:
 
 
 def list_ops() -> list[str]:
+    """Every registered op's name, sorted: the library's and the user's."""
     _load_library()
     return sorted(_REGISTRY)
 

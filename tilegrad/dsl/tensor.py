@@ -35,6 +35,26 @@ class _TensorOps:
     def __ge__(self, o): return self._apply(lambda a, b: a >= b, o)
     def __lt__(self, o): return self._apply(lambda a, b: a < b, o)
     def __le__(self, o): return self._apply(lambda a, b: a <= b, o)
+    def eq(self, o): return self._apply(lambda a, b: as_expr(a).eq(b), o)
+    def ne(self, o): return self._apply(lambda a, b: as_expr(a).ne(b), o)
+    def __and__(self, o): return self._apply(lambda a, b: as_expr(a) & b, o)
+    def __rand__(self, o): return self._apply(lambda a, b: as_expr(a) & b, o, swap=True)
+    def __or__(self, o): return self._apply(lambda a, b: as_expr(a) | b, o)
+    def __ror__(self, o): return self._apply(lambda a, b: as_expr(a) | b, o, swap=True)
+    def __invert__(self): return self._apply(lambda a: ~as_expr(a))
+    def __abs__(self): return self._apply(lambda a: abs(as_expr(a)))
+    def __mod__(self, o): return self._apply(lambda a, b: as_expr(a) % b, o)
+    def __floordiv__(self, o): return self._apply(lambda a, b: as_expr(a) // b, o)
+
+    def __pow__(self, o):
+        from tilegrad.dsl.functions import power
+
+        return power(self, o)
+
+    def __rpow__(self, o):
+        from tilegrad.dsl.functions import power
+
+        return power(o, self)
 
 
 @dataclass(eq=False)
@@ -51,6 +71,13 @@ class TensorExpr(_TensorOps):
 
     def at(self, index: Sequence[Expr]) -> Expr:
         return as_expr(self.fn(tuple(index)))
+
+    def __getitem__(self, index) -> Expr:
+        """One element, as for a tensor argument: `kept = target.ne(ignore); kept[n]`."""
+        index = index if isinstance(index, tuple) else (index,)
+        if len(index) != self.rank:
+            raise IndexError(f"a rank-{self.rank} expression indexed with {len(index)} indices")
+        return self.at(tuple(as_expr(i) for i in index))
 
 
 class _Indexable(_TensorOps):

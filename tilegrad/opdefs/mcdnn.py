@@ -311,11 +311,12 @@ def lrn_cross_channel_backward(
     scale.assign(lambda n, c, *p: lrn_k + lrn_alpha / lrn_n * around(c, -behind, lrn_n,
                                                                      lambda j: x[(n, j, *p)] * x[(n, j, *p)]))
     carried = tg.temp("carried", x.shape)
-    carried.assign(lambda n, c, *p: dy[(n, c, *p)] * x[(n, c, *p)] * tg.power(scale[(n, c, *p)], -lrn_beta - 1.0))
+    carried.assign(lambda n, c, *p: dy[(n, c, *p)] * x[(n, c, *p)]
+                   * tg.power(scale[(n, c, *p)], -lrn_beta - 1.0, positive_base=True))
 
     def result(n, c, *p):
         spread = around(c, -ahead, lrn_n, lambda j: carried[(n, j, *p)])
-        return (dy[(n, c, *p)] * tg.power(scale[(n, c, *p)], -lrn_beta)
+        return (dy[(n, c, *p)] * tg.power(scale[(n, c, *p)], -lrn_beta, positive_base=True)
                 - 2.0 * lrn_alpha * lrn_beta / lrn_n * x[(n, c, *p)] * spread)
 
     return blend("dx", result, alpha, beta)
@@ -361,11 +362,11 @@ def divisive_normalization_backward(
     scale.assign(lambda n, c, *p: lrn_k + lrn_alpha / cells * window_sum(
         n, c, p, -behind, lambda *q: centred(*q) * centred(*q)))
     carried = tg.temp("carried", x.shape)
-    carried.assign(lambda *q: dy[q] * x[q] * tg.power(scale[q], -lrn_beta - 1.0))
+    carried.assign(lambda *q: dy[q] * x[q] * tg.power(scale[q], -lrn_beta - 1.0, positive_base=True))
     ahead = lrn_n - 1 - behind
     spread = tg.temp("spread", x.shape)  # 2 alpha beta / n^s * d * R
     spread.assign(lambda n, c, *p: 2.0 * lrn_alpha * lrn_beta / cells * centred(n, c, *p)
                   * window_sum(n, c, p, -ahead, lambda *q: carried[q]))
-    dx = blend("dx", lambda *q: dy[q] * tg.power(scale[q], -lrn_beta) - spread[q], alpha, beta)
+    dx = blend("dx", lambda *q: dy[q] * tg.power(scale[q], -lrn_beta, positive_base=True) - spread[q], alpha, beta)
     d_means = blend("d_means", lambda *q: spread[q], alpha, beta)
     return dx, d_means

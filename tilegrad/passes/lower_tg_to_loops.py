@@ -266,8 +266,10 @@ class LowerReduce(RewritePattern):
                 value.owner.fastmath = arith.FastMathFlagsAttr([FastMathFlag.ALLOW_CONTRACT])
             flags = PRODUCT_SUM if product else REASSOC
             combined = arith.AddiOp(acc, value) if _is_index(acc) else arith.AddfOp(acc, value, flags)
-        else:
+        elif op.combine.data == "max":
             combined = (arith.MaxSIOp if _is_index(acc) else arith.MaximumfOp)(acc, value)
+        else:
+            combined = (arith.MinSIOp if _is_index(acc) else arith.MinimumfOp)(acc, value)
         rewriter.replace(yield_op, [combined, scf.YieldOp(combined)])
 
     def plain(self, op: tg.ReduceOp, body: Region, zero, one, rewriter: PatternRewriter) -> scf.ForOp:

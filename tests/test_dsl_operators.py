@@ -1,0 +1,90 @@
+"""The DSL's operators and math functions against torch in float64 (and float32 within its tolerance):
+`**`, tg.power, tg.erf, tg.sigmoid, tg.sign, tg.reduce_min, comparisons, &, |, ~, abs(), .eq()/.ne()."""
+
+import numpy as np
+import pytest
+from conftest import torch
+
+import tilegrad
+import tilegrad.dsl as tg
+
+if torch is None:
+    pytest.skip("torch is the oracle here", allow_module_level=True)
+
+SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.9999, 1.0001, -2.0, -3.0]
+TOLERANCE = {"float64": dict(rtol=1e-12, atol=1e-300), "float32": dict(rtol=1e-5, atol=1e-6)}
+
+
+@tg.op(outputs={n: tg.like("x") for n in ("erf", "sigmoid", "sign", "cube", "inverse_square", "root", "pow_y",
+                                           "two_to_x", "magnitude")}, replace=True)
+def operators_math(x=tg.tensor("*S"), y=tg.tensor("*S", dtype="x")):
+    return tg.erf(x), tg.sigmoid(x), tg.sign(x), x ** 3, x ** -2, x ** 0.5, x ** y, 2.0 ** x, abs(x)
+
+
+def oracle_math(x, y):
+    return [torch.erf(x), torch.sigmoid(x), torch.sign(x), x ** 3, x ** -2, x ** 0.5, torch.pow(x, y), 2.0 ** x,
+            x.abs()]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_math_functions_match_torch(dtype):
+    x = np.concatenate([np.linspace(-7, 7, 1001), SPECIAL]).astype(dtype)
+    y = np.resize(np.array([2.0, 3.0, 0.5, -1.0, 0.0, 1.5, -2.0], dtype), x.shape)
+    got = tilegrad.compile("operators_math")(x=x, y=y)
+    want = oracle_math(torch.from_numpy(x.astype(np.float64)), torch.from_numpy(y.astype(np.float64)))
+    for name, g, w in zip(tilegrad.get_op("operators_math").outputs, got, want):
+        w = w.numpy()
+        tolerance = TOLERANCE[dtype] if name != "pow_y" or dtype == "float64" else dict(rtol=2e-6, atol=1e-6)
+        np.testing.assert_allclose(g, w.astype(dtype), equal_nan=True, err_msg=name, **tolerance)
+
+
+def test_integer_powers_are_exact_for_negative_bases():
+    x = np.array([-3.0, -2.0, -1.5, -1.0, 0.0, 2.0], np.float64)
+    got = tilegrad.compile("operators_math")(x=x, y=np.full_like(x, 3.0))
+    np.testing.assert_array_equal(got[3], x * x * x)  # x ** 3
+    np.testing.assert_allclose(got[6], x * x * x, rtol=1e-14)  # an expression exponent: exp/log, signed
+
+
+@tg.op(outputs={"low": tg.shaped("N", dtype="x"), "low_index": tg.shaped("N", dtype="i")}, replace=True)
+def operators_reduce_min(x=tg.tensor("N K"), i=tg.tensor("N K", dtype=("int32", "int64"))):
+    rows, columns = x.shape
+    low = lambda n: tg.reduce_min(columns, lambda k: x[n, k])  # noqa: E731
+    low_index = lambda n: tg.reduce_min(columns, lambda k: i[n, k])  # noqa: E731
+    return low, low_index
+
+
+@pytest.mark.parametrize("target", ["cpu", "ascend910b"])
+def test_reduce_min_matches_amin(target, rng):
+    x = rng.standard_normal((37, 300)).astype(np.float32)
+    x[3, 17] = np.nan
+    i = rng.integers(-1000, 1000, (37, 300)).astype(np.int64)
+    low, low_index = tilegrad.compile("operators_reduce_min", target)(x=x, i=i)
+    np.testing.assert_array_equal(low, torch.amin(torch.from_numpy(x), 1).numpy())
+    np.testing.assert_array_equal(low_index, i.min(1))
+
+
+@tg.op(outputs={"inside": tg.like("x"), "outside": tg.like("x"), "flipped": tg.like("x"), "same": tg.like("x"),
+                "differ": tg.like("x")}, replace=True)
+def operators_logic(x=tg.tensor("*S"), y=tg.tensor("*S", dtype="x")):
+    inside = (abs(x) < 1.0) & (y > 0.0)
+    outside = (x <= -1.0) | (x >= 1.0)
+    return (tg.where(inside, 1.0, 0.0), tg.where(outside, 1.0, 0.0), tg.where(~inside, 1.0, 0.0),
+            tg.where(x.eq(y), 1.0, 0.0), tg.where(x.ne(y), 1.0, 0.0))
+
+
+def test_logic_on_array_expressions(rng):
+    x = np.round(rng.standard_normal(500) * 2, 1)
+    y = np.where(rng.random(500) < 0.3, x, np.round(rng.standard_normal(500), 1))
+    inside, outside, flipped, same, differ = tilegrad.compile("operators_logic")(x=x, y=y)
+    expected_inside = (np.abs(x) < 1) & (y > 0)
+    np.testing.assert_array_equal(inside, expected_inside)
+    np.testing.assert_array_equal(outside, (x <= -1) | (x >= 1))
+    np.testing.assert_array_equal(flipped, ~expected_inside)
+    np.testing.assert_array_equal(same, x == y)
+    np.testing.assert_array_equal(differ, x != y)
+
+
+def test_public_dsl_names_have_docstrings():
+    missing = [n for n in tg.__all__ if not (getattr(tg, n).__doc__ or "").strip()
+               and callable(getattr(tg, n))]
+    assert not missing, f"no docstring: {missing}"
