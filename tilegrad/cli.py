@@ -1,4 +1,4 @@
-"""The `tilegrad` command: ops, targets, show, plan, run, bench, demo."""
+"""The `tilegrad` command: ops, targets, show, plan, run, opt, bench, demo."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy as np
 
 import tilegrad
 from tilegrad.dsl.opdef import dtype_leader, get_op
-from tilegrad.errors import InternalError, ShapeError, TilegradError
+from tilegrad.errors import ArgumentError, InternalError, ShapeError, TilegradError
 from tilegrad.inputs import complete_shapes, input_specs, parse_dims, random_inputs
 from tilegrad.stages import STAGES
 
@@ -119,12 +119,89 @@ def cmd_targets(args) -> None:
 
 def cmd_show(args) -> None:
     op, arrays, attrs = _call_arguments(args, with_data=False)
-    kernel = tilegrad.compile(op, args.target)
+    kernel = _kernel(op, args)
+    if args.print_pipeline:
+        for stage, spec in kernel.pipeline(**arrays, **attrs).items():
+            print(f"{stage}: {spec}")
+        return
+    if args.print_after_each_pass:
+        try:
+            passes = kernel.ir_after_each_pass(**arrays, **attrs)
+        except TilegradError as err:
+            _print_passes(getattr(err, "passes", []))
+            raise
+        _print_passes(passes)
+        return
     stages = STAGES if args.stage == "all" else (args.stage,)
-    for stage in stages:
-        if len(stages) > 1:
-            print(f"// ----- IR after stage {stage!r} -----")
-        print(kernel.ir(stage, **arrays, **attrs))
+    shown = []
+    try:
+        for stage in stages:
+            text = kernel.ir(stage, **arrays, **attrs)
+            if len(stages) > 1:
+                print(f"// ----- IR after stage {stage!r} -----")
+            print(text)
+            shown.append(stage)
+    except TilegradError as err:  # show what was built before the failure, then say where it failed
+        built = {s: t for s, t in getattr(err, "stages", {}).items() if s not in shown}
+        for stage, text in built.items():
+            print(f"// ----- IR after stage {stage!r} (built before the failure) -----")
+            print(text)
+        print(f"tilegrad: stages built before the failure: {', '.join([*shown, *built]) or 'none'}",
+              file=sys.stderr)
+        raise
+
+
+def _print_passes(passes: list[tuple[str, str]]) -> None:
+    for name, text in passes:
+        print(f"// ----- IR after {name} -----")
+        print(text)
+
+
+def _kernel(op, args) -> tilegrad.Kernel:
+    """The kernel the command runs: the op's, or with one stage read from --from-ir."""
+    kernel = tilegrad.compile(op, args.target)
+    source = getattr(args, "from_ir", None)
+    if source is None:
+        return kernel
+    path = Path(source)
+    if not path.is_file():
+        raise ArgumentError(f"--from-ir {source}: no such file")
+    text = path.read_text()
+    stage = args.from_stage or _stage_of(text)
+    return kernel.from_ir(stage, text, guard=not args.no_guard)
+
+
+def _stage_of(text: str) -> str:
+    """Which printed stage IR text is: LLVM IR, the tg op stage, a tiled kernel, or loops."""
+    if "define " in text and "builtin.module" not in text:
+        return "llvm"
+    if '"block_id"' in text:
+        return "tiled"
+    if any(f"tg.{name}" in text for name in ("compute", "scatter_add", "reduce ", "check")):
+        return "op"
+    return "loops"
+
+
+def cmd_opt(args) -> None:
+    from tilegrad.pipeline import run_passes
+
+    if args.file == "-":
+        text, what = sys.stdin.read(), "<stdin>"
+    else:
+        path = Path(args.file)
+        if not path.is_file():
+            raise ArgumentError(f"opt {args.file}: no such file")
+        text, what = path.read_text(), args.file
+
+    def after(name, module):
+        print(f"// ----- IR after {name} -----")
+        print(module)
+
+    module = run_passes(text, args.passes, after if args.print_after_each_pass else None, what)
+    if args.output:
+        Path(args.output).write_text(f"{module}\n")
+    elif not args.print_after_each_pass:
+        print(module)
 
 
 def cmd_plan(args) -> int:
@@ -140,7 +217,7 @@ def cmd_run(args) -> None:
     from tilegrad.references import reference, reference_name
 
     op, arrays, attrs = _call_arguments(args)
-    kernel = tilegrad.compile(op, args.target)
+    kernel = _kernel(op, args)
     start = time.perf_counter()
     result = kernel(**arrays, **attrs)
     first = time.perf_counter() - start
@@ -150,7 +227,9 @@ def cmd_run(args) -> None:
         kernel(**arrays, **attrs)
         times.append(time.perf_counter() - start)
     best = min(times) if times else first
-    print(f"{op.name} on {args.target}: first call (with compile) {first * 1e3:.2f} ms, "
+    built = f" (the {kernel.ir_override[0]} stage from {args.from_ir}" if kernel.ir_override else ""
+    built += ", guard build)" if kernel.ir_override and kernel.guard else ")" if kernel.ir_override else ""
+    print(f"{op.name} on {args.target}{built}: first call (with compile) {first * 1e3:.2f} ms, "
           f"best of {len(times)} {best * 1e3:.3f} ms")
     if args.check:
         normalized = {n: s.normalize(n, attrs.get(n, s.default)) for n, s in op.attrs.items()}
@@ -213,12 +292,28 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(fn=fn)
         return p
 
-    call("show", "print one stage's IR (--stage all: every stage)", cmd_show).add_argument(
-        "--stage", default="tiled", choices=list(STAGES) + ["all"])
+    show = call("show", "print one stage's IR (--stage all: every stage)", cmd_show)
+    show.add_argument("--stage", default="tiled", choices=list(STAGES) + ["all"])
+    show.add_argument("--print-after-each-pass", action="store_true",
+                      help="the IR after every pass of the pipeline (built afresh)")
+    show.add_argument("--print-pipeline", action="store_true",
+                      help="each stage's passes, as `tilegrad opt -p` takes them")
     call("plan", "the tiling plan as a table", cmd_plan)
     run = call("run", "JIT, run on random inputs, time it", cmd_run)
     run.add_argument("--check", action="store_true", help="compare with the reference")
     run.add_argument("--repeat", type=int, default=10)
+    run.add_argument("--from-ir", metavar="FILE", help="a (hand-edited) stage's IR: the pipeline goes on from it")
+    run.add_argument("--from-stage", choices=("op", "loops", "tiled", "llvm"),
+                     help="which stage --from-ir holds (default: recognized from the text)")
+    run.add_argument("--no-guard", action="store_true",
+                     help="run --from-ir without the guard build's bounds checks (for timing)")
+    opt = sub.add_parser("opt", parents=[common], help="run passes on IR text, as xdsl-opt does")
+    opt.add_argument("file", help="an .mlir file (a printed stage), or - for stdin")
+    opt.add_argument("-p", "--passes", default="",
+                     help="pass1,pass2{option=value}: tilegrad's passes and xDSL's")
+    opt.add_argument("-o", "--output", help="write the result here instead of stdout")
+    opt.add_argument("--print-after-each-pass", action="store_true")
+    opt.set_defaults(fn=cmd_opt)
     bench = sub.add_parser("bench", parents=[common], help="benchmark table vs PyTorch and numpy")
     bench.add_argument("ops", nargs="*")
     sizes = bench.add_mutually_exclusive_group()

@@ -200,18 +200,30 @@ class Kernel:
     """An op compiled for a target. Call it with numpy arrays; inspect it with ir() and plan()."""
 
     def __init__(self, op: str | OpDef, target: str | Target = "cpu", untiled: bool = False,
-                 guard: bool | None = None):
+                 guard: bool | None = None, ir_override: tuple[str, str] | None = None):
         self.op = op if isinstance(op, OpDef) else get_op(op)
         self.target = get_target(target)
         self.op.check_target(self.target)
         self.untiled = untiled
-        self.guard = guard_default() if guard is None else bool(guard)
+        if ir_override is not None and ir_override[0] not in EDITABLE_STAGES:
+            raise ArgumentError(f"{self.op.name}: IR can replace the stages {', '.join(EDITABLE_STAGES)}, "
+                                f"not {ir_override[0]!r}")
+        self.ir_override = ir_override
+        # hand-edited IR is not trusted with the caller's memory unless asked: bounds-checked
+        self.guard = (guard_default() or ir_override is not None) if guard is None else bool(guard)
         self._bound: dict[tuple, BoundCall] = {}
         self._source = _op_source(self.op)
 
     def __repr__(self) -> str:
         flags = (", untiled" if self.untiled else "") + (", guard" if self.guard else "")
+        flags += f", {self.ir_override[0]} stage from IR text" if self.ir_override else ""
         return f"Kernel({self.op.name!r}, target={self.target.name!r}{flags})"
+
+    def from_ir(self, stage: str, text: str, guard: bool = True) -> Kernel:
+        """This kernel with one stage ("op", "loops", "tiled" or "llvm") replaced by IR text, e.g. a
+        hand-edited `ir("tiled", ...)`: the rest of the pipeline runs from it. It runs in the guard
+        build (every access bounds-checked) unless `guard=False`."""
+        return Kernel(self.op, self.target, self.untiled, guard, (stage, text))
 
     # ---- specialization -----------------------------------------------------------------------
     def _split_call(self, args: tuple, kwargs: dict, running: bool = False):
@@ -256,8 +268,9 @@ class Kernel:
     def specialize(self, binding: Binding, num_blocks: int, check_fit: bool = True) -> Specialization:
         hint = self.op.schedule_hint(self.target, binding)
         units = tuple(sorted((n, unit_inner_stride(a)) for n, a in binding.tensors.items() if a is not None))
+        override = None if self.ir_override is None else (self.ir_override[0], cache.make_key(self.ir_override[1]))
         parts = (self.op.name, self._source, binding.key(), units, self.target, num_blocks, hint, self.untiled,
-                 self.guard)
+                 self.guard, override)
         spec = _SPECIALIZATIONS.get(parts)
         if spec is None:
             with _COMPILE_LOCK:
@@ -278,7 +291,8 @@ class Kernel:
                 cache.discard(key)  # an entry that does not fit what it is keyed by is rebuilt
         from tilegrad.pipeline import lower, to_llvm
 
-        lowered = lower(self.op, binding, self.target, num_blocks, hint, untiled=self.untiled)
+        edited = self.ir_override if self.ir_override is not None and self.ir_override[0] != "llvm" else None
+        lowered = lower(self.op, binding, self.target, num_blocks, hint, untiled=self.untiled, override=edited)
         temps = {name: (dtype, [_shape_form(d, self.op.name, name) for d in shape])
                  for name, (dtype, shape) in lowered.temps.items()}
         spec = Specialization(key, lowered.ir, lowered.functions, lowered.layout, lowered.messages,
@@ -289,7 +303,10 @@ class Kernel:
                 lowered.plan.check()
             except Exception:
                 return spec  # keep the IR and plan to show; a call raises UBCapacityError
-        spec.ir["llvm"] = to_llvm(lowered, guard=self.guard)
+        if self.ir_override is not None and self.ir_override[0] == "llvm":
+            spec.ir["llvm"] = self.ir_override[1]
+        else:
+            spec.ir["llvm"] = to_llvm(lowered, guard=self.guard)
         spec.driver()  # compiled now, so the cache entry holds the machine code
         cache.store(key, {**spec.ir, "object": spec.object_code}, spec.meta())
         return spec
@@ -411,6 +428,43 @@ class Kernel:
         spec = self.specialize(binding, num_blocks, check_fit=stage in ("llvm", "asm"))
         return spec.asm() if stage == "asm" else spec.ir[stage]
 
+    def ir_after_each_pass(self, /, *args, **kwargs) -> list[tuple[str, str]]:
+        """(pass, IR after it) for every pass of the pipeline, then ("llvm", the optimized LLVM IR),
+        for this call signature: built afresh, not from the cache. A failure carries the list so
+        far as `error.passes` (and the stages built as `error.stages`)."""
+        from tilegrad.errors import TilegradError
+        from tilegrad.pipeline import lower, to_llvm
+
+        args, kwargs, _, num_blocks = self._split_call(args, kwargs)
+        binding = self.op.bind(self.target, args, kwargs)
+        seen: list[tuple[str, str]] = []
+
+        def record(name, module):
+            seen.append((name, str(module)))
+
+        edited = self.ir_override if self.ir_override is not None and self.ir_override[0] != "llvm" else None
+        try:
+            lowered = lower(self.op, binding, self.target, num_blocks, self.op.schedule_hint(self.target, binding),
+                            self.untiled, after_pass=record, override=edited)
+            if lowered.plan is not None:
+                lowered.plan.check()
+            seen.append(("llvm", to_llvm(lowered, self.guard, after_pass=record)))
+        except TilegradError as err:
+            err.passes = seen
+            raise
+        return seen
+
+    def pipeline(self, /, *args, **kwargs) -> dict[str, str]:
+        """Each stage's passes for this call signature, as `tilegrad opt -p` takes them."""
+        from tilegrad.passes.registry import pipeline_spec
+        from tilegrad.pipeline import stage_passes
+
+        args, kwargs, _, num_blocks = self._split_call(args, kwargs)
+        binding = self.op.bind(self.target, args, kwargs)
+        passes = stage_passes(self.target, num_blocks, self.op.schedule_hint(self.target, binding), self.untiled,
+                              self.guard)
+        return {stage: pipeline_spec(p) for stage, p in passes.items()}
+
     def plan(self, /, *args, check: bool = True, **kwargs):
         """The tiling plan for this call signature (raises UBCapacityError if it cannot fit)."""
         from tilegrad.report import PlanReport
@@ -507,6 +561,9 @@ def _address(array: np.ndarray) -> int:
 def guard_default() -> bool:
     """`TILEGRAD_GUARD=1` turns the guard build on for every kernel compiled without `guard=`."""
     return os.environ.get("TILEGRAD_GUARD", "0") not in ("", "0")
+
+
+EDITABLE_STAGES = ("op", "loops", "tiled", "llvm")
 
 
 def compile(op: str | OpDef, target: str | Target = "cpu", untiled: bool = False,  # noqa: A001

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -21,7 +22,7 @@ from tilegrad.dsl.bounds import size_form
 from tilegrad.dsl.emit import KernelArg, emit_op
 from tilegrad.dsl.opdef import Binding, OpDef
 from tilegrad.dsl.tensor import TensorArg
-from tilegrad.errors import InternalError, TilegradError
+from tilegrad.errors import ArgumentError, InternalError, TilegradError
 from tilegrad.passes.common import arg_info
 from tilegrad.passes.expand_math import ExpandMath
 from tilegrad.passes.fuse_elementwise import FuseElementwise
@@ -65,8 +66,61 @@ VERIFY_EACH_PASS = os.environ.get("TILEGRAD_VERIFY_EACH_PASS", "0") not in ("", 
 printed stage: a debugging switch, it costs a third of a large op's compile."""
 
 
+def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: bool = False,
+                 guard: bool = False) -> dict[str, list[ModulePass]]:
+    """The passes that make each stage from the one before it, decided before any runs (a
+    textual form of each list runs the same way in `tilegrad opt -p`)."""
+    cpu = not target.staged
+    tiled: list[ModulePass] = []
+    if not untiled:
+        if cpu:
+            tiled += [SplitColumnReductions(num_blocks or target.cores), FuseSiblingLoops()]
+        tiled.append(TileForTarget.of(target, num_blocks, hint))
+        if cpu:
+            tiled += [InterchangeColumnReductions(), ReorderForReuse(target.ub_bytes // 2), UnrollReuseLoops()]
+        tiled.append(FuseSiblingReductions())
+        if cpu:  # windows become straight-line code LLVM can vectorize
+            tiled += [UnrollShortReductions(), SplitStridePhases(), PartitionClampedLoops()]
+    return {"loops": [FuseElementwise(), LowerTgToLoops(), FuseSiblingLoops()], "tiled": tiled,
+            "llvm": llvm_passes(guard)}
+
+
+def llvm_passes(guard: bool = False) -> list[ModulePass]:
+    """The passes before xDSL's conversion to llvmlite (then LLVM's own O3)."""
+    return [UnrollShortReductions(), ExpandMath(), LowerToLLVM(guard=guard)]
+
+
+AfterPass = Callable[[str, ModuleOp], None]
+"""Called with a pass's textual spec and the module after it ran (`show --print-after-each-pass`)."""
+
+
+def parse_ir(text: str, what: str = "IR") -> ModuleOp:
+    """IR text (a printed stage, maybe hand-edited) as a verified module, or ArgumentError."""
+    from xdsl.parser import Parser
+
+    try:
+        module = Parser(make_context(), text).parse_module()
+        module.verify()
+    except Exception as err:  # xDSL's parse and verify errors carry the line they are about
+        raise ArgumentError(f"{what} does not parse or verify: {err}") from None
+    return module
+
+
 def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint: ScheduleHint,
-          untiled: bool = False) -> Lowered:
+          untiled: bool = False, after_pass: AfterPass | None = None,
+          override: tuple[str, str] | None = None) -> Lowered:
+    """The op, loops and tiled stages. `override` = (stage, IR text) replaces that stage's module
+    by the text (a hand-edited stage) and goes on from it. A failure carries the stages built so
+    far as `error.stages`."""
+    ir: dict[str, str] = {}
+    try:
+        return _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, override, ir)
+    except TilegradError as err:
+        err.stages = dict(ir)
+        raise
+
+
+def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, override, ir) -> Lowered:
     trace = opdef.trace(binding)
     inputs = {n: TensorArg(n, a.ndim, binding.dtypes[n]) if a is not None else None
               for n, a in binding.tensors.items()}
@@ -76,38 +130,42 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
         emitted = emit_op(opdef.name, trace, inputs, unit, params, opdef.shared_dims(binding))
     module = emitted.module
     ctx = make_context()
-    with compiler_step(opdef.name, "verify (op stage)"):
-        module.verify()
-    ir = {"op": str(module)}
+    passes = stage_passes(target, num_blocks, hint, untiled)
 
-    def run(*steps: ModulePass, name: str | None = None) -> None:
-        for step in steps:
-            with compiler_step(opdef.name, name or step.name):
+    def finish(stage: str) -> ModuleOp:
+        nonlocal module
+        with compiler_step(opdef.name, f"verify ({stage} stage)"):
+            module.verify()
+        if override is not None and override[0] == stage:
+            module = parse_ir(override[1], f"the {stage} stage given for {opdef.name}")
+        return module
+
+    def run(stage: str) -> None:
+        for step in passes[stage]:
+            spec = str(step.pipeline_pass_spec())
+            with compiler_step(opdef.name, spec):
                 step.apply(ctx, module)
                 if VERIFY_EACH_PASS:
                     module.verify()
+            if after_pass is not None:
+                after_pass(spec, module)
 
-    run(FuseElementwise(), LowerTgToLoops(), FuseSiblingLoops())
-    with compiler_step(opdef.name, "verify (loops stage)"):
-        module.verify()
+    finish("op")
+    ir["op"] = str(module)
+    if after_pass is not None:
+        after_pass("emit", module)
+    run("loops")
+    finish("loops")
     ir["loops"] = str(module)
     plan = None
     if untiled:
         num_blocks = 1
         ir["tiled"] = ir["loops"]
     else:
-        if not target.staged:
-            run(SplitColumnReductions(num_blocks or target.cores), FuseSiblingLoops())
-        tiler = TileForTarget.of(target, num_blocks, hint)
-        run(tiler, name=f"{tiler.name} for {target.name}")
-        if not target.staged:
-            run(InterchangeColumnReductions(), ReorderForReuse(target.ub_bytes // 2), UnrollReuseLoops())
-        run(FuseSiblingReductions())
-        if not target.staged:  # windows become straight-line code LLVM can vectorize
-            run(UnrollShortReductions(), SplitStridePhases(), PartitionClampedLoops())
-        with compiler_step(opdef.name, "verify (tiled stage)"):
-            module.verify()
+        run("tiled")
         plan = tiling_plan(module, keep=False)
+        finish("tiled")
+        plan = tiling_plan(module, keep=False) or plan  # a given tiled stage may carry its own
         ir["tiled"] = str(module)
     functions = [f.sym_name.data for f in module.ops]
     layout = argument_layout(next(iter(module.ops)))
@@ -126,7 +184,7 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
                    emitted.requirements, output_forms)
 
 
-def to_llvm(lowered: Lowered, guard: bool = False) -> str:
+def to_llvm(lowered: Lowered, guard: bool = False, after_pass: AfterPass | None = None) -> str:
     """unroll-short-reductions, expand-math and lower-to-llvm, then xDSL's llvmlite conversion and
     LLVM's O3 for this host. With `guard`, every access is bounds-checked (at O1); the report codes
     join `lowered.messages`."""
@@ -135,12 +193,12 @@ def to_llvm(lowered: Lowered, guard: bool = False) -> str:
 
     ctx = make_context()
     name = lowered.module.ops.first.sym_name.data
-    with compiler_step(name, "unroll-short-reductions"):
-        UnrollShortReductions().apply(ctx, lowered.module)
-    with compiler_step(name, "expand-math"):
-        ExpandMath().apply(ctx, lowered.module)
-    with compiler_step(name, "lower-to-llvm"):
-        LowerToLLVM(guard=guard).apply(ctx, lowered.module)  # LLVM verifies what this produces when it parses it
+    for step in llvm_passes(guard):
+        spec = str(step.pipeline_pass_spec())
+        with compiler_step(name, spec):
+            step.apply(ctx, lowered.module)  # LLVM verifies what lower-to-llvm produces when it parses it
+        if after_pass is not None:
+            after_pass(spec, lowered.module)
     lowered.messages.update(guard_messages(lowered.module))
     with compiler_step(name, "llvmlite conversion and O3"):
         llvm_module = convert_module(lowered.module, fallback_target_triple=None)
@@ -161,3 +219,20 @@ def compiler_step(op: str, step: str):
         raise
     except Exception as err:
         raise InternalError(f"{op}: the compiler failed in {step}: {type(err).__name__}: {err}") from err
+
+
+def run_passes(text: str, spec: str, after_pass: AfterPass | None = None, what: str = "IR") -> ModuleOp:
+    """Parse IR text and run a textual pipeline of tilegrad's and xDSL's passes on it (`tilegrad opt`)."""
+    from tilegrad.passes.registry import parse_pipeline
+
+    module = parse_ir(text, what)
+    pipeline = parse_pipeline(spec) if spec else None
+    ctx = make_context()
+    for step in pipeline.passes if pipeline is not None else ():
+        name = str(step.pipeline_pass_spec())
+        with compiler_step(what, name):
+            step.apply(ctx, module)
+            module.verify()
+        if after_pass is not None:
+            after_pass(name, module)
+    return module

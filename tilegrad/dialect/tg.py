@@ -177,8 +177,24 @@ class UBAllocOp(IRDLOperation):
                          properties={"offset": IntegerAttr(offset, i64), "label": StringAttr(label)})
 
     def verify_(self) -> None:
-        if self.offset.value.data < 0:
+        offset = self.offset.value.data
+        if offset < 0:
             raise VerifyException("tg.ub_alloc: negative offset")
+        ub, result = self.ub.type, self.result.type
+        if isinstance(ub, MemRefType) and isinstance(result, MemRefType) and ub.has_static_shape() \
+                and result.has_static_shape():
+            capacity = ub.element_count() * _bytes(ub.element_type)
+            end = offset + result.element_count() * _bytes(result.element_type)
+            if end > capacity:  # a hand-edited tiled stage must not reach past the core's buffer
+                raise VerifyException(f"tg.ub_alloc: buffer {self.label.data!r} spans bytes [{offset}, {end}) "
+                                      f"of a {capacity}-byte unified buffer")
+
+
+def _bytes(element_type) -> int:
+    width = getattr(element_type, "bitwidth", None)
+    if width is None:
+        raise VerifyException(f"tg.ub_alloc: element type {element_type} has no byte width")
+    return (width + 7) // 8
 
 
 @irdl_op_definition

@@ -1,0 +1,59 @@
+"""Every tilegrad pass by name, beside xDSL's own, for textual pipelines as `xdsl-opt` reads them:
+
+    tilegrad opt kernel.mlir -p 'fuse-elementwise,lower-tg-to-loops,tile-for-target{target=ascend910b}'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass, PassPipeline
+
+from tilegrad.errors import ArgumentError
+
+
+def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    from tilegrad.passes.expand_math import ExpandMath
+    from tilegrad.passes.fuse_elementwise import FuseElementwise
+    from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
+    from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
+    from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions
+    from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
+    from tilegrad.passes.lower_to_llvm import LowerToLLVM
+    from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
+    from tilegrad.passes.reorder_for_reuse import ReorderForReuse
+    from tilegrad.passes.split_column_reductions import SplitColumnReductions
+    from tilegrad.passes.split_stride_phases import SplitStridePhases
+    from tilegrad.passes.tile_for_target import TileForTarget
+    from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
+    from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
+
+    classes = (ExpandMath, FuseElementwise, FuseSiblingLoops, FuseSiblingReductions, InterchangeColumnReductions,
+               LowerTgToLoops, LowerToLLVM, PartitionClampedLoops, ReorderForReuse, SplitColumnReductions,
+               SplitStridePhases, TileForTarget, UnrollReuseLoops, UnrollShortReductions)
+    return {c.name: (lambda c=c: c) for c in classes}
+
+
+def tilegrad_pass_names() -> list[str]:
+    return sorted(_tilegrad_passes())
+
+
+def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """xDSL's passes and tilegrad's (tilegrad's win a name clash)."""
+    from xdsl.transforms import get_all_passes
+
+    return {**get_all_passes(), **_tilegrad_passes()}
+
+
+def parse_pipeline(spec: str) -> PassPipeline:
+    """`pass1,pass2{option=value other=1}` -> the passes, or ArgumentError naming what is wrong."""
+    try:
+        return PassPipeline.parse_spec(available_passes(), spec)
+    except Exception as err:  # xDSL reports unknown passes and options as ValueError / its own errors
+        raise ArgumentError(f"pass pipeline {spec!r}: {err}; tilegrad's passes: "
+                            f"{', '.join(tilegrad_pass_names())} (and xDSL's)") from None
+
+
+def pipeline_spec(passes) -> str:
+    """The textual form of a list of pass instances (what `tilegrad opt -p` takes)."""
+    return ",".join(str(p.pipeline_pass_spec()) for p in passes)
