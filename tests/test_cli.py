@@ -83,3 +83,62 @@ def test_user_ops_work_in_the_cli(capsys, tmp_path, monkeypatch):
     assert code == 0 and "cli_relu_backward" in out
     code, _, err = run(capsys, "ops", "--load", str(tmp_path / "missing.py"))
     assert code == 1 and "no such file" in err
+
+
+BAD_ARGUMENTS = [
+    (["show", "nll_loss_backward", "--shape", "bogus=64x1000"], "bogus is not a tensor of nll_loss_backward"),
+    (["show", "nll_loss_backward", "--shape", "self=64xabc"], "cannot read shape '64xabc'"),
+    (["show", "nll_loss_backward", "--shape", "self"], "--shape 'self' must look like name=value"),
+    (["show", "nll_loss_backward", "--shape", "self=64x10", "--attr", "ignore_index=abc"],
+     "ignore_index must be a number"),
+    (["show", "nll_loss_backward", "--shape", "self=64x10", "--attr", "reduction=avg"], "choose one of"),
+    (["show", "nll_loss_backward", "--shape", "self=64x10", "--attr", "nosuch=1"], "unknown argument(s) nosuch"),
+    (["show", "nll_loss_backward", "--shape", "self=64x10", "--dtype", "nosuch=float32"],
+     "--dtype nosuch=float32: nosuch is not a tensor of nll_loss_backward"),
+    (["show", "nll_loss_backward", "--shape", "self=64x10", "--dtype", "self=float99"],
+     "unknown dtype 'float99'"),
+    (["show", "no_such_op"], "unknown op 'no_such_op'"),
+    (["show", "nll_loss_backward", "--target", "nosuch", "--shape", "self=4x5"], "unknown target 'nosuch'"),
+    (["bench", "no_such_op"], "no benchmark for no_such_op"),
+    (["--load", "no_such_module_of_ops", "ops"], "--load no_such_module_of_ops: ModuleNotFoundError"),
+    (["--load", "missing_file.py", "ops"], "--load missing_file.py: no such file"),
+    (["run", "nll_loss_backward", "--shape", "self=4x5", "--from-ir", "missing.mlir"], "--from-ir missing.mlir"),
+]
+
+
+@pytest.mark.parametrize("argv, message", BAD_ARGUMENTS, ids=[" ".join(a[:4]) for a, _ in BAD_ARGUMENTS])
+def test_bad_arguments_get_one_clear_line(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 1
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_argparse_refuses_a_negative_repeat(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "nll_loss_backward", "--shape", "self=4x5", "--repeat", "-1"])
+    assert exit_info.value.code == 2 and "is not a count" in capsys.readouterr().err
+
+
+def test_load_a_module_from_the_current_directory(capsys, tmp_path, monkeypatch):
+    (tmp_path / "cli_user_ops_here.py").write_text(
+        "import tilegrad.dsl as tg\n\n@tg.op(outputs={'dx': tg.like('x')}, replace=True)\n"
+        "def cli_user_op_here(x=tg.tensor('*S')):\n    return x * 2.0\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "--load", "cli_user_ops_here", "ops")
+    assert code == 0 and "cli_user_op_here" in out
+
+
+def test_json_output_of_plan_run_and_bench(capsys):
+    import json
+
+    code, out, _ = run(capsys, "plan", "binary_cross_entropy_grad", "--target", "ascend910b",
+                       "--shape", "input_x=4096", "--json")
+    plan = json.loads(out)
+    assert code == 0 and plan["target"] == "ascend910b" and plan["fits"] and plan["buffers"]
+    code, out, _ = run(capsys, "run", "binary_cross_entropy_grad", "--shape", "input_x=4096", "--json", "--check",
+                       "--repeat", "2")
+    result = json.loads(out)
+    assert code == 0 and result["repeat"] == 2 and result["check"]["dx"]["max_error"] < 1e-6
+    code, out, _ = run(capsys, "bench", "dropout_backward", "--tiny", "--json")
+    rows = json.loads(out)
+    assert code == 0 and rows and all(r["op"] == "dropout_backward" and r["tilegrad_ms"] > 0 for r in rows)

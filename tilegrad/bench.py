@@ -65,8 +65,12 @@ TINY_CALLS = 200
 """Calls per timed round at size "tiny", where one call takes microseconds."""
 
 
-def run_benchmarks(ops: list[str] | None = None, size: str = "full", repeat: int = 5) -> list[dict]:
-    """Print the table (milliseconds per call; microseconds at size "tiny") and return its rows."""
+def run_benchmarks(ops: list[str] | None = None, size: str = "full", repeat: int = 5,
+                   table: bool = True) -> list[dict]:
+    """Print the table (milliseconds per call; microseconds at size "tiny") and return its rows
+    (`table=False`: only return them). A progress bar on stderr counts the cases (on a terminal)."""
+    from tqdm import tqdm
+
     known = tilegrad.list_ops()
     unknown = [op for op in ops or [] if op not in known]
     if unknown:
@@ -82,13 +86,14 @@ def run_benchmarks(ops: list[str] | None = None, size: str = "full", repeat: int
     except ImportError:
         torch = None
     load = os.getloadavg()
-    print(f"cpu: {os.cpu_count()} cores; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; torch at 2 threads")
+    say = tqdm.write if table else (lambda text: None)
+    say(f"cpu: {os.cpu_count()} cores; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; torch at 2 threads")
     tiny = size == "tiny"
     unit, scale, number = ("us", 1e6, TINY_CALLS) if tiny else ("ms", 1e3, 1)
-    print(f"| op | size | tilegrad {unit} | GB/s | torch {unit} (form) | numpy {unit} | vs torch | vs numpy |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    say(f"| op | size | tilegrad {unit} | GB/s | torch {unit} (form) | numpy {unit} | vs torch | vs numpy |")
+    say("|---|---|---:|---:|---:|---:|---:|---:|")
     rows = []
-    for case in cases(size, ops):
+    for case in tqdm(cases(size, ops), desc="benchmark cases", unit="case", leave=False, disable=None):
         functions = {"tilegrad": case.tilegrad}
         if torch is not None:
             functions.update({f"torch {label}": fn for label, fn in case.torch.items()})
@@ -101,14 +106,14 @@ def run_benchmarks(ops: list[str] | None = None, size: str = "full", repeat: int
         numpy_time = times.get("numpy", float("nan"))
         row = dict(op=case.name, size=case.size, tilegrad_ms=ours * 1e3, gbps=case.bytes_moved / ours / 1e9,
                    torch_ms=torch_time * 1e3, torch_form=form.removeprefix("torch "), numpy_ms=numpy_time * 1e3,
-                   vs_torch=torch_time / ours, vs_numpy=numpy_time / ours)
+                   vs_torch=torch_time / ours, vs_numpy=numpy_time / ours, load=load[0])
         rows.append(row)
-        print(f"| {row['op']} | {row['size']} | {ours * scale:.2f} | {row['gbps']:.1f} | "
+        say(f"| {row['op']} | {row['size']} | {ours * scale:.2f} | {row['gbps']:.1f} | "
               f"{torch_time * scale:.2f} ({row['torch_form']}) | {numpy_time * scale:.2f} | {row['vs_torch']:.2f}x | "
-              f"{row['vs_numpy']:.2f}x |", flush=True)
+              f"{row['vs_numpy']:.2f}x |")
     ratios = [r["vs_torch"] for r in rows if np.isfinite(r["vs_torch"])]
     if ratios:
         geomean = float(np.exp(np.mean(np.log(ratios))))
-        print(f"geometric mean vs torch: {geomean:.2f}x over {len(ratios)} cases; "
+        say(f"geometric mean vs torch: {geomean:.2f}x over {len(ratios)} cases; "
               f"{sum(r >= 1.0 for r in ratios)} of {len(ratios)} at or above 1.0x")
     return rows

@@ -6,15 +6,18 @@ import argparse
 import hashlib
 import importlib
 import importlib.util
+import json
 import os
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
 import tilegrad
 from tilegrad.dsl.opdef import dtype_leader, get_op
+from tilegrad.dtypes import DTYPES
 from tilegrad.errors import ArgumentError, InternalError, ShapeError, TilegradError
 from tilegrad.inputs import complete_shapes, input_specs, parse_dims, random_inputs
 from tilegrad.stages import STAGES
@@ -87,11 +90,13 @@ def _call_arguments(args, with_data: bool = True) -> tuple[object, dict, dict]:
                                  f"({', '.join(op.tensors)}), and a dim symbol needs an integer") from None
     dtypes = {}
     for item in args.dtype or []:
-        if "=" in item:
-            key, value = item.split("=", 1)
-            dtypes[key] = value
-        else:
-            dtypes["*"] = item
+        key, value = item.split("=", 1) if "=" in item else ("*", item)
+        if key != "*" and key not in op.tensors:
+            raise ArgumentError(f"--dtype {item}: {key} is not a tensor of {op.name}; its tensors are "
+                                f"{', '.join(op.tensors)}")
+        if value not in DTYPES:
+            raise ArgumentError(f"--dtype {item}: unknown dtype {value!r}; dtypes are {', '.join(DTYPES)}")
+        dtypes[key] = value
     normalized = {n: s.normalize(n, attrs.get(n, s.default))
                   for n, s in op.attrs.items() if n in attrs or not s.required}
     shapes = complete_shapes(op, shapes, symbols, normalized)
@@ -146,8 +151,9 @@ def cmd_show(args) -> None:
         for stage, text in built.items():
             print(f"// ----- IR after stage {stage!r} (built before the failure) -----")
             print(text)
-        print(f"tilegrad: stages built before the failure: {', '.join([*shown, *built]) or 'none'}",
-              file=sys.stderr)
+        if hasattr(err, "stages"):  # the failure was in the compiler, not in the call's arguments
+            print(f"tilegrad: stages built before the failure: {', '.join([*shown, *built]) or 'none'}",
+                  file=sys.stderr)
         raise
 
 
@@ -207,7 +213,7 @@ def cmd_opt(args) -> None:
 def cmd_plan(args) -> int:
     op, arrays, attrs = _call_arguments(args, with_data=False)
     report = tilegrad.compile(op, args.target).plan(**arrays, **attrs, check=False)
-    print(report)
+    print(json.dumps(asdict(report), indent=1, default=str) if args.json else report)
     if not report.fits:
         raise tilegrad.UBCapacityError(report.error)
     return 0
@@ -229,8 +235,11 @@ def cmd_run(args) -> None:
     best = min(times) if times else first
     built = f" (the {kernel.ir_override[0]} stage from {args.from_ir}" if kernel.ir_override else ""
     built += ", guard build)" if kernel.ir_override and kernel.guard else ")" if kernel.ir_override else ""
-    print(f"{op.name} on {args.target}{built}: first call (with compile) {first * 1e3:.2f} ms, "
-          f"best of {len(times)} {best * 1e3:.3f} ms")
+    summary = dict(op=op.name, target=kernel.target.name, first_call_ms=first * 1e3, best_ms=best * 1e3,
+                   repeat=len(times), from_ir=args.from_ir, guard=kernel.guard, check={})
+    say = (lambda text: None) if args.json else print
+    say(f"{op.name} on {args.target}{built}: first call (with compile) {first * 1e3:.2f} ms, "
+        f"best of {len(times)} {best * 1e3:.3f} ms")
     if args.check:
         normalized = {n: s.normalize(n, attrs.get(n, s.default)) for n, s in op.attrs.items()}
         try:
@@ -244,7 +253,10 @@ def cmd_run(args) -> None:
             want = np.asarray(want, dtype=np.float64)
             error = float(np.max(np.abs(got - want))) if got.size else 0.0
             scale = float(np.max(np.abs(want))) if got.size else 0.0
-            print(f"{output}: max |error| vs {name}: {error:.3g} (max |reference| {scale:.3g})")
+            summary["check"][output] = dict(max_error=error, max_reference=scale, reference=name)
+            say(f"{output}: max |error| vs {name}: {error:.3g} (max |reference| {scale:.3g})")
+    if args.json:
+        print(json.dumps(summary, indent=1))
 
 
 def _untiled_float64(op, arrays: dict, attrs: dict):
@@ -261,13 +273,27 @@ def _untiled_float64(op, arrays: dict, attrs: dict):
 def cmd_bench(args) -> None:
     from tilegrad.bench import run_benchmarks
 
-    run_benchmarks(args.ops or None, size="tiny" if args.tiny else "quick" if args.quick else "full")
+    rows = run_benchmarks(args.ops or None, size="tiny" if args.tiny else "quick" if args.quick else "full",
+                          table=not args.json)
+    if args.json:  # NaN (no torch or numpy form) is null, so any JSON reader takes it
+        print(json.dumps([{k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
+                          for row in rows], indent=1))
 
 
 def cmd_demo(args) -> None:
     from tilegrad.demo import main as demo
 
     demo()
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count (an integer >= 0)")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -298,10 +324,12 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the IR after every pass of the pipeline (built afresh)")
     show.add_argument("--print-pipeline", action="store_true",
                       help="each stage's passes, as `tilegrad opt -p` takes them")
-    call("plan", "the tiling plan as a table", cmd_plan)
+    call("plan", "the tiling plan as a table", cmd_plan).add_argument(
+        "--json", action="store_true", help="the plan as JSON")
     run = call("run", "JIT, run on random inputs, time it", cmd_run)
     run.add_argument("--check", action="store_true", help="compare with the reference")
-    run.add_argument("--repeat", type=int, default=10)
+    run.add_argument("--repeat", type=_count, default=10, help="timed calls after the first (>= 0)")
+    run.add_argument("--json", action="store_true", help="times and errors as JSON")
     run.add_argument("--from-ir", metavar="FILE", help="a (hand-edited) stage's IR: the pipeline goes on from it")
     run.add_argument("--from-stage", choices=("op", "loops", "tiled", "llvm"),
                      help="which stage --from-ir holds (default: recognized from the text)")
@@ -319,6 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     sizes = bench.add_mutually_exclusive_group()
     sizes.add_argument("--quick", action="store_true", help="smaller sizes")
     sizes.add_argument("--tiny", action="store_true", help="tiny inputs: the per-call cost, in microseconds")
+    bench.add_argument("--json", action="store_true", help="the rows as JSON instead of the table")
     bench.set_defaults(fn=cmd_bench)
     demo = sub.add_parser("demo", parents=[common], help="compile, plan and run the library's ops on two targets")
     demo.set_defaults(fn=cmd_demo)

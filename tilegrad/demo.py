@@ -30,27 +30,31 @@ def _cases(rng: np.random.Generator):
 
 
 def main() -> None:
+    from tqdm import tqdm
+
     rng = np.random.default_rng(0)
     print(f"tilegrad {tilegrad.__version__}: ops {', '.join(tilegrad.list_ops())}")
     print(f"{'op':<28} {'target':<11} {'blocks':>6} {'UB used / capacity':>21} {'max error':>10} "
           f"{'compile':>8} {'run':>9}")
-    for name, arrays, attrs in _cases(rng):
-        expected = reference(name, arrays, {**{n: s.default for n, s in tilegrad.get_op(name).attrs.items()
-                                               if not s.required}, **attrs})
-        for target in TARGETS:
-            kernel = tilegrad.compile(name, target)
-            start = time.perf_counter()
-            kernel(**arrays, **attrs)
-            compile_time = time.perf_counter() - start
-            start = time.perf_counter()
-            out = kernel(**arrays, **attrs)
-            run_time = time.perf_counter() - start
-            report = kernel.plan(**arrays, **attrs)
-            error = float(np.max(np.abs(out.astype(np.float64) - expected)))
-            ub = (f"{report.ub_used} / {report.ub_bytes - report.ub_reserve}" if report.staged
-                  else "- (cache tiles)")
-            print(f"{name:<28} {target:<11} {report.block_dim:>6} {ub:>21} {error:>10.2e} "
-                  f"{compile_time:>7.2f}s {run_time * 1e3:>7.2f}ms")
+    runs = [(case, target) for case in _cases(rng) for target in TARGETS]
+    expected = {}
+    for (name, arrays, attrs), target in tqdm(runs, desc="compiling and running", leave=False, disable=None):
+        if name not in expected:
+            expected[name] = reference(name, arrays, {**{n: s.default for n, s in tilegrad.get_op(name).attrs.items()
+                                                         if not s.required}, **attrs})
+        kernel = tilegrad.compile(name, target)
+        start = time.perf_counter()
+        kernel(**arrays, **attrs)
+        compile_time = time.perf_counter() - start
+        start = time.perf_counter()
+        out = kernel(**arrays, **attrs)
+        run_time = time.perf_counter() - start
+        report = kernel.plan(**arrays, **attrs)
+        error = float(np.max(np.abs(out.astype(np.float64) - expected[name])))
+        ub = (f"{report.ub_used} / {report.ub_bytes - report.ub_reserve}" if report.staged
+              else "- (cache tiles)")
+        tqdm.write(f"{name:<28} {target:<11} {report.block_dim:>6} {ub:>21} {error:>10.2e} "
+                   f"{compile_time:>7.2f}s {run_time * 1e3:>7.2f}ms")
     print(f"(max error is against {reference_name()}; compile includes the first run; "
           f"see `tilegrad show OP --stage all` and `tilegrad plan OP --target T`)")
 
