@@ -214,6 +214,10 @@ def cmd_plan(args) -> int:
     op, arrays, attrs = _call_arguments(args, with_data=False)
     report = tilegrad.compile(op, args.target).plan(**arrays, **attrs, check=False)
     print(json.dumps(asdict(report), indent=1, default=str) if args.json else report)
+    if args.svg:
+        from tilegrad.plan_svg import render_svg
+
+        Path(args.svg).write_text(render_svg(report))
     if not report.fits:
         raise tilegrad.UBCapacityError(report.error)
     return 0
@@ -324,8 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the IR after every pass of the pipeline (built afresh)")
     show.add_argument("--print-pipeline", action="store_true",
                       help="each stage's passes, as `tilegrad opt -p` takes them")
-    call("plan", "the tiling plan as a table", cmd_plan).add_argument(
-        "--json", action="store_true", help="the plan as JSON")
+    plan = call("plan", "the tiling plan as a table", cmd_plan)
+    plan.add_argument("--json", action="store_true", help="the plan as JSON")
+    plan.add_argument("--svg", metavar="FILE", help="also draw the core split and each core's UB into FILE")
     run = call("run", "JIT, run on random inputs, time it", cmd_run)
     run.add_argument("--check", action="store_true", help="compare with the reference")
     run.add_argument("--repeat", type=_count, default=10, help="timed calls after the first (>= 0)")

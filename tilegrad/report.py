@@ -49,7 +49,7 @@ class PlanReport:
                 buffers.append({"stage": "all" if b.stage is None else b.stage, "name": b.name,
                                 "shape": "x".join(map(str, ((b.slots,) if b.slots > 1 else ()) + tuple(b.shape))),
                                 "bytes": b.bytes, "padding": b.padding, "align": 1 if b.packed else b.align,
-                                "copies": b.copies, "offset": b.offset})
+                                "copies": b.copies, "offset": b.offset, "slots": b.slots})
         error, fits = "", True
         if plan is not None:
             try:
