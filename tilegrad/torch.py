@@ -20,6 +20,7 @@ backward as an autograd.Function.
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -243,10 +244,14 @@ def register(op: str | OpDef, target: str = "cpu") -> Callable:
 
 
 def _on_new_op(opdef: OpDef) -> None:
+    """Defining an op never fails because torch cannot take it; it is then not a torch op."""
     try:
         register(opdef)
     except DefinitionError:
-        pass  # marked stale: a call through torch says why
+        pass  # redefined with another signature: marked stale, a call through torch says why
+    except Exception as err:
+        warnings.warn(f"tilegrad.torch: op {opdef.name} is not a torch op: {type(err).__name__}: {err}",
+                      stacklevel=3)
 
 
 for _name in list_ops():
