@@ -127,8 +127,10 @@ def batch_norm_backward(
     alpha_param_diff=tg.attr(1.0, runtime=True),
     beta_param_diff=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
-    """Batch norm backward; without the saved pair, mean and inverse std are recomputed from x.
-    Half data uses float32 parameters."""
+    """Batch norm backward over M = N*H*W (spatial) or N (per_activation) values per parameter:
+    x̂ = (x - μ) invstd, dβ = Σ dy, dγ = Σ dy x̂, dx = γ invstd / M (M dy - dβ - x̂ dγ), each blended
+    with its alpha/beta. Without the saved pair, μ and invstd are recomputed from x. Half data
+    uses float32 parameters."""
     dx, d_scale, d_bias, _ = batch_norm_gradients(
         x, dy, bn_scale, saved_mean, saved_inv_variance, mode, epsilon, alpha_data_diff, beta_data_diff,
         alpha_param_diff, beta_param_diff)

@@ -40,7 +40,10 @@ def activation_backward(
     alpha=tg.attr(1.0, runtime=True),
     beta=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
-    """The gradient of mcdnnActivationForward: coef is the clip ceiling / elu alpha / swish beta."""
+    """The gradient of mcdnnActivationForward, dx = alpha * g + beta * dx_prior with g by mode:
+    sigmoid dy*y*(1-y); relu dy*[x > 0]; tanh dy*(1-y²); clipped_relu dy*[0 < x < coef];
+    elu dy if x > 0 else dy*(y + coef); swish, s = sigmoid(coef*x): dy*(s + coef*x*s*(1-s));
+    identity dy. coef is the clip ceiling / elu alpha / swish beta; a NaN x passes dy (torch)."""
 
     def result(*i):
         g = dy[i]
