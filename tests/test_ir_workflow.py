@@ -79,7 +79,7 @@ def test_ir_after_each_pass_names_every_pass_in_order():
     names = [name for name, _ in kernel.ir_after_each_pass(**call)]
     pipeline = kernel.pipeline(**call)
     expected = ["emit"] + [spec for stage in ("loops", "tiled", "llvm") for spec in _split(pipeline[stage])]
-    assert names == expected + ["llvm"]
+    assert names == expected + ["llvmlite conversion and O3"]
 
 
 def _split(spec: str) -> list[str]:

@@ -429,7 +429,7 @@ class Kernel:
         return spec.asm() if stage == "asm" else spec.ir[stage]
 
     def ir_after_each_pass(self, /, *args, **kwargs) -> list[tuple[str, str]]:
-        """(pass, IR after it) for every pass of the pipeline, then ("llvm", the optimized LLVM IR),
+        """(pass, IR after it) for every pass of the pipeline, then the optimized LLVM IR,
         for this call signature: built afresh, not from the cache. A failure carries the list so
         far as `error.passes` (and the stages built as `error.stages`)."""
         from tilegrad.errors import TilegradError
@@ -448,7 +448,7 @@ class Kernel:
                             self.untiled, after_pass=record, override=edited)
             if lowered.plan is not None:
                 lowered.plan.check()
-            seen.append(("llvm", to_llvm(lowered, self.guard, after_pass=record)))
+            seen.append(("llvmlite conversion and O3", to_llvm(lowered, self.guard, after_pass=record)))
         except TilegradError as err:
             err.passes = seen
             raise
