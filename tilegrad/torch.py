@@ -117,9 +117,8 @@ def as_numpy(op: str, name: str, value: torch.Tensor) -> np.ndarray:
     if value.dtype not in _DTYPE_NAMES:
         raise DTypeError(f"{op}: tensor {name!r} has dtype {value.dtype}; tilegrad knows "
                          f"{', '.join(_TORCH_DTYPES)}")
-    value = value.detach()
-    if value.is_conj() or value.is_neg():
-        value = value.resolve_conj().resolve_neg()
+    if value.requires_grad:  # (conj and neg bits exist only for complex dtypes, which tilegrad has not)
+        value = value.detach()
     if value.dtype == torch.bfloat16:
         return value.view(torch.int16).numpy().view(dtype_of("bfloat16").numpy)
     return value.numpy()
