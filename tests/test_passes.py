@@ -939,3 +939,89 @@ def test_strided_padded_windows_match_numpy_at_every_size():
                         want[i] += dy[o] * (cell + 1)
             got = kernel(dy=dy, x=np.zeros(size, np.float32))
             np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"stride {stride} pad {pad} size {size}")
+
+
+ROWS_SWEEPING_W = """
+builtin.module {
+  func.func @g_times_w(%g: memref<?x?xf32> {tg.name = "g", tg.role = "input"},
+                       %w: memref<?x?xf32> {tg.name = "w", tg.role = "input"},
+                       %out: memref<?x?xf32> {tg.name = "out", tg.role = "output"}) {
+    %acc = memref.alloca() : memref<512xf32>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = memref.dim %g, %c0 : memref<?x?xf32>
+    %v_end = memref.dim %w, %c0 : memref<?x?xf32>
+    %h_end = memref.dim %w, %c1 : memref<?x?xf32>
+    %zero = arith.constant 0.000000e+00 : f32
+    scf.for %i = %c0 to %rows step %c1 {
+      scf.for %h = %c0 to %h_end step %c1 {
+        memref.store %zero, %acc[%h] : memref<512xf32>
+      } {tg.loop = "row", tg.axis = 0 : i64}
+      scf.for %v = %c0 to %v_end step %c1 {
+        scf.for %h = %c0 to %h_end step %c1 {
+          %a = memref.load %acc[%h] : memref<512xf32>
+          %x = memref.load %g[%i, %v] : memref<?x?xf32>
+          %y = memref.load %w[%v, %h] : memref<?x?xf32>
+          %p = arith.mulf %x, %y : f32
+          %s = arith.addf %a, %p : f32
+          memref.store %s, %acc[%h] : memref<512xf32>
+        } {tg.loop = "row", tg.axis = 0 : i64}
+      } {tg.loop = "reduce", tg.axis = 0 : i64}
+      scf.for %h = %c0 to %h_end step %c1 {
+        %a = memref.load %acc[%h] : memref<512xf32>
+        memref.store %a, %out[%i, %h] : memref<?x?xf32>
+      } {tg.loop = "parallel", tg.axis = 1 : i64}
+    } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+    func.return
+  }
+}
+"""
+
+
+def test_jam_row_sweeps_runs_four_rows_in_one_sweep_of_w():
+    from tilegrad.pipeline import run_passes
+
+    text = str(run_passes(ROWS_SWEEPING_W, "jam-row-sweeps"))
+    assert text.count("memref.alloca()") == 4  # a stack row per copy
+    main_loop, remainder = text.split("tg.loop = \"parallel\", tg.axis = 0 : i64}", 1)
+    # the main loop steps by 4 and sweeps w once: one v loop, one h loop, four products in it
+    assert main_loop.count("tg.loop = \"reduce\"") == 1 and main_loop.count("arith.mulf") == 4
+    assert main_loop.count("memref.load %w") == 4 and main_loop.count("memref.dim") == 3
+    assert "arith.constant 4 : index" in main_loop
+    # the rows left over run in the original loop, which keeps the stage mark
+    assert remainder.count("arith.mulf") == 1 and "tg.stage = 0" in remainder
+
+
+@pytest.mark.parametrize("product", ["g @ w", "g.T @ x"])
+def test_jammed_column_products_match_the_unjammed_kernel_bitwise(monkeypatch, product):
+    """g @ w and g.T @ x on cpu, for row counts with every remainder over 2 cores: jammed, each sum
+    adds the same terms in the same order as without the pass."""
+    import tilegrad.dsl as tg
+    from tilegrad.kernel import _SPECIALIZATIONS
+    from tilegrad.passes.jam_row_sweeps import JamRowSweeps
+
+    @tg.op(outputs={"out": tg.shaped("R", "H", dtype="a")}, replace=True)
+    def test_column_product(a=tg.tensor("K R"), b=tg.tensor("K H", dtype="a")):
+        """out[r, h] = Σ_k a[k, r] b[k, h]: g.T @ x, or g @ w with a = g.T."""
+        return lambda r, h: tg.reduce_sum(a.shape[0], lambda k: a[k, r] * b[k, h])
+
+    rng = np.random.default_rng(5)
+    shapes = ((1, 3, 5), (9, 1100, 37), (14, 13, 600), (37, 2, 8), (6, 7, 3), (1500, 10, 20))
+    calls = []
+    for rows, inner, hidden in shapes:
+        g = rng.standard_normal((rows, inner)).astype(np.float32)
+        other = rng.standard_normal((inner if product == "g @ w" else rows, hidden)).astype(np.float32)
+        calls.append({"a": g.T if product == "g @ w" else g, "b": other})
+    kernel = tilegrad.compile("test_column_product", "cpu")
+    jammed = [kernel(**call) for call in calls]
+    assert kernel.ir("tiled", **calls[1]).count("memref.alloca()") >= 8  # a stack row (and float64 row) per copy
+    for call, out in zip(calls, jammed):
+        np.testing.assert_allclose(out, call["a"].T.astype(np.float64) @ call["b"], rtol=1e-4, atol=1e-4)
+    monkeypatch.setattr(JamRowSweeps, "apply", lambda self, ctx, module: None)
+    monkeypatch.setenv("TILEGRAD_CACHE", "0")
+    for key in [k for k in _SPECIALIZATIONS if k[0] == "test_column_product"]:
+        monkeypatch.delitem(_SPECIALIZATIONS, key)
+    plain = tilegrad.compile("test_column_product", "cpu")
+    assert plain.ir("tiled", **calls[1]).count("memref.alloca()") < 8
+    for call, out in zip(calls, jammed):
+        np.testing.assert_array_equal(out, plain(**call))

@@ -29,6 +29,7 @@ from tilegrad.passes.fuse_elementwise import FuseElementwise
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
 from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
 from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions
+from tilegrad.passes.jam_row_sweeps import JamRowSweeps
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
 from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout, guard_messages
 from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
@@ -77,7 +78,8 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
             tiled += [SplitColumnReductions(num_blocks or target.cores), FuseSiblingLoops()]
         tiled.append(TileForTarget.of(target, num_blocks, hint))
         if cpu:
-            tiled += [InterchangeColumnReductions(), ReorderForReuse(target.ub_bytes // 2), UnrollReuseLoops()]
+            tiled += [InterchangeColumnReductions(), JamRowSweeps(), ReorderForReuse(target.ub_bytes // 2),
+                      UnrollReuseLoops()]
         tiled.append(FuseSiblingReductions())
         if cpu:  # windows become straight-line code LLVM can vectorize
             tiled += [UnrollShortReductions(), SplitStridePhases(), PartitionClampedLoops()]

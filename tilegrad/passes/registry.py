@@ -18,6 +18,7 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
     from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
     from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions
+    from tilegrad.passes.jam_row_sweeps import JamRowSweeps
     from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
     from tilegrad.passes.lower_to_llvm import LowerToLLVM
     from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
@@ -29,7 +30,7 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 
     classes = (ExpandMath, FuseElementwise, FuseSiblingLoops, FuseSiblingReductions, InterchangeColumnReductions,
-               LowerTgToLoops, LowerToLLVM, PartitionClampedLoops, ReorderForReuse, SplitColumnReductions,
+               JamRowSweeps, LowerTgToLoops, LowerToLLVM, PartitionClampedLoops, ReorderForReuse, SplitColumnReductions,
                SplitStridePhases, TileForTarget, UnrollReuseLoops, UnrollShortReductions)
     return {c.name: (lambda c=c: c) for c in classes}
 

@@ -1,0 +1,166 @@
+"""jam-row-sweeps: rows whose column sums sweep the same data run ROWS at a time, in one sweep.
+
+After interchange-column-reductions, a row i of `g @ w` (or of `g.T @ x`) sums its terms into a
+stack row: for v: for h in tile: acc[h] += g[i, v] * w[v, h]. Every row re-reads all of w. Unrolled
+by ROWS on i and jammed, each w[v, h] loaded once feeds ROWS accumulator rows (the register tile of
+a GEMM kernel, on the row side: unroll-reuse-loops' twin for the column form):
+
+    for i step ROWS:                            acc_k: a stack row per copy
+      for v: for h in tile:
+        acc_0[h] += g[i, v] w[v, h];  ...;  acc_3[h] += g[i+3, v] w[v, h]
+
+The copies of the body are zipped: a loop or `scf.if` whose bounds (or condition) are the same in
+every copy becomes one, with the copies' bodies zipped inside it; index arithmetic that does not
+depend on the row is computed once; every other op runs once per copy, in the body's order. Each
+copy has its own stack rows and writes its own output row, so every sum adds the same terms in the
+same order as before: results are bitwise unchanged. Rows left over run in the original loop.
+For targets without UB staging (cpu), after interchange-column-reductions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from tilegrad.passes.common import constant_index, depends_on, functions, loop_role
+
+ROWS = 4
+
+
+def _stack_rows(loop: scf.ForOp) -> list[SSAValue]:
+    """The stack rows (allocas) the loop's body uses: each copy gets its own."""
+    rows = {o.memref for o in loop.body.walk() if isinstance(o, memref.LoadOp | memref.StoreOp)
+            if isinstance(o.memref.owner, memref.AllocaOp)}
+    return sorted(rows, key=lambda v: id(v))
+
+
+def _sweeps_shared_data(loop: scf.ForOp) -> bool:
+    """Whether an interchanged row loop inside reads data the row does not choose (w[v, h]) beside
+    data it does (g[i, v]): the reuse that jamming turns into fewer loads."""
+    iv = loop.body.block.args[0]
+    for row in (o for o in loop.body.walk() if isinstance(o, scf.ForOp) and loop_role(o) == "row"):
+        loads = [o for o in row.body.walk() if isinstance(o, memref.LoadOp)
+                 and not isinstance(o.memref.owner, memref.AllocaOp)]
+        varying = [any(depends_on(i, iv) for i in load.indices) for load in loads]
+        if any(varying) and not all(varying):
+            return True
+    return False
+
+
+def _candidate(loop: Operation) -> bool:
+    if not isinstance(loop, scf.ForOp) or loop_role(loop) != "parallel" or "tg.stage" not in loop.attributes:
+        return False
+    if constant_index(loop.step) != 1 or loop.iter_args:
+        return False
+    inner = [o for o in loop.body.walk() if o is not loop]
+    if not any(isinstance(o, scf.ForOp) and loop_role(o) == "row" for o in inner):
+        return False  # no interchanged sums
+    if any(isinstance(o, scf.ForOp) and o.iter_args for o in inner):
+        return False  # a carried value per copy: not zipped here
+    return _sweeps_shared_data(loop)
+
+
+def _uniform(op: Operation) -> bool:
+    """Index and float arithmetic and dims: pure, so one instance serves every copy."""
+    return isinstance(op, memref.DimOp) or (op.name.startswith("arith.") and len(op.regions) == 0)
+
+
+class _Zip:
+    def __init__(self, mappings: list[dict[SSAValue, SSAValue]]):
+        self.mappings = mappings
+
+    def same(self, values) -> bool:
+        return all(len({id(m.get(v, v)) for m in self.mappings}) == 1 for v in values)
+
+    def ops(self, ops: list[Operation], into: Block) -> None:
+        for op in ops:
+            if isinstance(op, scf.YieldOp):
+                continue
+            if isinstance(op, scf.ForOp) and not op.iter_args and self.same(op.operands):
+                self.loop(op, into)
+            elif isinstance(op, scf.IfOp) and not op.results and self.same([op.cond]):
+                self.branch(op, into)
+            elif _uniform(op) and self.same(op.operands):
+                clone = op.clone(value_mapper=dict(self.mappings[0]))
+                into.add_op(clone)
+                for mapping in self.mappings:
+                    mapping.update(zip(op.results, clone.results))
+            else:
+                for mapping in self.mappings:
+                    clone = op.clone(value_mapper=mapping)
+                    into.add_op(clone)
+                    mapping.update(zip(op.results, clone.results))
+
+    def loop(self, op: scf.ForOp, into: Block) -> None:
+        body = Block(arg_types=[IndexType()])
+        for mapping in self.mappings:
+            mapping[op.body.block.args[0]] = body.args[0]
+        self.ops(list(op.body.block.ops), body)
+        body.add_op(scf.YieldOp())
+        first = self.mappings[0]
+        zipped = scf.ForOp(*(first.get(v, v) for v in op.operands[:3]), [], Region([body]))
+        zipped.attributes.update(op.attributes)
+        into.add_op(zipped)
+
+    def branch(self, op: scf.IfOp, into: Block) -> None:
+        arms = []
+        for region in (op.true_region, op.false_region):
+            arm = Block()
+            if region.blocks:
+                self.ops(list(region.block.ops), arm)
+            arm.add_op(scf.YieldOp())
+            arms.append(Region([arm]))
+        into.add_op(scf.IfOp(self.mappings[0].get(op.cond, op.cond), [], arms[0], arms[1]))
+
+
+def _jam(loop: scf.ForOp, entry: Block) -> None:
+    """for i in [lb, ub): body(i) -> for i in [lb, lb + ⌊n/R⌋R) step R: zip(body(i) .. body(i+R-1)),
+    then the original loop from there on."""
+    index = IndexType()
+    block = loop.parent_block()
+    factor = arith.ConstantOp(IntegerAttr(ROWS, index))
+    count = arith.SubiOp(loop.ub, loop.lb)
+    groups = arith.DivUIOp(count, factor)
+    whole = arith.MuliOp(groups, factor)
+    split = arith.AddiOp(loop.lb, whole)
+    for op in (factor, count, groups, whole, split):
+        block.insert_op_before(op, loop)
+    body = Block(arg_types=[index])
+    i = body.args[0]
+    mappings = []
+    rows = _stack_rows(loop)
+    for copy in range(ROWS):
+        at = i
+        if copy:
+            offset = arith.ConstantOp(IntegerAttr(copy, index))
+            at = arith.AddiOp(i, offset).result
+            body.add_ops([offset, at.owner])
+        mapping: dict[SSAValue, SSAValue] = {loop.body.block.args[0]: at}
+        for row in rows if copy else ():
+            private = row.owner.clone()
+            entry.insert_op_before(private, entry.first_op)
+            mapping[row] = private.results[0]
+        mappings.append(mapping)
+    _Zip(mappings).ops(list(loop.body.block.ops), body)
+    body.add_op(scf.YieldOp())
+    main = scf.ForOp(loop.lb, split.result, factor.result, [], Region([body]))
+    main.attributes.update({k: v for k, v in loop.attributes.items() if k != "tg.stage"})
+    block.insert_op_before(main, loop)
+    loop.operands = (split.result, *loop.operands[1:])
+
+
+@dataclass(frozen=True)
+class JamRowSweeps(ModulePass):
+    """Run ROWS rows of interchanged column sums in one sweep of the data they share."""
+
+    name = "jam-row-sweeps"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in functions(op):
+            for loop in [o for o in fn.walk() if _candidate(o)]:
+                _jam(loop, fn.body.block)
