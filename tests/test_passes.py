@@ -994,16 +994,21 @@ def test_jam_row_sweeps_runs_four_rows_in_one_sweep_of_w():
 
 @pytest.mark.parametrize("product", ["g @ w", "g.T @ x"])
 def test_jammed_column_products_match_the_unjammed_kernel_bitwise(monkeypatch, product):
-    """g @ w and g.T @ x on cpu, for row counts with every remainder over 2 cores: jammed, each sum
-    adds the same terms in the same order as without the pass."""
+    """g @ w and g.T @ x on cpu, for row counts with every remainder over 2 cores: jammed (and for
+    g @ w chunked), each sum adds the same terms in the same order as without those passes."""
     import tilegrad.dsl as tg
     from tilegrad.kernel import _SPECIALIZATIONS
+    from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps
     from tilegrad.passes.jam_row_sweeps import JamRowSweeps
 
-    @tg.op(outputs={"out": tg.shaped("R", "H", dtype="a")}, replace=True)
-    def test_column_product(a=tg.tensor("K R"), b=tg.tensor("K H", dtype="a")):
-        """out[r, h] = Σ_k a[k, r] b[k, h]: g.T @ x, or g @ w with a = g.T."""
-        return lambda r, h: tg.reduce_sum(a.shape[0], lambda k: a[k, r] * b[k, h])
+    if product == "g @ w":
+        @tg.op(outputs={"out": tg.shaped("R", "H", dtype="a")}, replace=True)
+        def test_column_product(a=tg.tensor("R K"), b=tg.tensor("K H", dtype="a")):
+            return lambda r, h: tg.reduce_sum(a.shape[1], lambda k: a[r, k] * b[k, h])
+    else:
+        @tg.op(outputs={"out": tg.shaped("R", "H", dtype="a")}, replace=True)
+        def test_column_product(a=tg.tensor("K R"), b=tg.tensor("K H", dtype="a")):
+            return lambda r, h: tg.reduce_sum(a.shape[0], lambda k: a[k, r] * b[k, h])
 
     rng = np.random.default_rng(5)
     shapes = ((1, 3, 5), (9, 1100, 37), (14, 13, 600), (37, 2, 8), (6, 7, 3), (1500, 10, 20))
@@ -1011,13 +1016,18 @@ def test_jammed_column_products_match_the_unjammed_kernel_bitwise(monkeypatch, p
     for rows, inner, hidden in shapes:
         g = rng.standard_normal((rows, inner)).astype(np.float32)
         other = rng.standard_normal((inner if product == "g @ w" else rows, hidden)).astype(np.float32)
-        calls.append({"a": g.T if product == "g @ w" else g, "b": other})
+        calls.append({"a": g, "b": other})
+    product_of = (lambda c: c["a"].astype(np.float64) @ c["b"]) if product == "g @ w" else \
+        (lambda c: c["a"].T.astype(np.float64) @ c["b"])
     kernel = tilegrad.compile("test_column_product", "cpu")
     jammed = [kernel(**call) for call in calls]
     assert kernel.ir("tiled", **calls[1]).count("memref.alloca()") >= 8  # a stack row (and float64 row) per copy
     for call, out in zip(calls, jammed):
-        np.testing.assert_allclose(out, call["a"].T.astype(np.float64) @ call["b"], rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(out, product_of(call), rtol=1e-4, atol=1e-4)
+    chunked = kernel.ir("tiled", **calls[1])
+    assert "arith.constant 16 : index" in chunked or product == "g.T @ x"  # a chunk of columns in registers
     monkeypatch.setattr(JamRowSweeps, "apply", lambda self, ctx, module: None)
+    monkeypatch.setattr(ChunkRowSweeps, "apply", lambda self, ctx, module: None)
     monkeypatch.setenv("TILEGRAD_CACHE", "0")
     for key in [k for k in _SPECIALIZATIONS if k[0] == "test_column_product"]:
         monkeypatch.delitem(_SPECIALIZATIONS, key)
@@ -1025,3 +1035,20 @@ def test_jammed_column_products_match_the_unjammed_kernel_bitwise(monkeypatch, p
     assert plain.ir("tiled", **calls[1]).count("memref.alloca()") < 8
     for call, out in zip(calls, jammed):
         np.testing.assert_array_equal(out, plain(**call))
+
+
+def test_chunk_row_sweeps_keeps_a_chunk_of_columns_across_the_sweep():
+    from tilegrad.pipeline import run_passes
+
+    text = str(run_passes(ROWS_SWEEPING_W, "jam-row-sweeps,chunk-row-sweeps"))
+    main_loop = text.split("tg.loop = \"parallel\", tg.axis = 0 : i64}", 1)[0]
+    # the chunk loop (step 16) holds the sweep over v, which holds the 16 columns: four products each
+    assert_lines_in_order(main_loop, ["arith.constant 16 : index", "scf.for", "scf.for", "scf.for",
+                                      "arith.mulf", "arith.mulf", "arith.mulf", "arith.mulf",
+                                      '} {tg.loop = "row", tg.axis = 0 : i64}',
+                                      '} {tg.loop = "reduce", tg.axis = 0 : i64}',
+                                      '} {tg.loop = "tile", tg.axis = 0 : i64}'], whole=False)
+    # the columns left over run in the original sweep, from the split on
+    assert main_loop.count('tg.loop = "reduce"') == 2
+    # one row alone (no jam) is not chunked: every chunk would sweep w again
+    assert "arith.constant 16 : index" not in str(run_passes(ROWS_SWEEPING_W, "chunk-row-sweeps"))

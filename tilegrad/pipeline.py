@@ -23,6 +23,7 @@ from tilegrad.dsl.emit import KernelArg, emit_op
 from tilegrad.dsl.opdef import Binding, OpDef
 from tilegrad.dsl.tensor import TensorArg
 from tilegrad.errors import ArgumentError, InternalError, TilegradError
+from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps
 from tilegrad.passes.common import arg_info
 from tilegrad.passes.expand_math import ExpandMath
 from tilegrad.passes.fuse_elementwise import FuseElementwise
@@ -78,8 +79,8 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
             tiled += [SplitColumnReductions(num_blocks or target.cores), FuseSiblingLoops()]
         tiled.append(TileForTarget.of(target, num_blocks, hint))
         if cpu:
-            tiled += [InterchangeColumnReductions(), JamRowSweeps(), ReorderForReuse(target.ub_bytes // 2),
-                      UnrollReuseLoops()]
+            tiled += [InterchangeColumnReductions(), JamRowSweeps(), ChunkRowSweeps(),
+                      ReorderForReuse(target.ub_bytes // 2), UnrollReuseLoops()]
         tiled.append(FuseSiblingReductions())
         if cpu:  # windows become straight-line code LLVM can vectorize
             tiled += [UnrollShortReductions(), SplitStridePhases(), PartitionClampedLoops()]
