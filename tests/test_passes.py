@@ -1052,3 +1052,29 @@ def test_chunk_row_sweeps_keeps_a_chunk_of_columns_across_the_sweep():
     assert main_loop.count('tg.loop = "reduce"') == 2
     # one row alone (no jam) is not chunked: every chunk would sweep w again
     assert "arith.constant 16 : index" not in str(run_passes(ROWS_SWEEPING_W, "chunk-row-sweeps"))
+
+
+def test_a_stage_sweeping_the_same_data_for_every_row_is_not_fused_with_its_producer():
+    """G row by row, then dx = G @ W: fused, each row would sweep W alone; apart, rows share it."""
+    import tilegrad.dsl as tg
+
+    def polynomial(value):  # a body too large to recompute inside the sum (fuse-elementwise keeps g)
+        result = value
+        for c in range(10):
+            result = result * value + float(c)
+        return result
+
+    @tg.op(outputs={"dx": tg.shaped("B", "H", dtype="x")}, replace=True)
+    def test_scaled_product(x=tg.tensor("B V"), w=tg.tensor("V H", dtype="x")):
+        g = tg.temp("g", x.shape)
+        g.assign(lambda i, v: polynomial(x[i, v]))
+        return lambda i, h: tg.reduce_sum(w.shape[0], lambda v: g[i, v] * w[v, h])
+
+    x, w = tilegrad.Spec((64, 300)), tilegrad.Spec((300, 32))
+    loops = tilegrad.compile("test_scaled_product", "cpu").ir("loops", x=x, w=w)
+    assert loops.count("tg.stage = ") == 2
+    rng = np.random.default_rng(2)
+    xs = rng.uniform(-0.5, 0.5, (64, 300)).astype(np.float32)
+    ws = rng.standard_normal((300, 32)).astype(np.float32)
+    got = tilegrad.compile("test_scaled_product", "cpu")(x=xs, w=ws)
+    np.testing.assert_allclose(got, polynomial(xs.astype(np.float64)) @ ws, rtol=1e-4, atol=1e-3)

@@ -7,7 +7,8 @@ both sweep dy), and one barrier between them disappears. A per-row reduction and
 elementwise consumer (a softmax row's total, then its dx) run row by row; max pooling's window
 choice, dx's zero fill and the scatter into dx run plane by plane, so dx is written once. A tensor
 one stage writes and the other touches must be accessed by both only inside the slab (its leading
-indices are the shared loops' variables); otherwise the stages stay apart.
+indices are the shared loops' variables); otherwise the stages stay apart. A stage whose sums sweep
+the same data in every slab (G @ W) stays apart too: on its own, its rows share each sweep.
 """
 
 from __future__ import annotations
@@ -20,7 +21,15 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import functions, loop_role, number_stages, perfect_chain, same_range, stage_nests
+from tilegrad.passes.common import (
+    depends_on,
+    functions,
+    loop_role,
+    number_stages,
+    perfect_chain,
+    same_range,
+    stage_nests,
+)
 
 FUSABLE = ("parallel", "scatter")
 
@@ -57,6 +66,20 @@ def _independent(first: list[scf.ForOp], second: list[scf.ForOp], depth: int) ->
     return True
 
 
+def _sweeps_data_of_every_slab(loops: list[scf.ForOp], depth: int) -> bool:
+    """Whether a sum in the nest reads, in every slab of the shared loops, the same data (G @ W:
+    every row's sum sweeps all of W). Left as its own stage, its rows can share each sweep
+    (jam-row-sweeps); fused with a producer, each slab would sweep it alone."""
+    ivs = [loop.body.block.args[0] for loop in loops[:depth]]
+    for reduce in (o for o in loops[0].walk() if isinstance(o, scf.ForOp) and loop_role(o) == "reduce"):
+        term = reduce.body.block.args[0]
+        for load in (o for o in reduce.walk() if isinstance(o, memref.LoadOp)):
+            indices = list(load.indices)
+            if any(depends_on(i, term) for i in indices) and not any(depends_on(i, v) for i in indices for v in ivs):
+                return True
+    return False
+
+
 def _shared_depth(a: list[scf.ForOp], b: list[scf.ForOp]) -> int:
     depth, matched = 0, {}
     while depth < min(len(a), len(b)) and same_range(a[depth], b[depth], matched):
@@ -88,6 +111,8 @@ def fuse_siblings(block: Block, stages: bool) -> None:
             between = between[between.index(first) + 1: between.index(second)]
             movable = (lambda o: not isinstance(o, scf.ForOp)) if stages else _index_value
             if not all(movable(o) for o in between) or not _independent(a, b, depth):
+                continue
+            if stages and _sweeps_data_of_every_slab(b, depth):
                 continue
             for op in between:  # the second stage's dims and constants move above the first
                 op.detach()
