@@ -34,9 +34,9 @@ ROWS = 4
 
 def _stack_rows(loop: scf.ForOp) -> list[SSAValue]:
     """The stack rows (allocas) the loop's body uses: each copy gets its own."""
-    rows = {o.memref for o in loop.body.walk() if isinstance(o, memref.LoadOp | memref.StoreOp)
+    rows = {o.memref: None for o in loop.body.walk() if isinstance(o, memref.LoadOp | memref.StoreOp)
             if isinstance(o.memref.owner, memref.AllocaOp)}
-    return sorted(rows, key=lambda v: id(v))
+    return list(rows)  # in the order the body first uses them: the printed IR is the same every time
 
 
 def _sweeps_shared_data(loop: scf.ForOp) -> bool:
