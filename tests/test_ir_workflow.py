@@ -142,3 +142,14 @@ def test_run_from_ir_on_the_command_line(capsys, tmp_path):
     assert "the tiled stage from" in out and "guard build" in out
     error = float(re.search(r"max \|error\| vs [^:]+: ([\d.e+-]+)", out).group(1))
     assert error < 1e-6
+
+
+def test_an_edited_llvm_stage_runs_or_is_refused():
+    x = np.full(100, 0.25, np.float32)
+    y = np.zeros(100, np.float32)
+    g = np.array([1.0], np.float32)
+    kernel = tilegrad.compile("binary_cross_entropy_grad", "cpu")
+    llvm = kernel.ir("llvm", input_x=x, input_y=y, dloss=g)
+    np.testing.assert_allclose(kernel.from_ir("llvm", llvm)(input_x=x, input_y=y, dloss=g), _bce(x, y, g), rtol=1e-6)
+    with pytest.raises(tilegrad.ArgumentError, match="llvm stage given does not compile"):
+        kernel.from_ir("llvm", llvm.replace("define ", "defne ", 1))(input_x=x, input_y=y, dloss=g)

@@ -304,7 +304,12 @@ class Kernel:
             except Exception:
                 return spec  # keep the IR and plan to show; a call raises UBCapacityError
         if self.ir_override is not None and self.ir_override[0] == "llvm":
-            spec.ir["llvm"] = self.ir_override[1]
+            spec.ir["llvm"] = self.ir_override[1]  # as given: the guard build's checks are added before LLVM
+            try:
+                spec.driver()
+            except Exception as err:  # LLVM's parser or a missing driver: the text is at fault
+                raise ArgumentError(f"{self.op.name}: the llvm stage given does not compile: "
+                                    f"{type(err).__name__}: {err}") from None
         else:
             spec.ir["llvm"] = to_llvm(lowered, guard=self.guard)
         spec.driver()  # compiled now, so the cache entry holds the machine code
