@@ -225,6 +225,11 @@ class Kernel:
         build (every access bounds-checked) unless `guard=False`."""
         return Kernel(self.op, self.target, self.untiled, guard, (stage, text))
 
+    @property
+    def _lowering_override(self) -> tuple[str, str] | None:
+        """The stage lowering replaces by IR text (an edited llvm stage replaces code generation)."""
+        return self.ir_override if self.ir_override is not None and self.ir_override[0] != "llvm" else None
+
     # ---- specialization -----------------------------------------------------------------------
     def _split_call(self, args: tuple, kwargs: dict, running: bool = False):
         kwargs = dict(kwargs)
@@ -291,8 +296,8 @@ class Kernel:
                 cache.discard(key)  # an entry that does not fit what it is keyed by is rebuilt
         from tilegrad.pipeline import lower, to_llvm
 
-        edited = self.ir_override if self.ir_override is not None and self.ir_override[0] != "llvm" else None
-        lowered = lower(self.op, binding, self.target, num_blocks, hint, untiled=self.untiled, override=edited)
+        lowered = lower(self.op, binding, self.target, num_blocks, hint, untiled=self.untiled,
+                        override=self._lowering_override)
         temps = {name: (dtype, [_shape_form(d, self.op.name, name) for d in shape])
                  for name, (dtype, shape) in lowered.temps.items()}
         spec = Specialization(key, lowered.ir, lowered.functions, lowered.layout, lowered.messages,
@@ -447,10 +452,9 @@ class Kernel:
         def record(name, module):
             seen.append((name, str(module)))
 
-        edited = self.ir_override if self.ir_override is not None and self.ir_override[0] != "llvm" else None
         try:
             lowered = lower(self.op, binding, self.target, num_blocks, self.op.schedule_hint(self.target, binding),
-                            self.untiled, after_pass=record, override=edited)
+                            self.untiled, after_pass=record, override=self._lowering_override)
             if lowered.plan is not None:
                 lowered.plan.check()
             seen.append(("llvmlite conversion and O3", to_llvm(lowered, self.guard, after_pass=record)))

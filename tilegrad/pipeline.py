@@ -132,7 +132,6 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
     with compiler_step(opdef.name, "emit"):
         emitted = emit_op(opdef.name, trace, inputs, unit, params, opdef.shared_dims(binding))
     module = emitted.module
-    ctx = make_context()
     passes = stage_passes(target, num_blocks, hint, untiled)
 
     def finish(stage: str) -> ModuleOp:
@@ -144,14 +143,7 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
         return module
 
     def run(stage: str) -> None:
-        for step in passes[stage]:
-            spec = str(step.pipeline_pass_spec())
-            with compiler_step(opdef.name, spec):
-                step.apply(ctx, module)
-                if VERIFY_EACH_PASS:
-                    module.verify()
-            if after_pass is not None:
-                after_pass(spec, module)
+        apply_passes(opdef.name, passes[stage], module, after_pass, verify=VERIFY_EACH_PASS)
 
     finish("op")
     ir["op"] = str(module)
@@ -194,14 +186,9 @@ def to_llvm(lowered: Lowered, guard: bool = False, after_pass: AfterPass | None 
     from tilegrad.codegen.driver import add_driver
     from tilegrad.codegen.jit import optimize
 
-    ctx = make_context()
     name = lowered.module.ops.first.sym_name.data
-    for step in llvm_passes(guard):
-        spec = str(step.pipeline_pass_spec())
-        with compiler_step(name, spec):
-            step.apply(ctx, lowered.module)  # LLVM verifies what lower-to-llvm produces when it parses it
-        if after_pass is not None:
-            after_pass(spec, lowered.module)
+    # (LLVM verifies what lower-to-llvm produces when it parses it)
+    apply_passes(name, llvm_passes(guard), lowered.module, after_pass, verify=False)
     lowered.messages.update(guard_messages(lowered.module))
     with compiler_step(name, "llvmlite conversion and O3"):
         llvm_module = convert_module(lowered.module, fallback_target_triple=None)
@@ -229,13 +216,20 @@ def run_passes(text: str, spec: str, after_pass: AfterPass | None = None, what: 
     from tilegrad.passes.registry import parse_pipeline
 
     module = parse_ir(text, what)
-    pipeline = parse_pipeline(spec) if spec else None
-    ctx = make_context()
-    for step in pipeline.passes if pipeline is not None else ():
-        name = str(step.pipeline_pass_spec())
-        with compiler_step(what, name):
-            step.apply(ctx, module)
-            module.verify()
-        if after_pass is not None:
-            after_pass(name, module)
+    if spec:
+        apply_passes(what, parse_pipeline(spec).passes, module, after_pass, verify=True)
     return module
+
+
+def apply_passes(op: str, passes, module: ModuleOp, after_pass: AfterPass | None, verify: bool) -> None:
+    """Run the passes in order, each failure an InternalError naming its pass spec; `verify` checks
+    the module after each; `after_pass(spec, module)` sees each result."""
+    ctx = make_context()
+    for step in passes:
+        spec = str(step.pipeline_pass_spec())
+        with compiler_step(op, spec):
+            step.apply(ctx, module)
+            if verify:
+                module.verify()
+        if after_pass is not None:
+            after_pass(spec, module)

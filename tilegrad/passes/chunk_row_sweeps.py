@@ -26,18 +26,14 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import IndexType, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import depends_on, functions, loop_role
+from tilegrad.passes.common import depends_on, functions, loop_role, pure_arith, whole_steps
 
 CHUNK = 16
 """Columns per chunk: two 8-lane vectors of float32 per accumulator row."""
-
-
-def _pure(op: Operation) -> bool:
-    return isinstance(op, memref.DimOp) or (op.name.startswith("arith.") and not op.regions)
 
 
 def _column_of(index: SSAValue, column: SSAValue) -> bool:
@@ -67,7 +63,7 @@ def _row_loop(sweep: Operation) -> scf.ForOp | None:
     if len(rows) != 1 or loop_role(rows[0]) != "row" or rows[0].iter_args:
         return None
     row = rows[0]
-    if any(o is not row and not _pure(o) for o in ops):
+    if any(o is not row and not pure_arith(o) for o in ops):
         return None
     if any(depends_on(v, sweep.body.block.args[0]) for v in row.operands[:3]):
         return None
@@ -85,7 +81,7 @@ def _row_loop(sweep: Operation) -> scf.ForOp | None:
                 return None
             if _strided_per_term(op, sweep.body.block.args[0], column):
                 return None
-        elif not _pure(op):
+        elif not pure_arith(op):
             return None
     return row if len(written) >= 2 else None
 
@@ -94,13 +90,7 @@ def _chunk(sweep: scf.ForOp, row: scf.ForOp) -> None:
     index = IndexType()
     block = sweep.parent_block()
     start, end = row.lb, row.ub
-    size = arith.ConstantOp(IntegerAttr(CHUNK, index))
-    count = arith.SubiOp(end, start)
-    chunks = arith.DivUIOp(count, size)
-    whole = arith.MuliOp(chunks, size)
-    split = arith.AddiOp(start, whole)
-    for op in (size, count, chunks, whole, split):
-        block.insert_op_before(op, sweep)
+    size, split = whole_steps(start, end, CHUNK, sweep)
     chunk_body = Block(arg_types=[index])
     h0 = chunk_body.args[0]
     stop = arith.AddiOp(h0, size)
@@ -126,10 +116,10 @@ def _chunk(sweep: scf.ForOp, row: scf.ForOp) -> None:
     inner_sweep = scf.ForOp(sweep.lb, sweep.ub, sweep.step, [], Region([sweep_body]))
     inner_sweep.attributes.update(sweep.attributes)
     chunk_body.add_ops([inner_sweep, scf.YieldOp()])
-    chunked = scf.ForOp(start, split.result, size.result, [], Region([chunk_body]))
+    chunked = scf.ForOp(start, split, size, [], Region([chunk_body]))
     chunked.attributes.update({**row.attributes, "tg.loop": StringAttr("tile")})
     block.insert_op_before(chunked, sweep)
-    row.operands = (split.result, *row.operands[1:])  # the columns left over, in the original sweep
+    row.operands = (split, *row.operands[1:])  # the columns left over, in the original sweep
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,24 @@ def copy_iteration(loop: scf.ForOp, into: Block, at: SSAValue) -> dict[SSAValue,
     return mapping
 
 
+def whole_steps(lb: SSAValue, ub: SSAValue, step: int, before: Operation) -> tuple[SSAValue, SSAValue]:
+    """(step, split) as index values inserted before `before`: split = lb + ⌊(ub - lb)/step⌋·step,
+    where a loop by `step` stops and the original loop takes the rest."""
+    size = arith.ConstantOp(IntegerAttr(step, INDEX))
+    count = arith.SubiOp(ub, lb)
+    steps = arith.DivUIOp(count, size)
+    whole = arith.MuliOp(steps, size)
+    split = arith.AddiOp(lb, whole)
+    for op in (size, count, steps, whole, split):
+        before.parent_block().insert_op_before(op, before)
+    return size.result, split.result
+
+
+def pure_arith(op: Operation) -> bool:
+    """Arithmetic and dims: no memory effects, so it may be moved, shared or repeated freely."""
+    return isinstance(op, memref.DimOp) or (op.name.startswith("arith.") and not op.regions)
+
+
 def loop_role(op: Operation) -> str | None:
     attr = op.attributes.get("tg.loop")
     return attr.data if isinstance(attr, StringAttr) else None

@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import constant_index, depends_on, functions, loop_role
+from tilegrad.passes.common import constant_index, depends_on, functions, loop_role, pure_arith, whole_steps
 
 ROWS = 4
 
@@ -65,11 +65,6 @@ def _candidate(loop: Operation) -> bool:
     return _sweeps_shared_data(loop)
 
 
-def _uniform(op: Operation) -> bool:
-    """Index and float arithmetic and dims: pure, so one instance serves every copy."""
-    return isinstance(op, memref.DimOp) or (op.name.startswith("arith.") and len(op.regions) == 0)
-
-
 class _Zip:
     def __init__(self, mappings: list[dict[SSAValue, SSAValue]]):
         self.mappings = mappings
@@ -85,7 +80,7 @@ class _Zip:
                 self.loop(op, into)
             elif isinstance(op, scf.IfOp) and not op.results and self.same([op.cond]):
                 self.branch(op, into)
-            elif _uniform(op) and self.same(op.operands):
+            elif pure_arith(op) and self.same(op.operands):  # one instance serves every copy
                 clone = op.clone(value_mapper=dict(self.mappings[0]))
                 into.add_op(clone)
                 for mapping in self.mappings:
@@ -123,13 +118,7 @@ def _jam(loop: scf.ForOp, entry: Block) -> None:
     then the original loop from there on."""
     index = IndexType()
     block = loop.parent_block()
-    factor = arith.ConstantOp(IntegerAttr(ROWS, index))
-    count = arith.SubiOp(loop.ub, loop.lb)
-    groups = arith.DivUIOp(count, factor)
-    whole = arith.MuliOp(groups, factor)
-    split = arith.AddiOp(loop.lb, whole)
-    for op in (factor, count, groups, whole, split):
-        block.insert_op_before(op, loop)
+    factor, split = whole_steps(loop.lb, loop.ub, ROWS, loop)
     body = Block(arg_types=[index])
     i = body.args[0]
     mappings = []
@@ -148,10 +137,10 @@ def _jam(loop: scf.ForOp, entry: Block) -> None:
         mappings.append(mapping)
     _Zip(mappings).ops(list(loop.body.block.ops), body)
     body.add_op(scf.YieldOp())
-    main = scf.ForOp(loop.lb, split.result, factor.result, [], Region([body]))
+    main = scf.ForOp(loop.lb, split, factor, [], Region([body]))
     main.attributes.update({k: v for k, v in loop.attributes.items() if k != "tg.stage"})
     block.insert_op_before(main, loop)
-    loop.operands = (split.result, *loop.operands[1:])
+    loop.operands = (split, *loop.operands[1:])
 
 
 @dataclass(frozen=True)

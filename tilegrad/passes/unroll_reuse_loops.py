@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import constant_index, copy_iteration, depends_on, loop_role
+from tilegrad.passes.common import constant_index, copy_iteration, depends_on, loop_role, whole_steps
 from tilegrad.passes.unroll_short_reductions import MAX_TRIPS
 
 UNROLL = 4
@@ -57,18 +57,7 @@ def _unroll(loop: scf.ForOp) -> None:
     then the original loop from there on."""
     block = loop.parent_block()
     index = IndexType()
-    ops: list[Operation] = []
-
-    def add(op: Operation) -> SSAValue:
-        ops.append(op)
-        return op.results[0]
-
-    factor = add(arith.ConstantOp(IntegerAttr(UNROLL, index)))
-    count = add(arith.SubiOp(loop.ub, loop.lb))
-    whole = add(arith.MuliOp(add(arith.DivUIOp(count, factor)), factor))
-    split = add(arith.AddiOp(loop.lb, whole))
-    for op in ops:
-        block.insert_op_before(op, loop)
+    factor, split = whole_steps(loop.lb, loop.ub, UNROLL, loop)
     body = Block(arg_types=[index])
     j = body.args[0]
     for u in range(UNROLL):
