@@ -64,7 +64,7 @@ def main(ops: list[str]) -> None:
     for case in built:
         kernel_module._SPECIALIZATIONS.clear()
         for k in kernels:
-            k._bound.clear()  # each checked call signature holds its compiled code
+            k._forget_signatures()  # each bound call signature holds its compiled code
         start = time.perf_counter()
         case.tilegrad()
         cold[(case.name, case.size)] = time.perf_counter() - start

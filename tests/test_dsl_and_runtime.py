@@ -105,11 +105,11 @@ def test_disk_cache_keeps_every_stage(tmp_path, monkeypatch, rng):
     first = kernel(**call)
     entries = list(tmp_path.iterdir())
     assert len(entries) == 1
-    assert {p.name for p in entries[0].iterdir()} >= {"op.mlir", "loops.mlir", "tiled.mlir", "llvm.ll", "kernel.o",
+    assert {p.name for p in entries[0].iterdir()} >= {"op.mlir", "loops.mlir", "tiled.mlir", "llvm.ll", "kernel.so",
                                                       "meta.json"}
     monkeypatch.setattr(kernel_module, "_SPECIALIZATIONS", {})
     monkeypatch.setattr(pipeline, "lower", lambda *a, **k: pytest.fail("cache miss"))
-    monkeypatch.setattr(jit_module, "jit", lambda *a, **k: pytest.fail("a hit compiles nothing: it loads kernel.o"))
+    monkeypatch.setattr(jit_module, "jit", lambda *a, **k: pytest.fail("a hit compiles nothing: it loads kernel.so"))
     np.testing.assert_array_equal(kernel(**call), first)
     assert "tg.ub_alloc" in kernel.ir("tiled", **call)
     assert "mt7004" in str(kernel.plan(**call))

@@ -10,16 +10,7 @@ from functools import cached_property
 
 import numpy as np
 
-from tilegrad.call_path import (
-    FALLBACK,
-    BoundCall,
-    NewArray,
-    address,
-    byte_extent,
-    call_key,
-    overlap_checks,
-    unit_inner_stride,
-)
+from tilegrad.call_path import Dispatcher, NewArray, address, signature, unit_inner_stride
 from tilegrad.codegen import cache
 from tilegrad.codegen.launcher import (
     DRIVER,
@@ -101,8 +92,9 @@ class Specialization:
     requirements: list = field(default_factory=list)
     """Shape relations the kernel's unclamped reads rely on (dsl/bounds), checked before a call."""
     output_forms: dict = field(default_factory=dict)
-    object_code: bytes | None = None
-    """The machine code of the LLVM stage (what the disk cache keeps, so a hit compiles nothing)."""
+    shared_object: bytes | None = None
+    """The LLVM stage's machine code as a shared object (what the disk cache keeps, so a hit
+    compiles nothing)."""
     _code: object = None
     _driver: tuple = ()
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -111,13 +103,15 @@ class Specialization:
         """The JIT-compiled driver (codegen/driver.py): its ctypes callable and its address."""
         with self._lock:
             if self._code is None:
-                from tilegrad.codegen.jit import jit, load_object
+                from tilegrad.codegen import native
                 from tilegrad.codegen.runtime import DRIVER_SIGNATURE
 
-                if self.object_code is not None:
-                    self._code = load_object(self.object_code)
+                if self.shared_object is not None:
+                    self._code = native.load(self.shared_object)
                 elif "llvm" in self.ir:
-                    self._code, self.object_code = jit(self.ir["llvm"])
+                    from tilegrad.codegen.jit import jit
+
+                    self._code, self.shared_object = jit(self.ir["llvm"])
                 else:
                     raise RuntimeError("specialization has no LLVM stage")
                 callable_ = self._code.function(DRIVER, DRIVER_SIGNATURE)
@@ -196,8 +190,10 @@ def _eval_shape(form, arrays: dict[str, np.ndarray]) -> int:
     return evaluate(form, {n: a.shape for n, a in arrays.items()})
 
 
-class Kernel:
-    """An op compiled for a target. Call it with numpy arrays; inspect it with ir() and plan()."""
+class Kernel(Dispatcher):
+    """An op compiled for a target. Call it with numpy arrays (keyword arguments, the op's names);
+    inspect it with ir() and plan(). A call whose signature (each array's shape, strides and dtype,
+    each other argument's value) an earlier call checked runs natively (call_path.py)."""
 
     def __init__(self, op: str | OpDef, target: str | Target = "cpu", untiled: bool = False,
                  guard: bool | None = None, ir_override: tuple[str, str] | None = None):
@@ -211,7 +207,6 @@ class Kernel:
         self.ir_override = ir_override
         # hand-edited IR is not trusted with the caller's memory unless asked: bounds-checked
         self.guard = (guard_default() or ir_override is not None) if guard is None else bool(guard)
-        self._bound: dict[tuple, BoundCall] = {}
         self._source = _op_source(self.op)
 
     def __repr__(self) -> str:
@@ -318,7 +313,7 @@ class Kernel:
         else:
             spec.ir["llvm"] = to_llvm(lowered, guard=self.guard)
         spec.driver()  # compiled now, so the cache entry holds the machine code
-        cache.store(key, {**spec.ir, "object": spec.object_code}, spec.meta())
+        cache.store(key, {**spec.ir, "object": spec.shared_object}, spec.meta())
         return spec
 
     def _from_cache(self, key: str, ir: dict, meta: dict, num_blocks: int) -> Specialization:
@@ -326,25 +321,18 @@ class Kernel:
             raise ValueError("block count")
         if any(f"@{name}(" not in ir["llvm"] for name in (*meta["functions"], DRIVER)):
             raise ValueError("functions")
-        object_code = ir.pop("object")
+        shared_object = ir.pop("object")
         return Specialization(key, ir, meta["functions"], [tuple(x) for x in meta["layout"]],
                               {int(k): v for k, v in meta["messages"].items()},
                               plan_from_dict(meta["plan"]) if meta["plan"] else None,
                               meta["num_blocks"], meta["temps"], tuple(meta["prior_outputs"]),
                               [Requirement.from_json(r) for r in meta["requirements"]], meta["output_forms"],
-                              object_code)
+                              shared_object)
 
     # ---- running ------------------------------------------------------------------------------
-    def __call__(self, /, *args, **kwargs):
-        key = call_key(kwargs) if not args else None
-        try:
-            bound = self._bound.get(key)
-        except TypeError:  # an unhashable argument
-            bound = key = None
-        if bound is not None:
-            result = bound.run(kwargs)
-            if result is not FALLBACK:
-                return result
+    def _call_checked(self, /, *args, **kwargs):
+        """A call the native path has not seen (or refused): every check, then the run; a keyword
+        call that needed no copies binds its signature for the next call."""
         given = kwargs
         args, kwargs, outputs, num_blocks = self._split_call(args, kwargs, running=True)
         binding = self.op.bind(self.target, args, kwargs)
@@ -390,17 +378,17 @@ class Kernel:
             raise spec.status_error(self.op.name, status)
         for name in copy_back:
             np.copyto(results[name], arrays[name].reshape(results[name].shape))
-        if key is not None and not copy_back:
-            self._remember(key, given, spec, arrays, results, argv, ub_bytes, parallel)
+        if not args and not copy_back:
+            self._remember(given, spec, arrays, results, argv, ub_bytes, parallel)
         values = tuple(results[n] for n in self.op.outputs)
         return values[0] if len(values) == 1 else values
 
-    def _remember(self, key: tuple, given: dict, spec: Specialization, arrays: dict, results: dict,
-                  argv: np.ndarray, ub_bytes: int | None, parallel: bool) -> None:
-        """Keep this call's signature as a BoundCall if every pointer the kernel got is a given
-        array's own, a fresh output, workspace or the status words (no copy was needed)."""
+    def _remember(self, given: dict, spec: Specialization, arrays: dict, results: dict, argv: np.ndarray,
+                  ub_bytes: int | None, parallel: bool) -> None:
+        """Bind this call's signature if every pointer the kernel got is a given array's own, a
+        fresh output, workspace or the status words (no copy was needed)."""
         slots = pointer_slots(spec.layout)
-        passed, new = [], []
+        passed, new = {}, []
         for name, slot in slots.items():
             array = arrays.get(name)
             if array is None or name == "status":
@@ -409,24 +397,27 @@ class Kernel:
             if type(value) is np.ndarray:
                 if address(array) != address(value):
                     return  # the kernel reads a copy
-                passed.append((name, slot))
+                passed[name] = slot
             elif name in results and value is None:
                 new.append(NewArray(slot, results[name].shape, results[name].dtype, name in spec.prior_outputs, name))
             elif name in spec.temps:
                 new.append(NewArray(slot, array.shape, array.dtype, False, None))
             else:
                 return
-        written = [i for i, (n, _) in enumerate(passed) if n in self.op.outputs or self.op.tensors[n].updated]
-        extents = [byte_extent(given[n].shape, given[n].strides, given[n].itemsize) for n, _ in passed]
+        written = {n for n in passed if n in self.op.outputs or self.op.tensors[n].updated}
         op = self.op.name
-        if len(self._bound) >= 256:
-            self._bound.clear()
-        template = np.concatenate([argv, np.zeros(STATUS_SLOTS, np.int64)])
-        self._bound[key] = BoundCall(
-            op, template, tuple(n for n, _ in passed), tuple(s for _, s in passed), overlap_checks(written, extents),
-            tuple(new), slots["status"], tuple(n if results.get(n) is not None else None for n in self.op.outputs),
-            spec.driver(), spec.num_blocks, ub_bytes, parallel,
-            lambda status: spec.status_error(op, status))
+        driver = spec.driver()
+
+        def run(argv_address: int) -> None:
+            run_driver(*driver, argv_address, spec.num_blocks, ub_bytes, parallel)
+
+        bound = signature(
+            given, passed, written, new, [n if results.get(n) is not None else None for n in self.op.outputs],
+            np.concatenate([argv, np.zeros(STATUS_SLOTS, np.int64)]), slots["status"], STATUS_SLOTS, driver[1],
+            spec.num_blocks, None if ub_bytes is None and not parallel else run,
+            lambda status: spec.status_error(op, status), spec)
+        if bound is not None:
+            self._bind_signature(bound)
 
     # ---- inspecting ---------------------------------------------------------------------------
     def ir(self, stage: str, /, *args, **kwargs) -> str:

@@ -1,7 +1,7 @@
 """The pipeline, stage by stage: op -> loops -> tiled -> llvm -> asm, verifying after each.
 
     trace the opdef -> emit tg IR ("op") -> lower-tg-to-loops ("loops")
-    -> tile-for-target ("tiled") -> lower-to-llvm, llvmlite, O3 ("llvm") -> MCJIT (+ "asm")
+    -> tile-for-target ("tiled") -> lower-to-llvm, llvmlite, O3 ("llvm") -> shared object (codegen/native.py) (+ "asm")
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import platform
 import shutil
 import sys
 import types
@@ -29,9 +30,9 @@ from functools import cache
 from pathlib import Path
 
 FILES = {"op": "op.mlir", "loops": "loops.mlir", "tiled": "tiled.mlir", "llvm": "llvm.ll", "asm": "asm.s",
-         "object": "kernel.o"}
-"""Every stage's IR as text; `object` is the machine code (bytes) a hit loads without compiling."""
-FORMAT = 3
+         "object": "kernel.so"}
+"""Every stage's IR as text; `object` is the machine code (a shared object) a hit loads without compiling."""
+FORMAT = 4
 _warned: set[str] = set()
 
 
@@ -62,10 +63,21 @@ _SOURCE_DIGEST = _source_digest()
 def compiler_fingerprint() -> str:
     """tilegrad's source, its compilers' versions and the host CPU the machine code is built for
     (a cache directory shared between machines never hands one the other's instructions)."""
-    from tilegrad.codegen.jit import host_description
-
-    versions = f"{FORMAT}{_installed('xdsl')}{_installed('llvmlite')}{host_description()}"
+    versions = f"{FORMAT}{_installed('xdsl')}{_installed('llvmlite')}{_host_cpu()}"
     return hashlib.sha256(f"{_SOURCE_DIGEST}{versions}".encode()).hexdigest()
+
+
+def _host_cpu() -> str:
+    """The machine and its CPU's model and feature flags (what LLVM's host CPU and features are
+    read from), without loading LLVM: a hit must not pay for llvmlite's import."""
+    description = platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            first = f.read().split("\n\n", 1)[0]
+    except OSError:
+        return f"{description} {platform.processor()}"
+    wanted = ("vendor_id", "cpu family", "model", "model name", "flags", "features", "cpu part", "isa")
+    return description + "".join(line for line in first.splitlines() if line.split(":")[0].strip() in wanted)
 
 
 def _installed(package: str) -> str:

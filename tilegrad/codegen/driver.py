@@ -11,7 +11,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from tilegrad.codegen.launcher import DRIVER
-from tilegrad.codegen.runtime import DRIVER_TYPE, I64, PTR, VOID
+from tilegrad.codegen.pool_module import DRIVER_TYPE, I64, PTR, VOID
 
 BARRIER_TYPE = ir.FunctionType(VOID, [PTR])
 

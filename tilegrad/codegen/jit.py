@@ -1,12 +1,13 @@
-"""llvmlite: optimize a module at O3 for the host CPU and JIT it with MCJIT."""
+"""llvmlite: optimize a module at O3 for the host CPU, emit its object code and load it (native.py)."""
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from functools import cache
 
 import llvmlite.binding as llb
+
+from tilegrad.codegen import native
 
 _lock = threading.Lock()
 
@@ -25,26 +26,14 @@ def _initialize() -> None:
 
 
 @cache
-def host_description() -> str:
-    """The triple, CPU and features code is generated for."""
-    _initialize()
-    return f"{llb.get_default_triple()} {llb.get_host_cpu_name()} {llb.get_host_cpu_features().flatten()}"
-
-
-def new_target_machine() -> llb.TargetMachine:
-    """A target machine for this host (an MCJIT engine takes ownership of the one it gets)."""
+def host_target_machine() -> llb.TargetMachine:
+    """The target machine for this host: position-independent code, as a shared object needs."""
     _initialize()
     target = llb.Target.from_default_triple()
     return target.create_target_machine(
         cpu=llb.get_host_cpu_name(), features=llb.get_host_cpu_features().flatten() + ",-prefer-256-bit", opt=3,
-        codemodel="jitdefault",
+        reloc="pic",
     )
-
-
-@cache
-def host_target_machine() -> llb.TargetMachine:
-    """The shared target machine for optimizing and printing assembly (never given to an engine)."""
-    return new_target_machine()
 
 
 def optimize(module_ir: str, speed_level: int = 3) -> str:
@@ -67,44 +56,14 @@ def optimize(module_ir: str, speed_level: int = 3) -> str:
 
 def assembly(optimized_ir: str) -> str:
     module = llb.parse_assembly(optimized_ir)
-    return host_target_machine().emit_assembly(module)
-
-
-@dataclass
-class JitModule:
-    """Compiled code kept alive with its engine; `function(name, signature)` gives a ctypes callable."""
-
-    engine: object
-    module: object
-
-    def function(self, name: str, signature):
-        address = self.engine.get_function_address(name)
-        if not address:
-            raise KeyError(f"no function {name} in the JIT module")
-        return signature(address)
-
-
-def jit(optimized_ir: str) -> tuple[JitModule, bytes]:
-    """Compile optimized IR to machine code and load it; also the object code MCJIT produced, for
-    the disk cache (load_object loads it in another process without compiling)."""
-    _initialize()
-    objects: list[bytes] = []
     with _lock:
-        module = llb.parse_assembly(optimized_ir)
-        engine = llb.create_mcjit_compiler(module, new_target_machine())
-        engine.set_object_cache(notify_func=lambda _module, data: objects.append(bytes(data)))
-        engine.finalize_object()
-        engine.run_static_constructors()
-    return JitModule(engine, module), objects[0]
+        return host_target_machine().emit_assembly(module)
 
 
-def load_object(object_code: bytes) -> JitModule:
-    """Load object code from jit() into a new engine: no LLVM optimization or code generation."""
-    _initialize()
+def jit(optimized_ir: str) -> tuple[native.SharedModule, bytes]:
+    """Compile optimized IR to machine code and load it; also the shared object, for the disk cache
+    (native.load opens it in another process without compiling)."""
     with _lock:
-        module = llb.parse_assembly("")
-        engine = llb.create_mcjit_compiler(module, new_target_machine())
-        engine.add_object_file(llb.ObjectFileRef.from_data(object_code))
-        engine.finalize_object()
-    return JitModule(engine, module)
-
+        object_code = host_target_machine().emit_object(llb.parse_assembly(optimized_ir))
+    shared_object = native.link(object_code)
+    return native.load(shared_object), shared_object
