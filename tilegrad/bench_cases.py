@@ -158,12 +158,30 @@ def fused_linear_ce(rng, size, Case):
 
 
 ACTIVATION_ATEN = {
-    "relu": lambda torch, dy, x, y: torch.ops.aten.threshold_backward(dy, x, 0.0),
-    "sigmoid": lambda torch, dy, x, y: torch.ops.aten.sigmoid_backward(dy, y),
-    "tanh": lambda torch, dy, x, y: torch.ops.aten.tanh_backward(dy, y),
-    "elu": lambda torch, dy, x, y: torch.ops.aten.elu_backward(dy, 1.0, 1.0, 1.0, False, x),
-    "swish": lambda torch, dy, x, y: torch.ops.aten.silu_backward(dy, x),
+    "relu": ("threshold_backward", lambda dy, x, y: (dy, x, 0.0)),
+    "sigmoid": ("sigmoid_backward", lambda dy, x, y: (dy, y)),
+    "tanh": ("tanh_backward", lambda dy, x, y: (dy, y)),
+    "elu": ("elu_backward", lambda dy, x, y: (dy, 1.0, 1.0, 1.0, False, x)),
+    "swish": ("silu_backward", lambda dy, x, y: (dy, x)),
 }
+"""Per activation mode: torch's aten backward op and its arguments from (dy, x, y)."""
+
+
+def aten_forms(torch, name: str, args: tuple, out_overload: str, out_name: str, out) -> dict:
+    """torch's two forms of an aten op: plain (allocates its result) and `out=` into `out`."""
+    packet = getattr(torch.ops.aten, name)
+    return {"aten": lambda: packet(*args),
+            "aten out=": lambda: getattr(packet, out_overload)(*args, **{out_name: out})}
+
+
+def activation_forms(torch, mode: str, dy, x, y) -> dict:
+    name, args = ACTIVATION_ATEN[mode]
+    return aten_forms(torch, name, args(dy, x, y), "grad_input", "grad_input", torch.empty_like(dy))
+
+
+ACTIVATION_BYTES = {"relu": 12, "sigmoid": 12, "tanh": 12, "elu": 16, "swish": 12}
+"""Bytes per element each mode moves at least: the float32 arrays it reads (relu and swish x, sigmoid
+and tanh y, elu both, with dy) and dx written."""
 
 
 def activation(rng, size, Case):
@@ -176,13 +194,10 @@ def activation(rng, size, Case):
     k = _kernel("activation_backward")
     torch = _torch()
     cases = []
-    for mode, aten in ACTIVATION_ATEN.items():
-        forms = {}
-        if torch is not None:
-            dyt, xt, yt = _t(dy), _t(x), _t(y)
-            forms = {"aten": lambda a=aten: a(torch, dyt, xt, yt)}
+    for mode in ACTIVATION_ATEN:
+        forms = activation_forms(torch, mode, _t(dy), _t(x), _t(y)) if torch is not None else {}
         numpy_fn = (lambda: dy * (x > 0)) if mode == "relu" else None
-        cases.append(Case("activation_backward", f"{mode} {_count(n)} f32", 16 * n,
+        cases.append(Case("activation_backward", f"{mode} {_count(n)} f32", ACTIVATION_BYTES[mode] * n,
                           lambda m=mode: k(y=y, dy=dy, x=x, mode=m, dx=dx), forms, numpy_fn))
     return cases
 
@@ -201,14 +216,10 @@ def softmax(rng, size, Case):
         dx = np.empty_like(y)
         forms = {}
         if torch is not None:
-            back = torch.ops.aten._log_softmax_backward_data if algorithm == "log" else \
-                torch.ops.aten._softmax_backward_data
-            if mode == "instance":
-                yt, dyt = _t(y.reshape(shape[0], -1)), _t(dy.reshape(shape[0], -1))
-                forms = {"aten": lambda b=back, a=yt, d=dyt: b(d, a, 1, torch.float32)}
-            else:
-                yt, dyt = _t(y), _t(dy)
-                forms = {"aten": lambda b=back, a=yt, d=dyt: b(d, a, 1, torch.float32)}
+            rows = (shape[0], -1) if mode == "instance" else shape
+            name = "_log_softmax_backward_data" if algorithm == "log" else "_softmax_backward_data"
+            forms = aten_forms(torch, name, (_t(dy.reshape(rows)), _t(y.reshape(rows)), 1, torch.float32), "out",
+                               "out" if algorithm == "log" else "grad_input", torch.empty(rows))
         cases.append(Case("softmax_backward", f"{mode} {algorithm} {'x'.join(map(str, shape))}", 12 * y.size,
                           lambda a=y, d=dy, o=dx, m=mode, al=algorithm: k(y=a, dy=d, mode=m, algorithm=al, dx=o),
                           forms))
@@ -307,7 +318,7 @@ def dropout(rng, size, Case):
     forms = {}
     if torch is not None:
         dyt, mt = _t(dy), _t(mask.astype(bool))
-        forms = {"aten": lambda: torch.ops.aten.native_dropout_backward(dyt, mt, 1 / 0.9)}
+        forms = aten_forms(torch, "native_dropout_backward", (dyt, mt, 1 / 0.9), "out", "out", torch.empty_like(dyt))
     return [Case("dropout_backward", f"{_count(dy.size)} f32, p=0.1", 9 * dy.size,
                  lambda: k(dy=dy, reserve_space=mask, dropout=0.1, dx=dx), forms, lambda: dy * mask / 0.9)]
 
