@@ -216,7 +216,7 @@ def softmax(rng, size, Case):
         dx = np.empty_like(y)
         forms = {}
         if torch is not None:
-            rows = (shape[0], -1) if mode == "instance" else shape
+            rows = (shape[0], y.size // shape[0]) if mode == "instance" else shape
             name = "_log_softmax_backward_data" if algorithm == "log" else "_softmax_backward_data"
             forms = aten_forms(torch, name, (_t(dy.reshape(rows)), _t(y.reshape(rows)), 1, torch.float32), "out",
                                "out" if algorithm == "log" else "grad_input", torch.empty(rows))

@@ -32,7 +32,7 @@ def host_target_machine() -> llb.TargetMachine:
     target = llb.Target.from_default_triple()
     return target.create_target_machine(
         cpu=llb.get_host_cpu_name(), features=llb.get_host_cpu_features().flatten() + ",-prefer-256-bit", opt=3,
-        reloc="pic",
+        reloc="pic", codemodel="default",
     )
 
 
