@@ -7,6 +7,7 @@ from conftest import torch
 
 import tilegrad
 from tilegrad.call_path import _fastcall, signature
+from tilegrad.codegen.launcher import STATUS_SLOTS
 
 SHAPE = (2, 3, 4, 5)
 
@@ -136,6 +137,11 @@ def test_the_c_side_refuses_a_malformed_signature():
         _signature(status_slot=3)  # inside the status words
     with pytest.raises(ValueError, match="limits"):
         _signature(driver=0)
+    with pytest.raises(ValueError, match="limits"):  # a kernel writes all of its status words
+        _signature(status_count=7, argv=np.zeros(10, np.int64))
+    with pytest.raises(ValueError, match="slot"):  # a pointer slot among the status words
+        _signature(slots={"x": 0, "out": 4})
+    assert _fastcall.STATUS_WORDS == STATUS_SLOTS
     with pytest.raises(ValueError, match="1 to 64 outputs"):
         _signature(outputs=[])
     with pytest.raises(ValueError, match="overlap"):

@@ -34,6 +34,7 @@ typedef struct {
 #define MAX_NEW_ARRAYS 32
 #define MAX_SIGNATURES 16
 #define LOCAL_ARGV 512
+#define STATUS_WORDS 8 /* launcher.STATUS_SLOTS: what every kernel may write after its status pointer */
 
 typedef void (*DriverFn)(int64_t *argv, void *ub, int64_t ub_stride, int64_t blocks, int64_t worker,
                          int64_t workers, void *pool, void *barrier);
@@ -119,7 +120,7 @@ static int ssize_items(PyObject *tuple, Py_ssize_t *out, Py_ssize_t n) {
     return 0;
 }
 
-static int parse_keyword(Keyword *kw, PyObject *name, PyObject *form, Py_ssize_t argv_len) {
+static int parse_keyword(Keyword *kw, PyObject *name, PyObject *form, Py_ssize_t status_words) {
     Py_INCREF(name);
     kw->name = name;
     kw->slot = -1;
@@ -149,7 +150,7 @@ static int parse_keyword(Keyword *kw, PyObject *name, PyObject *form, Py_ssize_t
     kw->slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(form, 3));
     if (kw->slot == -1 && PyErr_Occurred())
         return -1;
-    if (kw->slot < -1 || kw->slot >= argv_len) {
+    if (kw->slot < -1 || kw->slot >= status_words) {
         PyErr_SetString(PyExc_ValueError, "an array's slot is outside the argument array");
         return -1;
     }
@@ -211,6 +212,14 @@ static PyObject *signature_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     }
     memcpy(self->argv, argv.buf, (size_t)argv.len);
     PyBuffer_Release(&argv);
+    self->status_count = status_count;
+    self->status_words = self->argv_len - status_count;
+    self->status_slot = status_slot;
+    if (count > MAX_KEYWORDS || PyTuple_GET_SIZE(new_arrays) > MAX_NEW_ARRAYS || status_count != STATUS_WORDS ||
+        self->status_words < 0 || status_slot < 0 || status_slot >= self->status_words || driver == 0) {
+        PyErr_SetString(PyExc_ValueError, "a signature out of the native path's limits");
+        goto fail;
+    }
     for (Py_ssize_t i = 0; i < count; i++) {
         self->count = i + 1;
         if (PyTuple_GET_SIZE(forms) != count) {
@@ -218,21 +227,13 @@ static PyObject *signature_new(PyTypeObject *type, PyObject *args, PyObject *kwa
             goto fail;
         }
         if (parse_keyword(&self->keywords[i], PyTuple_GET_ITEM(names, i), PyTuple_GET_ITEM(forms, i),
-                          self->argv_len) < 0)
+                          self->status_words) < 0)
             goto fail;
     }
     for (Py_ssize_t i = 0; i < self->overlaps_len; i++) {
         self->overlaps[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(overlaps, i));
         if (self->overlaps[i] == -1 && PyErr_Occurred())
             goto fail;
-    }
-    self->status_count = status_count;
-    self->status_words = self->argv_len - status_count;
-    self->status_slot = status_slot;
-    if (count > MAX_KEYWORDS || PyTuple_GET_SIZE(new_arrays) > MAX_NEW_ARRAYS || status_count < 1 ||
-        self->status_words < 0 || status_slot < 0 || status_slot >= self->status_words || driver == 0) {
-        PyErr_SetString(PyExc_ValueError, "a signature out of the native path's limits");
-        goto fail;
     }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(new_arrays); i++) {
         PyObject *item = PyTuple_GET_ITEM(new_arrays, i);
@@ -294,6 +295,8 @@ static int matches(Signature *s, PyObject *kwargs, PyObject **values) {
     Py_ssize_t pos = 0, i = 0;
     PyObject *key, *value;
     while (PyDict_Next(kwargs, &pos, &key, &value)) {
+        if (i >= s->count) /* the dict grew while a comparison ran Python code */
+            return 0;
         Keyword *kw = &s->keywords[i];
         if (key != kw->name) {
             int same = PyObject_RichCompareBool(key, kw->name, Py_EQ);
@@ -499,6 +502,8 @@ static PyObject *dispatcher_call(Dispatcher *self, PyObject *args, PyObject *kwa
 }
 
 static PyObject *dispatcher_bind(Dispatcher *self, PyObject *signature) {
+    if (self->signatures == NULL)
+        Py_RETURN_NONE;
     if (!PyObject_TypeCheck(signature, &SignatureType)) {
         PyErr_SetString(PyExc_TypeError, "bind takes a Signature");
         return NULL;
@@ -512,13 +517,13 @@ static PyObject *dispatcher_bind(Dispatcher *self, PyObject *signature) {
 }
 
 static PyObject *dispatcher_forget(Dispatcher *self, PyObject *unused) {
-    if (PyList_SetSlice(self->signatures, 0, PyList_GET_SIZE(self->signatures), NULL) < 0)
+    if (self->signatures != NULL && PyList_SetSlice(self->signatures, 0, PyList_GET_SIZE(self->signatures), NULL) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
 
 static PyObject *dispatcher_count(Dispatcher *self, void *unused) {
-    return PyLong_FromSsize_t(PyList_GET_SIZE(self->signatures));
+    return PyLong_FromSsize_t(self->signatures == NULL ? 0 : PyList_GET_SIZE(self->signatures));
 }
 
 static PyMethodDef dispatcher_methods[] = {
@@ -598,7 +603,8 @@ PyMODINIT_FUNC PyInit__fastcall(void) {
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
         return NULL;
-    if (PyModule_AddObjectRef(module, "Signature", (PyObject *)&SignatureType) < 0 ||
+    if (PyModule_AddIntConstant(module, "STATUS_WORDS", STATUS_WORDS) < 0 ||
+        PyModule_AddObjectRef(module, "Signature", (PyObject *)&SignatureType) < 0 ||
         PyModule_AddObjectRef(module, "Dispatcher", (PyObject *)&DispatcherType) < 0) {
         Py_DECREF(module);
         return NULL;
