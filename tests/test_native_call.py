@@ -106,11 +106,11 @@ def test_with_the_native_path_off_every_call_is_checked(relu, rng, monkeypatch):
     calls = []
     checked = type(relu)._call_checked
     monkeypatch.setattr(type(relu), "_call_checked", lambda self, *a, **k: calls.append(1) or checked(self, *a, **k))
-    _fastcall.configure(np.ndarray, np.empty, np.zeros, False)
+    _fastcall.set_native_path(False)
     try:
         np.testing.assert_array_equal(relu(y=x, dy=dy, x=x, mode="relu"), aten_relu(dy, x))
     finally:
-        _fastcall.configure(np.ndarray, np.empty, np.zeros, True)
+        _fastcall.set_native_path(True)
     assert calls == [1]
 
 

@@ -42,8 +42,8 @@ def _layout_agrees() -> bool:
     return True
 
 
-_fastcall.configure(np.ndarray, np.empty, np.zeros, False)
-_fastcall.configure(np.ndarray, np.empty, np.zeros, _layout_agrees())
+_fastcall.configure(np.ndarray, np.empty, np.zeros)
+_fastcall.set_native_path(_layout_agrees())
 
 
 def address(array: np.ndarray) -> int:

@@ -548,14 +548,10 @@ def _refuse_aliasing(op: OpDef, binding: Binding, outputs: dict) -> None:
             if other == name or source is None or not np.may_share_memory(array, source):
                 continue
             in_place = op.in_place.get(name) == other and source.shape == seen.shape \
-                and source.strides == seen.strides and _address(source) == _address(seen)
+                and source.strides == seen.strides and address(source) == address(seen)
             if not in_place:
                 raise ShapeError(f"{op.name}: output {name!r} overlaps input {other!r}; in place needs the same "
                                  f"array (strides {array.strides} vs {source.strides})")
-
-
-def _address(array: np.ndarray) -> int:
-    return array.__array_interface__["data"][0]
 
 
 def guard_default() -> bool:

@@ -576,20 +576,31 @@ static PyObject *array_fields(PyObject *module, PyObject *array) {
 
 static PyObject *configure(PyObject *module, PyObject *args) {
     PyObject *type, *empty, *zeros;
-    int on;
-    if (!PyArg_ParseTuple(args, "O!OOp", &PyType_Type, &type, &empty, &zeros, &on))
+    if (!PyArg_ParseTuple(args, "O!OO", &PyType_Type, &type, &empty, &zeros))
         return NULL;
     Py_XSETREF(ndarray_type, (PyTypeObject *)Py_NewRef(type));
     Py_XSETREF(new_empty, Py_NewRef(empty));
     Py_XSETREF(new_zeros, Py_NewRef(zeros));
-    native_path_on = on;
+    Py_RETURN_NONE;
+}
+
+static PyObject *set_native_path(PyObject *module, PyObject *on) {
+    int value = PyObject_IsTrue(on);
+    if (value < 0)
+        return NULL;
+    if (value && ndarray_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "configure() first");
+        return NULL;
+    }
+    native_path_on = value;
     Py_RETURN_NONE;
 }
 
 static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS,
-     PyDoc_STR("configure(ndarray, empty, zeros, on): numpy's array type and allocators; whether the native "
-               "path runs (off: every call is checked).")},
+     PyDoc_STR("configure(ndarray, empty, zeros): numpy's array type and allocators (the native path stays off).")},
+    {"set_native_path", set_native_path, METH_O,
+     PyDoc_STR("Whether bound signatures run natively (off: every call is checked).")},
     {"array_fields", array_fields, METH_O,
      PyDoc_STR("(data, shape, strides, dtype, writeable) of an array as this module reads them.")},
     {NULL}};
