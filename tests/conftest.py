@@ -57,6 +57,18 @@ FUZZ_STATS = {"cases": 0, "mismatches": 0, "canary_hits": 0}
 """What tests/test_fuzz.py checked (printed at the end of the run)."""
 
 
+def pytest_sessionfinish(session):
+    """An xdist worker hands its counts to the controller (pytest_testnodedown adds them up)."""
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["fuzz_stats"] = dict(FUZZ_STATS)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    for key, count in getattr(node, "workeroutput", {}).get("fuzz_stats", {}).items():
+        FUZZ_STATS[key] += count
+
+
 def pytest_terminal_summary(terminalreporter):
     if FUZZ_STATS["cases"]:
         terminalreporter.write_line(
