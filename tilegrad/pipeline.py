@@ -37,6 +37,7 @@ from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
 from tilegrad.passes.reorder_for_reuse import ReorderForReuse
 from tilegrad.passes.split_column_reductions import SplitColumnReductions
 from tilegrad.passes.split_stride_phases import SplitStridePhases
+from tilegrad.passes.stream_stores import StreamStores, streamed_outputs
 from tilegrad.passes.tile_for_target import TileForTarget, tiling_plan
 from tilegrad.passes.tiling_plan import ScheduleHint, TilingPlan
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
@@ -84,6 +85,8 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
         tiled.append(FuseSiblingReductions())
         if cpu:  # windows become straight-line code LLVM can vectorize
             tiled += [UnrollShortReductions(), SplitStridePhases(), PartitionClampedLoops()]
+        if cpu and target.stream_store_bytes:
+            tiled.append(StreamStores(target.stream_store_bytes))
     return {"loops": [FuseElementwise(), LowerTgToLoops(), FuseSiblingLoops()], "tiled": tiled,
             "llvm": llvm_passes(guard)}
 
@@ -161,6 +164,8 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
         plan = tiling_plan(module, keep=False)
         finish("tiled")
         plan = tiling_plan(module, keep=False) or plan  # a given tiled stage may carry its own
+        if plan is not None:
+            plan.streamed = streamed_outputs(module)
         ir["tiled"] = str(module)
     functions = [f.sym_name.data for f in module.ops]
     layout = argument_layout(next(iter(module.ops)))
@@ -192,11 +197,37 @@ def to_llvm(lowered: Lowered, guard: bool = False, after_pass: AfterPass | None 
     lowered.messages.update(guard_messages(lowered.module))
     with compiler_step(name, "llvmlite conversion and O3"):
         llvm_module = convert_module(lowered.module, fallback_target_triple=None)
+        mark_nontemporal_stores(lowered.module, llvm_module)
         for function in llvm_module.functions:
             if not function.is_declaration:
                 function.attributes.add("nounwind")
         add_driver(llvm_module, lowered.functions)
         return optimize(str(llvm_module), speed_level=1 if guard else 3)  # a guard build checks, it need not be fast
+
+
+def mark_nontemporal_stores(module: ModuleOp, llvm_module) -> None:
+    """Give LLVM the `!nontemporal` of the llvm dialect's stores (xDSL's conversion drops it). The
+    conversion makes one llvmlite store of each llvm.store, function by function in block order,
+    so the n-th of each are the same store."""
+    from llvmlite import ir as llvm_ir
+    from xdsl.dialects import llvm
+
+    flag = None
+    for fn in module.ops:
+        if not isinstance(fn, llvm.FuncOp) or not fn.body.blocks:
+            continue
+        ours = [op.nontemporal is not None for block in fn.body.blocks for op in block.ops
+                if isinstance(op, llvm.StoreOp)]
+        if not any(ours):
+            continue
+        converted = llvm_module.get_global(fn.sym_name.data)
+        theirs = [i for block in converted.blocks for i in block.instructions if isinstance(i, llvm_ir.StoreInstr)]
+        if len(theirs) != len(ours):
+            raise InternalError(f"{fn.sym_name.data}: {len(ours)} stores became {len(theirs)} in the conversion")
+        flag = flag or llvm_module.add_metadata([llvm_ir.Constant(llvm_ir.IntType(32), 1)])
+        for streaming, store in zip(ours, theirs):
+            if streaming:
+                store.set_metadata("nontemporal", flag)
 
 
 @contextmanager

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from tilegrad.dsl.bounds import evaluate
 from tilegrad.errors import UBCapacityError
+from tilegrad.passes.tiling_plan import STREAM_MIN_LINES
 
 
 @dataclass
@@ -24,6 +25,8 @@ class PlanReport:
     error: str = ""
     staged: bool = True
     direct_gm: dict = field(default_factory=dict)
+    streamed: dict = field(default_factory=dict)
+    stream_bytes: int = 0
 
     @classmethod
     def build(cls, kernel, binding, spec) -> PlanReport:
@@ -59,7 +62,8 @@ class PlanReport:
         return cls(kernel.op.name, target.name, spec.num_blocks, stages, buffers,
                    plan.ub_used if plan else 0, target.ub_bytes, target.ub_reserve_bytes,
                    workspace_bytes(spec, arrays), plan.bound() if plan else "untiled", fits, error,
-                   target.staged, dict(plan.direct_gm) if plan else {})
+                   target.staged, dict(plan.direct_gm) if plan else {}, dict(plan.streamed) if plan else {},
+                   target.stream_store_bytes)
 
     def __str__(self) -> str:
         lines = [f"{self.op} on {self.target}: block dim {self.block_dim}"]
@@ -83,6 +87,10 @@ class PlanReport:
             lines.append(f"direct GM accesses: {total}" + (f" ({where})" if total else ""))
         else:
             lines.append(f"no UB staging on {self.target}: tiles are sized for cache, blocks are threads")
+            streamed = "; ".join(f"{name} (stage {', '.join(map(str, stages))})"
+                                 for name, stages in sorted(self.streamed.items()))
+            lines.append(f"streaming stores: {streamed} when at least {self.stream_bytes} B, in runs of at "
+                         f"least {STREAM_MIN_LINES} cache lines" if streamed else "streaming stores: none")
         lines.append(f"workspace: {self.workspace_bytes} B")
         lines.append(f"shape bound: {self.bound}")
         if not self.fits:

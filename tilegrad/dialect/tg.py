@@ -8,6 +8,9 @@ Op level (what the DSL emits, one per stage):
 Tiled level (what `tile-for-target` adds on scratchpad targets):
 - `tg.ub_alloc`: a buffer at a fixed offset of a core's unified buffer;
 - `tg.copy`: a GM<->UB copy of `length` consecutive elements along the last axis.
+Streaming stores (what `stream-stores` adds on the cpu target):
+- `tg.align_peel`: how many elements from an element's address to the next aligned one;
+- `tg.assume_aligned`: an element's address is aligned (the peel made it so).
 """
 
 from __future__ import annotations
@@ -229,7 +232,57 @@ class CopyOp(IRDLOperation):
                 raise VerifyException("tg.copy: one index per memref dimension")
 
 
-TG = Dialect("tg", [ComputeOp, ScatterAddOp, CheckOp, ReduceOp, YieldOp, UBAllocOp, CopyOp], [])
+def _check_alignment(op: IRDLOperation, memref: SSAValue, indices: Sequence[SSAValue], alignment: int) -> None:
+    assert isinstance(memref.type, MemRefType)
+    if memref.type.get_num_dims() != len(indices):
+        raise VerifyException(f"{op.name}: one index per memref dimension")
+    if alignment <= 0 or alignment & (alignment - 1):
+        raise VerifyException(f"{op.name}: alignment {alignment} must be a power of two")
+
+
+@irdl_op_definition
+class AlignPeelOp(IRDLOperation):
+    """min(`limit`, the number of elements from memref[indices] along the last axis to the first
+    whose address is a multiple of `alignment` bytes); `limit` when no element's is (an address
+    that is not a multiple of the element size)."""
+
+    name = "tg.align_peel"
+    memref = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    limit = operand_def(IndexType)
+    alignment = prop_def(IntegerAttr[I64])
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "$memref `[` $indices `]` `limit` $limit `alignment` $alignment attr-dict `:` type($memref)"
+
+    def __init__(self, memref: SSAValue, indices: Sequence[SSAValue], limit: SSAValue, alignment: int):
+        super().__init__(operands=[memref, indices, limit], result_types=[_INDEX],
+                         properties={"alignment": IntegerAttr(alignment, i64)})
+
+    def verify_(self) -> None:
+        _check_alignment(self, self.memref, self.indices, self.alignment.value.data)
+
+
+@irdl_op_definition
+class AssumeAlignedOp(IRDLOperation):
+    """The address of memref[indices] is a multiple of `alignment` bytes: a promise the code
+    generator may act on (aligned vector stores), so only a pass that made it true may emit it."""
+
+    name = "tg.assume_aligned"
+    memref = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    alignment = prop_def(IntegerAttr[I64])
+    assembly_format = "$memref `[` $indices `]` `alignment` $alignment attr-dict `:` type($memref)"
+
+    def __init__(self, memref: SSAValue, indices: Sequence[SSAValue], alignment: int):
+        super().__init__(operands=[memref, indices], properties={"alignment": IntegerAttr(alignment, i64)})
+
+    def verify_(self) -> None:
+        _check_alignment(self, self.memref, self.indices, self.alignment.value.data)
+
+
+TG = Dialect("tg", [ComputeOp, ScatterAddOp, CheckOp, ReduceOp, YieldOp, UBAllocOp, CopyOp, AlignPeelOp,
+                    AssumeAlignedOp], [])
 
 
 def body_region(arg_count: int) -> tuple[Region, Block]:
@@ -238,4 +291,4 @@ def body_region(arg_count: int) -> tuple[Region, Block]:
 
 
 __all__ = ["TG", "ComputeOp", "ScatterAddOp", "CheckOp", "ReduceOp", "YieldOp", "UBAllocOp",
-           "CopyOp", "body_region"]
+           "CopyOp", "AlignPeelOp", "AssumeAlignedOp", "body_region"]

@@ -133,6 +133,9 @@ class _FunctionLowering:
         self.guard_messages = guard_messages
         """The guard build: every access is bounds-checked, its report code -> what it was."""
         self.status: Descriptor | None = None
+        self.streams = False
+        """A store is non-temporal: the function ends with a store fence (streaming stores are
+        weakly ordered, and the caller reads the output on another thread)."""
 
     # ---- emission helpers -----------------------------------------------------------------------
     def new_block(self, arg_types=()) -> Block:
@@ -237,6 +240,8 @@ class _FunctionLowering:
             case scf.IfOp():
                 return self.lower_if(op, block)
             case func.ReturnOp():
+                if self.streams:
+                    block.add_op(llvm.CallIntrinsicOp("llvm.x86.sse.sfence", [], []))
                 block.add_op(llvm.ReturnOp())
                 return block
             case tg.CopyOp():
@@ -513,7 +518,38 @@ def _load(L: _FunctionLowering, op: memref.LoadOp, block: Block) -> None:
 
 def _store(L: _FunctionLowering, op: memref.StoreOp, block: Block) -> None:
     address, _ = L.address(block, op.memref, op.indices)
-    block.add_op(llvm.StoreOp(L.v(op.value), address))
+    streaming = op.nontemporal is not None and op.nontemporal.value.data
+    L.streams |= bool(streaming)
+    block.add_op(llvm.StoreOp(L.v(op.value), address, nontemporal=bool(streaming)))
+
+
+def _address_bits(L: _FunctionLowering, op: tg.AlignPeelOp | tg.AssumeAlignedOp, block: Block) -> SSAValue:
+    """The low bits of the element's address that decide its alignment."""
+    address, _ = L.address(block, op.memref, op.indices)
+    integer = L.add(block, llvm.PtrToIntOp(address, i64))
+    return L.add(block, llvm.AndOp(integer, L.const(block, op.alignment.value.data - 1, i64)))
+
+
+def _align_peel(L: _FunctionLowering, op: tg.AlignPeelOp, block: Block) -> None:
+    size = element_bytes(op.memref.type.element_type)
+    alignment = op.alignment.value.data
+    low = _address_bits(L, op, block)
+    gap = L.add(block, llvm.AndOp(L.add(block, llvm.SubOp(L.const(block, alignment, i64), low)),
+                                  L.const(block, alignment - 1, i64)))  # bytes to the next aligned address
+    elements = L.add(block, llvm.UDivOp(gap, L.const(block, size, i64)))
+    ragged = L.add(block, llvm.ICmpOp(L.add(block, llvm.AndOp(gap, L.const(block, size - 1, i64))),
+                                      L.const(block, 0, i64), IntegerAttr(1, i64)))  # ne: never aligned
+    limit = L.v(op.limit)
+    fewer = L.add(block, llvm.ICmpOp(elements, limit, IntegerAttr(2, i64)))  # slt
+    peel = L.add(block, llvm.SelectOp(fewer, elements, limit))
+    L.values[op.result] = L.add(block, llvm.SelectOp(ragged, limit, peel))
+
+
+def _assume_aligned(L: _FunctionLowering, op: tg.AssumeAlignedOp, block: Block) -> None:
+    if L.guard_messages is not None:  # the guard build computes no address it has not checked
+        return
+    aligned = L.add(block, llvm.ICmpOp(_address_bits(L, op, block), L.const(block, 0, i64), IntegerAttr(0, i64)))
+    block.add_op(llvm.CallIntrinsicOp("llvm.assume", [aligned], []))
 
 
 def _dim(L: _FunctionLowering, op: memref.DimOp, block: Block) -> None:
@@ -577,6 +613,8 @@ _HANDLERS: dict[type, Callable] = {
     memref.DimOp: _dim,
     tg.UBAllocOp: _ub_alloc,
     memref.AllocaOp: _alloca,
+    tg.AlignPeelOp: _align_peel,
+    tg.AssumeAlignedOp: _assume_aligned,
 }
 
 

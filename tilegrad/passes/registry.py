@@ -26,13 +26,14 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.reorder_for_reuse import ReorderForReuse
     from tilegrad.passes.split_column_reductions import SplitColumnReductions
     from tilegrad.passes.split_stride_phases import SplitStridePhases
+    from tilegrad.passes.stream_stores import StreamStores
     from tilegrad.passes.tile_for_target import TileForTarget
     from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
     from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 
     classes = (ChunkRowSweeps, ExpandMath, FuseElementwise, FuseSiblingLoops, FuseSiblingReductions,
                InterchangeColumnReductions, JamRowSweeps, LowerTgToLoops, LowerToLLVM, PartitionClampedLoops,
-               ReorderForReuse, SplitColumnReductions, SplitStridePhases, TileForTarget, UnrollReuseLoops,
+               ReorderForReuse, SplitColumnReductions, SplitStridePhases, StreamStores, TileForTarget, UnrollReuseLoops,
                UnrollShortReductions)
     return {c.name: (lambda c=c: c) for c in classes}
 

@@ -1,6 +1,7 @@
 """Targets are data: cores, UB capacity and alignment, dtypes, and whether GM<->UB staging is explicit."""
 
 import os
+import platform
 from dataclasses import dataclass, field
 
 from tilegrad.errors import UnsupportedError
@@ -14,6 +15,18 @@ def _l2_bytes_per_core() -> int:
         return 1 << 20
     scale = {"K": 1 << 10, "M": 1 << 20}.get(text[-1], 1)
     return int(text.rstrip("KM")) * scale
+
+
+def _streaming_threshold() -> int:
+    """An output at least the size of the last-level cache is written with streaming stores (as
+    glibc's memset does above a similar size); 0 where the host has none the code generator uses."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return 0
+    try:
+        text = open("/sys/devices/system/cpu/cpu0/cache/index3/size").read().strip()
+        return int(text.rstrip("KM")) * {"K": 1 << 10, "M": 1 << 20}.get(text[-1], 1)
+    except (OSError, ValueError):
+        return 32 << 20
 
 
 @dataclass(frozen=True)
@@ -38,12 +51,15 @@ class Target:
     core_mask_option: bool = False
     """The target launches with a `core_mask` that picks which cores run (DSP targets)."""
     unverified: tuple[str, ...] = field(default=())
+    stream_store_bytes: int = 0
+    """Outputs of at least this many bytes that a stage only writes use streaming (non-temporal)
+    stores; 0: never. Only an unstaged (host) target streams."""
 
     def __post_init__(self):
         from tilegrad.errors import AttributeValueError
 
         for name, low in (("cores", 1), ("ub_bytes", 1), ("ub_align", 1), ("vector_bytes", 1),
-                          ("ub_reserve_bytes", 0)):
+                          ("ub_reserve_bytes", 0), ("stream_store_bytes", 0)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise AttributeValueError(f"target {self.name!r}: {name}={value!r} must be an integer >= {low}")
@@ -61,7 +77,7 @@ _ALL_DTYPES = ("float64", "float32", "float16", "bfloat16")
 
 BUILTIN_TARGETS = [
     Target("cpu", os.cpu_count() or 1, _l2_bytes_per_core(), 64, 64, _ALL_DTYPES, staged=False,
-           description="this host; tiles for cache, threads for cores"),
+           description="this host; tiles for cache, threads for cores", stream_store_bytes=_streaming_threshold()),
     Target("ascend910", 32, 196608, 32, 256, ("float32", "float16"), staged=True,
            aliases=("atlas-training",), ub_reserve_bytes=16384,
            description="Atlas training series"),

@@ -1,0 +1,175 @@
+"""stream-stores: a large output that a stage only writes is stored with non-temporal (streaming)
+stores, which skip the read a normal store makes of every cache line it fills.
+
+A write-only output larger than the caches is written to memory and not read again before the
+kernel ends; a normal store first reads each line it is about to overwrite (write-allocate), so an
+op that reads two arrays and writes one moves four arrays' bytes, not three, and a zero fill moves
+twice its size. x86's streaming stores write whole lines without that read, but only as aligned
+vector stores. So an innermost loop over [lb, ub) that stores `out[j..., v]` (v its variable, the
+last axis unit-stride) runs in three parts:
+
+    p = streaming ? tg.align_peel out[j..., lb] limit (ub - lb) : ub - lb
+    [lb, lb + p)              the original body (up to the first 64-byte aligned element)
+    [lb + p, end) by lines    tg.assume_aligned out[j..., c], then the body for c .. c + line - 1
+                              side by side, its stores to `out` non-temporal
+    [end, ub)                 the original body (the last partial line)
+
+where streaming = out has at least `min_bytes` (smaller, it may still be in the caches when the next
+op reads it) and the run has at least STREAM_MIN_LINES lines. A line is 64 bytes: LLVM's SLP
+vectorizer turns each line's stores into one aligned vector store (`vmovntps`), which its loop
+vectorizer would not do for a scalar store marked non-temporal. The stores of a stage that also
+reads the output, of a scatter, or in a loop that carries values or nests control flow are left
+alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import BoolAttr, IntegerAttr, MemRefType, ModuleOp, StridedLayoutAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from tilegrad.dialect import tg
+from tilegrad.passes.common import arg_info, constant_index, functions
+from tilegrad.passes.loop_affine import INDEX, IndexBuilder, copy_of_loop
+from tilegrad.passes.tiling_plan import STREAM_MIN_LINES
+
+LINE_BYTES = 64
+
+
+def _element_bytes(t: MemRefType) -> int:
+    return max(1, t.element_type.bitwidth // 8) if hasattr(t.element_type, "bitwidth") else 0
+
+
+def _unit_inner_stride(t: MemRefType) -> bool:
+    layout = t.layout
+    if isinstance(layout, StridedLayoutAttr):
+        last = layout.strides.data[-1] if layout.strides.data else None
+        return getattr(last, "data", None) == 1
+    return True  # the identity layout is row-major
+
+
+def _write_only(fn: func.FuncOp, out: SSAValue) -> bool:
+    for use in out.uses:
+        op = use.operation
+        if isinstance(op, memref.DimOp):
+            continue
+        if not (isinstance(op, memref.StoreOp) and op.memref is out and op.value is not out):
+            return False
+        if "tg.scatter_store" in op.attributes:
+            return False
+    return True
+
+
+def _streamable(store: memref.StoreOp) -> scf.ForOp | None:
+    """The innermost loop whose every iteration stores one element of the next line, or None."""
+    loop = store.parent_op()
+    if not isinstance(loop, scf.ForOp) or loop.iter_args or constant_index(loop.step) != 1:
+        return None
+    if any(op.regions for op in loop.body.block.ops):
+        return None
+    variable = loop.body.block.args[0]
+    *prefix, last = store.indices
+    if last is not variable:
+        return None
+    if any(isinstance(i.owner, Operation) and loop.is_ancestor(i.owner) or i is variable for i in prefix):
+        return None
+    return loop
+
+
+def streamable_loops(fn: func.FuncOp) -> dict[scf.ForOp, list[memref.StoreOp]]:
+    """The loops stream-stores rewrites in a stage function, with the stores it makes streaming:
+    the decision, taken before anything is rewritten."""
+    chosen: dict[scf.ForOp, list[memref.StoreOp]] = {}
+    for index, out in enumerate(fn.body.block.args):
+        t = out.type
+        if arg_info(fn, index).get("tg.role") != "output" or not isinstance(t, MemRefType):
+            continue
+        size = _element_bytes(t)
+        if size not in (1, 2, 4, 8) or not _unit_inner_stride(t) or not _write_only(fn, out):
+            continue
+        for use in out.uses:
+            if isinstance(use.operation, memref.StoreOp) and (loop := _streamable(use.operation)) is not None:
+                chosen.setdefault(loop, []).append(use.operation)
+    return chosen
+
+
+def _total_bytes(at: IndexBuilder, out: SSAValue) -> SSAValue:
+    t = out.type
+    assert isinstance(t, MemRefType)
+    total = at.const(_element_bytes(t))
+    for axis in range(t.get_num_dims()):
+        total = at.emit(arith.MuliOp(total, at.emit(memref.DimOp(out, at.const(axis)))))
+    return total
+
+
+def _stream(loop: scf.ForOp, stores: list[memref.StoreOp], min_bytes: int) -> None:
+    out = stores[0].memref
+    t = out.type
+    assert isinstance(t, MemRefType)
+    line = LINE_BYTES // _element_bytes(t)
+    at = IndexBuilder(loop)
+    *prefix, _ = stores[0].indices
+    count = at.emit(arith.SubiOp(loop.ub, loop.lb))
+    count = at.emit(arith.MaxSIOp(count, at.const(0)))
+    large = at.emit(arith.CmpiOp(_total_bytes(at, out), at.const(min_bytes), "sge"))
+    long = at.emit(arith.CmpiOp(count, at.const(STREAM_MIN_LINES * line), "sge"))
+    stream = at.emit(arith.AndIOp(large, long))
+    peel = at.emit(tg.AlignPeelOp(out, [*prefix, loop.lb], count, LINE_BYTES))
+    start = at.emit(arith.AddiOp(loop.lb, at.emit(arith.SelectOp(stream, peel, count))))
+    lines = at.emit(arith.DivUIOp(at.emit(arith.SubiOp(loop.ub, start)), at.const(line)))
+    end = at.emit(arith.AddiOp(start, at.emit(arith.MuliOp(lines, at.const(line)))))
+
+    body = Block(arg_types=[INDEX])
+    by_lines = scf.ForOp(start, end, at.const(line), [], Region([body]))
+    by_lines.attributes.update({k: v for k, v in loop.attributes.items() if k != "tg.stage"})
+    first = body.args[0]
+    body.add_op(tg.AssumeAlignedOp(out, [*prefix, first], LINE_BYTES))
+    for lane in range(line):  # a line's iterations side by side: LLVM's SLP vectorizer makes them one
+        offset = arith.ConstantOp(IntegerAttr(lane, INDEX))
+        position = arith.AddiOp(first, offset)
+        body.add_ops([offset, position])
+        mapping: dict[SSAValue, SSAValue] = {loop.body.block.args[0]: position.result}
+        for op in loop.body.block.ops:
+            if isinstance(op, scf.YieldOp):
+                continue
+            copy = body.add_op(op.clone(value_mapper=mapping)) or body.last_op
+            if op in stores:
+                copy.properties["nontemporal"] = BoolAttr.from_bool(True)
+    body.add_op(scf.YieldOp())
+
+    rest = copy_of_loop(loop)
+    loop.parent_block().insert_ops_after([by_lines, rest], loop)
+    loop.operands = (loop.lb, start, *loop.operands[2:])
+    rest.operands = (end, *rest.operands[1:])
+
+
+@dataclass(frozen=True)
+class StreamStores(ModulePass):
+    """Store the aligned lines of write-only outputs of at least `min_bytes` with streaming stores."""
+
+    name = "stream-stores"
+    min_bytes: int = 32 << 20
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in functions(op):
+            for loop, stores in streamable_loops(fn).items():
+                _stream(loop, stores, self.min_bytes)
+
+
+def streamed_outputs(module: Operation) -> dict[str, list[int]]:
+    """Output name -> the stages that store it with streaming stores (what `tilegrad plan` shows)."""
+    found: dict[str, list[int]] = {}
+    for fn in functions(module):
+        stage = fn.sym_name.data.rsplit("_stage", 1)
+        number = int(stage[1]) if len(stage) == 2 and stage[1].isdigit() else 0
+        for op in fn.walk():
+            if isinstance(op, tg.AssumeAlignedOp):
+                index = fn.body.block.args.index(op.memref)
+                name = arg_info(fn, index).get("tg.name", f"arg{index}")
+                if number not in found.setdefault(name, []):
+                    found[name].append(number)
+    return found
