@@ -34,7 +34,9 @@ def nll_loss_backward(
 
     A zero fill, then one store per row: the fill is a memset (no compare per element), and a row
     with an ignored target is never visited. An ignored target indexes column 0, so only a kept
-    target outside [0, C) fails the scatter's range check."""
+    target outside [0, C) fails the scatter's range check. The scatter adds to the fill, so where
+    g_i * w[t_i] is zero the element is +0.0 (0.0 + -0.0), where torch writes -0.0: equal values,
+    another sign bit."""
     out = tg.output("out")
     w = (lambda c: weight[c]) if weight is not None else (lambda c: 1.0)
 
