@@ -159,3 +159,12 @@ def test_streamed_nll_matches_aten():
     want = torch.ops.aten.nll_loss_backward(torch.tensor(2.0), torch.from_numpy(x), torch.from_numpy(t),
                                             torch.from_numpy(w), 1, -100, torch.tensor(4.0))
     np.testing.assert_array_equal(got, want.numpy())
+
+
+def test_a_loop_that_writes_two_outputs_streams_the_one_its_lines_are_aligned_for():
+    text = KERNEL.replace("%old = memref.load %z[%i, %j] : memref<?x?xf32, strided<[?, 1]>>\n", "")
+    text = text.replace("%sum = arith.addf %old, %w : f32", "%sum = arith.addf %w, %w : f32")
+    out = str(run_passes(text, "stream-stores{min_bytes=1}"))
+    streamed = [line for line in out.splitlines() if "nontemporal = true" in line]
+    assert len(streamed) == 16 and all("%y[" in line for line in streamed)
+    assert out.count("tg.align_peel") == 1

@@ -100,6 +100,8 @@ def streamable_loops(fn: func.FuncOp) -> dict[scf.ForOp, list[memref.StoreOp]]:
             continue
         for use in out.uses:
             if isinstance(use.operation, memref.StoreOp) and (loop := _streamable(use.operation)) is not None:
+                if loop in chosen and chosen[loop][0].memref is not out:
+                    continue  # the lines are aligned for one output; another's stores stay normal
                 chosen.setdefault(loop, []).append(use.operation)
     return chosen
 
