@@ -88,7 +88,7 @@ def descriptor_slots(t: MemRefType) -> int:
     return 1 + 2 * t.get_num_dims()
 
 
-def _static_strides(t: MemRefType) -> list[int | None]:
+def static_strides(t: MemRefType) -> list[int | None]:
     layout = t.layout
     if isinstance(layout, StridedLayoutAttr):
         return [s.data if hasattr(s, "data") else None for s in layout.strides.data]
@@ -170,7 +170,7 @@ class _FunctionLowering:
                     entry.insert_arg(t, len(entry.args))
                 impl_types += [PTR] + [i64] * (2 * rank)
                 impl_attrs += [DictionaryAttr({"llvm.noalias": UnitAttr()})] + [DictionaryAttr({})] * (2 * rank)
-                static = _static_strides(arg.type)
+                static = static_strides(arg.type)
                 sizes = list(entry.args[first + 1: first + 1 + rank])
                 strides = []
                 for axis in range(rank):

@@ -28,13 +28,14 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import BoolAttr, IntegerAttr, MemRefType, ModuleOp, StridedLayoutAttr
+from xdsl.dialects.builtin import BoolAttr, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect import tg
-from tilegrad.passes.common import arg_info, constant_index, functions
+from tilegrad.passes.common import arg_info, constant_index, copy_iteration, functions
 from tilegrad.passes.loop_affine import INDEX, IndexBuilder, copy_of_loop
+from tilegrad.passes.lower_to_llvm import element_bytes, static_strides
 from tilegrad.passes.tiling_plan import STREAM_MIN_LINES
 
 LINE_BYTES = 64
@@ -42,18 +43,6 @@ MAX_LINE_OPS = 640
 """A line's iterations side by side are at most this many ops: a longer body is compute-bound
 (streaming gains little) and costs seconds of compile (divisive normalization: 6.2 s, 3-D max
 pooling, 70 ops a body: 1.9 s, against 1.2 and 0.7 s)."""
-
-
-def _element_bytes(t: MemRefType) -> int:
-    return max(1, t.element_type.bitwidth // 8) if hasattr(t.element_type, "bitwidth") else 0
-
-
-def _unit_inner_stride(t: MemRefType) -> bool:
-    layout = t.layout
-    if isinstance(layout, StridedLayoutAttr):
-        last = layout.strides.data[-1] if layout.strides.data else None
-        return getattr(last, "data", None) == 1
-    return True  # the identity layout is row-major
 
 
 def _write_only(fn: func.FuncOp, out: SSAValue) -> bool:
@@ -76,7 +65,7 @@ def _streamable(store: memref.StoreOp) -> scf.ForOp | None:
     body = list(loop.body.block.ops)
     if any(op.regions for op in body):
         return None
-    if len(body) * LINE_BYTES // _element_bytes(store.memref.type) > MAX_LINE_OPS:
+    if len(body) * LINE_BYTES // element_bytes(store.memref.type.element_type) > MAX_LINE_OPS:
         return None
     variable = loop.body.block.args[0]
     *prefix, last = store.indices
@@ -95,8 +84,8 @@ def streamable_loops(fn: func.FuncOp) -> dict[scf.ForOp, list[memref.StoreOp]]:
         t = out.type
         if arg_info(fn, index).get("tg.role") != "output" or not isinstance(t, MemRefType):
             continue
-        size = _element_bytes(t)
-        if size not in (1, 2, 4, 8) or not _unit_inner_stride(t) or not _write_only(fn, out):
+        size = element_bytes(t.element_type)
+        if size not in (1, 2, 4, 8) or static_strides(t)[-1:] != [1] or not _write_only(fn, out):
             continue
         for use in out.uses:
             if isinstance(use.operation, memref.StoreOp) and (loop := _streamable(use.operation)) is not None:
@@ -109,7 +98,7 @@ def streamable_loops(fn: func.FuncOp) -> dict[scf.ForOp, list[memref.StoreOp]]:
 def _total_bytes(at: IndexBuilder, out: SSAValue) -> SSAValue:
     t = out.type
     assert isinstance(t, MemRefType)
-    total = at.const(_element_bytes(t))
+    total = at.const(element_bytes(t.element_type))
     for axis in range(t.get_num_dims()):
         total = at.emit(arith.MuliOp(total, at.emit(memref.DimOp(out, at.const(axis)))))
     return total
@@ -119,7 +108,7 @@ def _stream(loop: scf.ForOp, stores: list[memref.StoreOp], min_bytes: int) -> No
     out = stores[0].memref
     t = out.type
     assert isinstance(t, MemRefType)
-    line = LINE_BYTES // _element_bytes(t)
+    line = LINE_BYTES // element_bytes(t.element_type)
     at = IndexBuilder(loop)
     *prefix, _ = stores[0].indices
     count = at.emit(arith.SubiOp(loop.ub, loop.lb))
@@ -141,12 +130,10 @@ def _stream(loop: scf.ForOp, stores: list[memref.StoreOp], min_bytes: int) -> No
         offset = arith.ConstantOp(IntegerAttr(lane, INDEX))
         position = arith.AddiOp(first, offset)
         body.add_ops([offset, position])
-        mapping: dict[SSAValue, SSAValue] = {loop.body.block.args[0]: position.result}
-        for op in loop.body.block.ops:
-            if isinstance(op, scf.YieldOp):
-                continue
-            copy = body.add_op(op.clone(value_mapper=mapping)) or body.last_op
-            if op in stores:
+        copied_from = len(body.ops)
+        copy_iteration(loop, body, position.result)
+        for original, copy in zip(loop.body.block.ops, list(body.ops)[copied_from:]):
+            if original in stores:
                 copy.properties["nontemporal"] = BoolAttr.from_bool(True)
     body.add_op(scf.YieldOp())
 

@@ -7,14 +7,17 @@ from dataclasses import dataclass, field
 from tilegrad.errors import UnsupportedError
 
 
-def _l2_bytes_per_core() -> int:
-    path = "/sys/devices/system/cpu/cpu0/cache/index2/size"
+def _cache_bytes(level_index: int, default: int) -> int:
+    """The size of this host's cache `index<level_index>` in sysfs (2: L2 per core, 3: the L3)."""
     try:
-        text = open(path).read().strip()
-    except OSError:
-        return 1 << 20
-    scale = {"K": 1 << 10, "M": 1 << 20}.get(text[-1], 1)
-    return int(text.rstrip("KM")) * scale
+        text = open(f"/sys/devices/system/cpu/cpu0/cache/index{level_index}/size").read().strip()
+        return int(text.rstrip("KM")) * {"K": 1 << 10, "M": 1 << 20}.get(text[-1], 1)
+    except (OSError, ValueError):
+        return default
+
+
+def _l2_bytes_per_core() -> int:
+    return _cache_bytes(2, 1 << 20)
 
 
 def _streaming_threshold() -> int:
@@ -22,11 +25,7 @@ def _streaming_threshold() -> int:
     glibc's memset does above a similar size); 0 where the host has none the code generator uses."""
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return 0
-    try:
-        text = open("/sys/devices/system/cpu/cpu0/cache/index3/size").read().strip()
-        return int(text.rstrip("KM")) * {"K": 1 << 10, "M": 1 << 20}.get(text[-1], 1)
-    except (OSError, ValueError):
-        return 32 << 20
+    return _cache_bytes(3, 32 << 20)
 
 
 @dataclass(frozen=True)
