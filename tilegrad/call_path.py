@@ -56,6 +56,14 @@ def unit_inner_stride(array: np.ndarray) -> bool:
     return array.ndim == 0 or array.shape[-1] <= 1 or array.strides[-1] == array.itemsize
 
 
+def layout_of(array: np.ndarray) -> str:
+    """The layout a kernel specializes on: "contiguous" (C order: a flat view of it is free),
+    "unit" (a unit innermost stride) or "strided"."""
+    if array.flags.c_contiguous:
+        return "contiguous"
+    return "unit" if unit_inner_stride(array) else "strided"
+
+
 def byte_extent(shape: tuple, strides: tuple, itemsize: int) -> tuple[int, int] | None:
     """The bytes an array spans relative to its data pointer, [lo, hi); None when it is empty."""
     if any(d == 0 for d in shape):

@@ -10,7 +10,7 @@ from functools import cached_property
 
 import numpy as np
 
-from tilegrad.call_path import Dispatcher, NewArray, address, signature, unit_inner_stride
+from tilegrad.call_path import Dispatcher, NewArray, address, layout_of, signature
 from tilegrad.codegen import cache
 from tilegrad.codegen.launcher import (
     DRIVER,
@@ -267,9 +267,9 @@ class Kernel(Dispatcher):
 
     def specialize(self, binding: Binding, num_blocks: int, check_fit: bool = True) -> Specialization:
         hint = self.op.schedule_hint(self.target, binding)
-        units = tuple(sorted((n, unit_inner_stride(a)) for n, a in binding.tensors.items() if a is not None))
+        layouts = tuple(sorted((n, layout_of(a)) for n, a in binding.tensors.items() if a is not None))
         override = None if self.ir_override is None else (self.ir_override[0], cache.make_key(self.ir_override[1]))
-        parts = (self.op.name, self._source, binding.key(), units, self.target, num_blocks, hint, self.untiled,
+        parts = (self.op.name, self._source, binding.key(), layouts, self.target, num_blocks, hint, self.untiled,
                  self.guard, override)
         spec = _SPECIALIZATIONS.get(parts)
         if spec is None:
@@ -359,7 +359,7 @@ class Kernel(Dispatcher):
             view = _view(given_output, kernel_shape)
             aliased = [n for n, a in binding.tensors.items()
                        if a is not None and np.may_share_memory(given_output, a)]
-            if view is not None and unit_inner_stride(view) and _usable(view, name) is view and not aliased:
+            if view is not None and view.flags.c_contiguous and _usable(view, name) is view and not aliased:
                 arrays[name] = view
             else:  # in place, or a layout the kernel does not write: through a copy (prior kept)
                 arrays[name] = np.array(given_output, order="C").reshape(kernel_shape)

@@ -16,7 +16,7 @@ from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects.builtin import ModuleOp, f64
 from xdsl.passes import ModulePass
 
-from tilegrad.call_path import unit_inner_stride
+from tilegrad.call_path import layout_of
 from tilegrad.dialect import make_context
 from tilegrad.dsl.bounds import size_form
 from tilegrad.dsl.emit import KernelArg, emit_op
@@ -130,10 +130,10 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
     trace = opdef.trace(binding)
     inputs = {n: TensorArg(n, a.ndim, binding.dtypes[n]) if a is not None else None
               for n, a in binding.tensors.items()}
-    unit = {n: unit_inner_stride(a) for n, a in binding.tensors.items() if a is not None}
+    layouts = {n: layout_of(a) for n, a in binding.tensors.items() if a is not None}
     params = {n: opdef.attrs[n].kind for n in binding.runtime_attrs}
     with compiler_step(opdef.name, "emit"):
-        emitted = emit_op(opdef.name, trace, inputs, unit, params, opdef.shared_dims(binding))
+        emitted = emit_op(opdef.name, trace, inputs, layouts, params, opdef.dim_symbols(binding))
     module = emitted.module
     passes = stage_passes(target, num_blocks, hint, untiled)
 

@@ -39,8 +39,13 @@ class KernelArg:
     role: str  # "input" | "output" | "temp" | "status"
     dtype: DType
     rank: int
-    unit_inner_stride: bool
+    layout: str
+    """"contiguous" (C order), "unit" (unit innermost stride) or "strided": what the call path
+    specializes on (`call_path.layout_of`)."""
     static: tuple = ()
+    dims: str = ""
+    """The shape symbol of each axis ("N C H W"; a digit for a static size, ? for none): equal
+    symbols are equal sizes, which the call checks."""
 
 
 @dataclass
@@ -52,13 +57,17 @@ class EmittedOp:
     """Shape relations the unclamped reads rely on, checked before every call."""
 
 
-def memref_type(dtype: DType, rank: int, unit_inner_stride: bool, static: tuple = ()) -> MemRefType:
-    """A strided memref; dims known at trace time (attribute-sized) are static, the rest dynamic."""
+def memref_type(dtype: DType, rank: int, layout: str, static: tuple = ()) -> MemRefType:
+    """A memref of the array's layout: the identity layout for C-contiguous data, else strided
+    (with a static unit innermost stride for "unit"); dims known at trace time (attribute-sized)
+    are static, the rest dynamic."""
     storage = dtype.storage if dtype.name != "bfloat16" else _bf16()
-    strides = [None] * rank
-    if rank and unit_inner_stride:
-        strides[-1] = 1
     shape = [d if d is not None else DYNAMIC_INDEX for d in (static or (None,) * rank)]
+    if layout == "contiguous":
+        return MemRefType(storage, shape)
+    strides = [None] * rank
+    if rank and layout == "unit":
+        strides[-1] = 1
     return MemRefType(storage, shape, StridedLayoutAttr(strides, 0))
 
 
@@ -299,36 +308,46 @@ def float_type_for(dtypes: list[DType]) -> Attribute:
 
 
 def emit_op(name: str, trace: Trace, inputs: dict[str, TensorArg | None],
-            unit_inner: dict[str, bool], params: dict[str, str] | None = None,
-            shared: dict | None = None) -> EmittedOp:
-    """The op-level module of one specialization."""
+            layouts: dict[str, str], params: dict[str, str] | None = None,
+            symbols: dict[tuple[str, int], str] | None = None) -> EmittedOp:
+    """The op-level module of one specialization. `layouts`: each input's layout ("contiguous",
+    "unit" or "strided"); `symbols`: (tensor, axis) -> its shape symbol, in binding order (outputs
+    and temporaries are contiguous, their dims named by the symbols of the dims they are sized by)."""
+    symbols = symbols or {}
     kernel_args: list[KernelArg] = []
     for arg_name, arg in inputs.items():
         if arg is not None:
-            kernel_args.append(KernelArg(arg_name, "input", arg.dtype, arg.rank, unit_inner.get(arg_name, False)))
+            dims = " ".join(symbols.get((arg_name, axis), "?") for axis in range(arg.rank))
+            kernel_args.append(KernelArg(arg_name, "input", arg.dtype, arg.rank, layouts.get(arg_name, "strided"),
+                                         dims=dims))
     buffers: list[Buffer] = list(trace.outputs.values()) + trace.temps
     for buffer in buffers:
         static = tuple(d.value if isinstance(d, Const) else None for d in buffer.shape)
-        kernel_args.append(KernelArg(buffer.name, buffer.role, buffer.dtype, buffer.rank, True, static))
-    kernel_args.append(KernelArg("status", "status", DTYPES["int64"], 1, True))
+        dims = " ".join(str(d.value) if isinstance(d, Const) else
+                        symbols.get((d.tensor, d.axis), "?") if isinstance(d, Dim) else "?" for d in buffer.shape)
+        kernel_args.append(KernelArg(buffer.name, buffer.role, buffer.dtype, buffer.rank, "contiguous", static, dims))
+    kernel_args.append(KernelArg("status", "status", DTYPES["int64"], 1, "contiguous"))
     float_type = float_type_for([a.dtype for a in kernel_args if a.role == "output"])
-    types = [memref_type(a.dtype, a.rank, a.unit_inner_stride, a.static) for a in kernel_args]
+    types = [memref_type(a.dtype, a.rank, a.layout, a.static) for a in kernel_args]
     types[-1] = MemRefType(i64, [STATUS_SLOTS])
     for param, kind in (params or {}).items():
-        kernel_args.append(KernelArg(param, "param", DTYPES["float64" if kind == "f" else "int64"], 0, True))
+        kernel_args.append(KernelArg(param, "param", DTYPES["float64" if kind == "f" else "int64"], 0, "contiguous"))
         types.append(float_type if kind == "f" else INDEX)
     entry = Block(arg_types=types)
     values = {a.name: v for a, v in zip(kernel_args, entry.args)}
     for a, v in zip(kernel_args, entry.args):
         v.name_hint = a.name if a.name != "self" else "self_"
     bounds = analyze_bounds(name, trace)
+    first: dict[str, tuple[str, int]] = {}
+    shared = {key: first.setdefault(symbol, key) for key, symbol in symbols.items()}
     emitter = _Emitter(trace, values, float_type, entry, bounds, shared)
     for stage in trace.stages:
         emitter.stage(stage)
     entry.add_op(func.ReturnOp())
     fn = func.FuncOp(name, FunctionType.from_lists(types, []), Region([entry]))
     fn.arg_attrs = ArrayAttr([
-        DictionaryAttr({"tg.name": StringAttr(a.name), "tg.role": StringAttr(a.role)}) for a in kernel_args
+        DictionaryAttr({"tg.name": StringAttr(a.name), "tg.role": StringAttr(a.role),
+                        **({"tg.dims": StringAttr(a.dims)} if a.dims else {})}) for a in kernel_args
     ])
     module = ModuleOp([fn])
     return EmittedOp(module, kernel_args, emitter.messages, trace.requirements + bounds.requirements)

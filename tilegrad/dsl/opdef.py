@@ -526,16 +526,12 @@ class OpDef:
                 axes[symbol] = position if position < star else array.ndim - (len(pattern) - position)
         return axes
 
-    def shared_dims(self, binding: Binding) -> dict[tuple[str, int], tuple[str, int]]:
-        """(tensor, axis) -> the (tensor, axis) that first binds the same shape symbol. The call
-        checked that they are equal; emitted as one value, loops over dy's N and x's N are seen to
-        be the same loop (fuse-sibling-loops relies on it)."""
-        first: dict[str, tuple[str, int]] = {}
-        shared = {}
-        for name in self.tensors:
-            for symbol, axis in self._symbol_axes(name, binding).items():
-                shared[(name, axis)] = first.setdefault(symbol, (name, axis))
-        return shared
+    def dim_symbols(self, binding: Binding) -> dict[tuple[str, int], str]:
+        """(tensor, axis) -> the shape symbol its matched pattern names it by, in declaration order.
+        The call checked that axes with one symbol have one size: emitted as one value, loops over
+        dy's N and x's N are seen to be the same loop (fuse-sibling-loops relies on it)."""
+        return {(name, axis): symbol for name in self.tensors
+                for symbol, axis in self._symbol_axes(name, binding).items()}
 
     def _dim_expr(self, dim, binding: Binding, args: dict) -> Expr:
         if isinstance(dim, int):
