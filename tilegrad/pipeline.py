@@ -24,6 +24,7 @@ from tilegrad.dsl.opdef import Binding, OpDef
 from tilegrad.dsl.tensor import TensorArg
 from tilegrad.errors import ArgumentError, InternalError, TilegradError
 from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps
+from tilegrad.passes.collapse_contiguous_nests import CollapseContiguousNests
 from tilegrad.passes.common import arg_info
 from tilegrad.passes.expand_math import ExpandMath
 from tilegrad.passes.fuse_elementwise import FuseElementwise
@@ -87,8 +88,8 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
             tiled += [UnrollShortReductions(), SplitStridePhases(), PartitionClampedLoops()]
         if cpu and target.stream_store_bytes:
             tiled.append(StreamStores(target.stream_store_bytes))
-    return {"loops": [FuseElementwise(), LowerTgToLoops(), FuseSiblingLoops()], "tiled": tiled,
-            "llvm": llvm_passes(guard)}
+    loops = [FuseElementwise(), LowerTgToLoops(), FuseSiblingLoops(), CollapseContiguousNests()]
+    return {"loops": loops, "tiled": tiled, "llvm": llvm_passes(guard)}
 
 
 def llvm_passes(guard: bool = False) -> list[ModulePass]:

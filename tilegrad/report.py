@@ -30,6 +30,7 @@ class PlanReport:
 
     @classmethod
     def build(cls, kernel, binding, spec) -> PlanReport:
+        from tilegrad.codegen.launcher import kernel_shapes
         from tilegrad.kernel import workspace_bytes
 
         target = kernel.target
@@ -37,8 +38,9 @@ class PlanReport:
         plan = spec.plan
         stages, buffers = [], []
         if plan is not None:
+            shapes = kernel_shapes(spec.layout, arrays)
             for stage in plan.stages:
-                extent = _extent(stage.extent, arrays)
+                extent = _extent(stage.extent, shapes)
                 per = extent // spec.num_blocks if extent is not None else None
                 extra = extent % spec.num_blocks if extent is not None else 0
                 if stage.balanced:  # the first `extra` cores take one more
@@ -98,11 +100,11 @@ class PlanReport:
         return "\n".join(lines)
 
 
-def _extent(extent, arrays) -> int | None:
+def _extent(extent, shapes: dict[str, tuple]) -> int | None:
     """A stage's extent for this call's shapes (its plan keeps it as a size form)."""
     if extent is None:
         return None
     try:
-        return evaluate(extent, {n: a.shape for n, a in arrays.items()})
+        return evaluate(extent, shapes)
     except (KeyError, IndexError, TypeError):
         return None

@@ -13,6 +13,8 @@ import threading
 
 import numpy as np
 
+from tilegrad.errors import InternalError
+
 _scratch_lock = threading.Lock()
 DRIVER = "tilegrad_run"
 """The driver's name in every kernel module (each module has its own JIT engine)."""
@@ -68,11 +70,29 @@ def fill_arguments(layout: list[tuple[str, str, int]], arrays: dict[str, np.ndar
             slots.extend([0] * count)
             continue
         slots.append(array.__array_interface__["data"][0])
-        if count > 1:
+        if count > 1 and _flat(array, count):
+            slots.extend((array.size, 1))
+        elif count > 1:
             slots.extend(array.shape)
             itemsize = array.itemsize
             slots.extend(s // itemsize for s in array.strides)
     return np.array(slots, dtype=np.int64)
+
+
+def _flat(array: np.ndarray, count: int) -> bool:
+    """Whether the kernel takes the array as a flat view (collapse-contiguous-nests made its argument
+    rank 1; the call specialized on C order, so the view is its own memory)."""
+    if array.ndim == (count - 1) // 2:
+        return False
+    if count != 3 or not array.flags.c_contiguous:
+        raise InternalError(f"a rank-{array.ndim} array for a rank-{(count - 1) // 2} kernel argument")
+    return True
+
+
+def kernel_shapes(layout: list[tuple[str, str, int]], arrays: dict[str, np.ndarray]) -> dict[str, tuple]:
+    """Each array's shape as the kernel sees it (what the plan's extents are forms of)."""
+    counts = {name: count for name, role, count in layout if role != "param"}
+    return {n: (a.size,) if n in counts and _flat(a, counts[n]) else a.shape for n, a in arrays.items()}
 
 
 def pointer_slots(layout: list[tuple[str, str, int]]) -> dict[str, int]:

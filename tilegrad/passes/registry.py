@@ -14,6 +14,7 @@ from tilegrad.errors import ArgumentError
 
 def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps
+    from tilegrad.passes.collapse_contiguous_nests import CollapseContiguousNests
     from tilegrad.passes.expand_math import ExpandMath
     from tilegrad.passes.fuse_elementwise import FuseElementwise
     from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
@@ -31,10 +32,10 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
     from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 
-    classes = (ChunkRowSweeps, ExpandMath, FuseElementwise, FuseSiblingLoops, FuseSiblingReductions,
-               InterchangeColumnReductions, JamRowSweeps, LowerTgToLoops, LowerToLLVM, PartitionClampedLoops,
-               ReorderForReuse, SplitColumnReductions, SplitStridePhases, StreamStores, TileForTarget, UnrollReuseLoops,
-               UnrollShortReductions)
+    classes = (ChunkRowSweeps, CollapseContiguousNests, ExpandMath, FuseElementwise, FuseSiblingLoops,
+               FuseSiblingReductions, InterchangeColumnReductions, JamRowSweeps, LowerTgToLoops, LowerToLLVM,
+               PartitionClampedLoops, ReorderForReuse, SplitColumnReductions, SplitStridePhases, StreamStores,
+               TileForTarget, UnrollReuseLoops, UnrollShortReductions)
     return {c.name: (lambda c=c: c) for c in classes}
 
 
