@@ -97,12 +97,10 @@ def _perfect_parallel_nest(fn: func.FuncOp, nest: scf.ForOp) -> _Nest | None:
         return None
     for loop in loops:
         if (loop_role(loop) != "parallel" or loop.iter_args or constant_index(loop.lb) != 0
-                or constant_index(loop.step) != 1 or nest.is_ancestor(loop.ub.owner)):
+                or constant_index(loop.step) != 1 or _symbol(fn, loop.ub) is None):
             return None
     ivs = [loop.body.block.args[0] for loop in loops]
-    shape = [_symbol(fn, loop.ub) for loop in loops]
-    if None in shape:
-        return None
+    shape = [_symbol(fn, loop.ub) for loop in loops]  # constants and dims: defined outside the nest
     found = _Nest(loops)
     for op in ops:
         if not any(operand in ivs for operand in op.operands):
