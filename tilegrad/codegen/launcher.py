@@ -92,7 +92,7 @@ def _flat(array: np.ndarray, count: int) -> bool:
 def kernel_shapes(layout: list[tuple[str, str, int]], arrays: dict[str, np.ndarray]) -> dict[str, tuple]:
     """Each array's shape as the kernel sees it (what the plan's extents are forms of)."""
     counts = {name: count for name, role, count in layout if role != "param"}
-    return {n: (a.size,) if n in counts and _flat(a, counts[n]) else a.shape for n, a in arrays.items()}
+    return {n: (a.size,) if counts.get(n, 1) > 1 and _flat(a, counts[n]) else a.shape for n, a in arrays.items()}
 
 
 def pointer_slots(layout: list[tuple[str, str, int]]) -> dict[str, int]:
