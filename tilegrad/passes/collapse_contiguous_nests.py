@@ -41,7 +41,6 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.transforms.dead_code_elimination import region_dce
-from xdsl.utils.hints import isa
 
 from tilegrad.dialect.values import INDEX
 from tilegrad.passes.common import arg_info, constant_index, functions, loop_role, make_for, stage_nests
@@ -107,7 +106,7 @@ def _perfect_parallel_nest(fn: func.FuncOp, nest: scf.ForOp) -> _Nest | None:
             continue
         if not isinstance(op, (memref.LoadOp, memref.StoreOp)) or list(op.indices) != ivs:
             return None
-        if isa(op, memref.StoreOp) and op.value in ivs:
+        if isinstance(op, memref.StoreOp) and op.value in ivs:
             return None
         mem = op.memref
         if not isinstance(mem.type.layout, NoneAttr) or _dims(fn, mem) != shape:
