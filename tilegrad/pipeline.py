@@ -42,6 +42,7 @@ from tilegrad.passes.stream_stores import StreamStores, streamed_outputs
 from tilegrad.passes.tile_for_target import TileForTarget, tiling_plan
 from tilegrad.passes.tiling_plan import ScheduleHint, TilingPlan
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
+from tilegrad.passes.unroll_short_parallel_loops import UnrollShortParallelLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 from tilegrad.targets import Target
 
@@ -88,7 +89,8 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
             tiled += [UnrollShortReductions(), SplitStridePhases(), PartitionClampedLoops()]
         if cpu and target.stream_store_bytes:
             tiled.append(StreamStores(target.stream_store_bytes))
-    loops = [FuseElementwise(), LowerTgToLoops(), FuseSiblingLoops(), CollapseContiguousNests()]
+    loops = [FuseElementwise(), LowerTgToLoops(), FuseSiblingLoops(), CollapseContiguousNests(),
+             UnrollShortParallelLoops()]
     return {"loops": loops, "tiled": tiled, "llvm": llvm_passes(guard)}
 
 

@@ -54,16 +54,19 @@ def spatial_tf_sampler_backward(
     acc = tg.temp("acc", x.shape)
     acc.fill(0.0)
 
-    def target_cell(n, c, oh, ow, k):
+    def target_cell(n, oh, ow, c, k):
         cx, cy, _, _, _ = corner(n, oh, ow, k)
         return (n, c, cy, cx)
 
-    def contribution(n, c, oh, ow, k):
+    def contribution(n, oh, ow, c, k):
         _, _, wx, wy, _ = corner(n, oh, ow, k)
         return dy[n, c, oh, ow] * wx * wy
 
-    tg.scatter_add(acc, (*dy.shape, 4), index=target_cell, value=contribution,
-                   when=lambda n, c, oh, ow, k: corner(n, oh, ow, k)[4], message=None)
+    # channels inside the sample point: its corners and weights are computed once for all of them;
+    # each (n, c) plane still receives its terms in (oh, ow, k) order
+    n_, c_, oh_, ow_ = dy.shape
+    tg.scatter_add(acc, (n_, oh_, ow_, c_, 4), index=target_cell, value=contribution,
+                   when=lambda n, oh, ow, c, k: corner(n, oh, ow, k)[4], message=None)
     dx = blend("dx", lambda *i: acc[i], alpha, beta)
     tg.output("dx").assign(dx)
 

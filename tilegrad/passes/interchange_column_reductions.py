@@ -54,7 +54,7 @@ def _candidates(p: scf.ForOp) -> list[Operation]:
     results = {r for o in sums for r in o.results}
     for reduce in sums:
         loop = sum_loop(reduce)
-        if loop is None or not walks_columns(loop, column):
+        if loop is None or not walks_columns(loop, column) or _mostly_invariant(loop):
             return []
         if isinstance(reduce, scf.IfOp) and not blocked_shape(reduce):
             return []
@@ -64,6 +64,23 @@ def _candidates(p: scf.ForOp) -> list[Operation]:
         if any(depends_within(v, r, p) for o in reduce.walk() for v in o.operands for r in results):
             return []
     return sums
+
+
+def _mostly_invariant(loop: scf.ForOp) -> bool:
+    """Whether most of a term's work does not change along the sum (a sampler's corner weights,
+    computed from the grid point alone): the column form computes it once per result (LLVM hoists
+    it), a row accumulation would compute it again for every term."""
+    varying = set(loop.body.block.args)
+    ops = [o for o in loop.body.walk() if o is not loop and not isinstance(o, (scf.YieldOp, arith.ConstantOp))]
+    changed = True
+    while changed:
+        changed = False
+        for o in ops:
+            if o.results and o.results[0] not in varying and any(v in varying for v in o.operands):
+                varying.update(o.results)
+                changed = True
+    moving = sum(1 for o in ops if any(v in varying for v in o.operands))
+    return len(ops) - moving > moving
 
 
 class _Rewrite:

@@ -30,12 +30,13 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.stream_stores import StreamStores
     from tilegrad.passes.tile_for_target import TileForTarget
     from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
+    from tilegrad.passes.unroll_short_parallel_loops import UnrollShortParallelLoops
     from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 
     classes = (ChunkRowSweeps, CollapseContiguousNests, ExpandMath, FuseElementwise, FuseSiblingLoops,
                FuseSiblingReductions, InterchangeColumnReductions, JamRowSweeps, LowerTgToLoops, LowerToLLVM,
                PartitionClampedLoops, ReorderForReuse, SplitColumnReductions, SplitStridePhases, StreamStores,
-               TileForTarget, UnrollReuseLoops, UnrollShortReductions)
+               TileForTarget, UnrollReuseLoops, UnrollShortParallelLoops, UnrollShortReductions)
     return {c.name: (lambda c=c: c) for c in classes}
 
 
