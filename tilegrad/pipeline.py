@@ -25,6 +25,7 @@ from tilegrad.dsl.tensor import TensorArg
 from tilegrad.errors import ArgumentError, InternalError, TilegradError
 from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps
 from tilegrad.passes.collapse_contiguous_nests import CollapseContiguousNests
+from tilegrad.passes.collapse_contiguous_rows import CollapseContiguousRows
 from tilegrad.passes.common import arg_info
 from tilegrad.passes.expand_math import ExpandMath
 from tilegrad.passes.fuse_elementwise import FuseElementwise
@@ -90,7 +91,7 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
         if cpu and target.stream_store_bytes:
             tiled.append(StreamStores(target.stream_store_bytes))
     loops = [FuseElementwise(), LowerTgToLoops(), FuseSiblingLoops(), CollapseContiguousNests(),
-             UnrollShortParallelLoops()]
+             CollapseContiguousRows(), UnrollShortParallelLoops()]
     return {"loops": loops, "tiled": tiled, "llvm": llvm_passes(guard)}
 
 

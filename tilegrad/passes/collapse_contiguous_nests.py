@@ -43,7 +43,15 @@ from xdsl.rewriter import Rewriter
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from tilegrad.dialect.values import INDEX
-from tilegrad.passes.common import arg_info, constant_index, functions, loop_role, make_for, stage_nests
+from tilegrad.passes.common import (
+    arg_dims,
+    constant_index,
+    extent_symbol,
+    functions,
+    loop_role,
+    make_for,
+    stage_nests,
+)
 
 
 @dataclass
@@ -55,30 +63,6 @@ class _Nest:
     @property
     def tensors(self) -> set[SSAValue]:
         return {op.memref for op in self.whole}
-
-
-def _dims(fn: func.FuncOp, value: SSAValue) -> list[str] | None:
-    """A function argument's shape symbols, or None if one is unknown (a static size is its digits)."""
-    if not isinstance(value, BlockArgument) or value.block is not fn.body.block:
-        return None
-    dims = arg_info(fn, value.index).get("tg.dims", "").split()
-    shape = value.type.get_shape()
-    if len(dims) != len(shape):
-        return None
-    dims = [str(size) if size >= 0 else symbol for symbol, size in zip(dims, shape)]
-    return None if "?" in dims else dims
-
-
-def _symbol(fn: func.FuncOp, extent: SSAValue) -> str | None:
-    """The shape symbol a loop bound is: a constant, or a dim of an argument that names it."""
-    value = constant_index(extent)
-    if value is not None:
-        return str(value)
-    owner = extent.owner
-    if isinstance(owner, memref.DimOp) and (axis := constant_index(owner.index)) is not None:
-        dims = _dims(fn, owner.source)
-        return dims[axis] if dims is not None and axis < len(dims) else None
-    return None
 
 
 def _perfect_parallel_nest(fn: func.FuncOp, nest: scf.ForOp) -> _Nest | None:
@@ -96,10 +80,10 @@ def _perfect_parallel_nest(fn: func.FuncOp, nest: scf.ForOp) -> _Nest | None:
         return None
     for loop in loops:
         if (loop_role(loop) != "parallel" or loop.iter_args or constant_index(loop.lb) != 0
-                or constant_index(loop.step) != 1 or _symbol(fn, loop.ub) is None):
+                or constant_index(loop.step) != 1 or extent_symbol(fn, loop.ub) is None):
             return None
     ivs = [loop.body.block.args[0] for loop in loops]
-    shape = [_symbol(fn, loop.ub) for loop in loops]  # constants and dims: defined outside the nest
+    shape = [extent_symbol(fn, loop.ub) for loop in loops]  # constants and dims: defined outside the nest
     found = _Nest(loops)
     for op in ops:
         if not any(operand in ivs for operand in op.operands):
@@ -109,7 +93,7 @@ def _perfect_parallel_nest(fn: func.FuncOp, nest: scf.ForOp) -> _Nest | None:
         if isinstance(op, memref.StoreOp) and op.value in ivs:
             return None
         mem = op.memref
-        if not isinstance(mem.type.layout, NoneAttr) or _dims(fn, mem) != shape:
+        if not isinstance(mem.type.layout, NoneAttr) or arg_dims(fn, mem) != shape:
             return None
         found.whole.append(op)
     return found if found.whole else None
@@ -145,7 +129,7 @@ def _flatten_argument(fn: func.FuncOp, arg: BlockArgument) -> BlockArgument:
     assert isinstance(type_, MemRefType)
     shape = type_.get_shape()
     total = DYNAMIC_INDEX if any(s < 0 for s in shape) else math.prod(shape)
-    dims = _dims(fn, arg) or []
+    dims = arg_dims(fn, arg) or []
     flat = Rewriter.replace_value_with_new_type(arg, MemRefType(type_.element_type, [total]))
     attrs = list(fn.arg_attrs.data)
     info = dict(attrs[arg.index].data)

@@ -19,6 +19,46 @@ def arg_info(fn: func.FuncOp, index: int) -> dict[str, str]:
     return {k: v.data for k, v in attrs.data.items() if isinstance(v, StringAttr)}
 
 
+def arg_dims(fn: func.FuncOp, value: SSAValue) -> list[str] | None:
+    """A function argument's shape symbols, or None if one is unknown (a static size is its digits)."""
+    if not isinstance(value, BlockArgument) or value.block is not fn.body.block:
+        return None
+    dims = arg_info(fn, value.index).get("tg.dims", "").split()
+    shape = value.type.get_shape()
+    if len(dims) != len(shape):
+        return None
+    dims = [str(size) if size >= 0 else symbol for symbol, size in zip(dims, shape)]
+    return None if "?" in dims else dims
+
+
+def extent_symbol(fn: func.FuncOp, extent: SSAValue) -> str | None:
+    """The shape symbol a loop bound is: a constant, or a dim of an argument that names it."""
+    value = constant_index(extent)
+    if value is not None:
+        return str(value)
+    owner = extent.owner
+    if isinstance(owner, memref.DimOp) and (axis := constant_index(owner.index)) is not None:
+        dims = arg_dims(fn, owner.source)
+        return dims[axis] if dims is not None and axis < len(dims) else None
+    return None
+
+
+def viewed(value: SSAValue) -> SSAValue:
+    """The tensor a value is: itself, or for a row view (collapse-contiguous-rows) its source."""
+    while isinstance(value.owner, memref.CollapseShapeOp):
+        value = value.owner.src
+    return value
+
+
+def arg_roles(fn: func.FuncOp) -> dict[SSAValue, str]:
+    """Each memref argument's role ("input", "output", ...), and each row view's, its tensor's."""
+    roles = {a: arg_info(fn, i).get("tg.role", "") for i, a in enumerate(fn.body.block.args)}
+    for op in fn.body.block.ops:
+        if isinstance(op, memref.CollapseShapeOp) and viewed(op.src) in roles:
+            roles[op.result] = roles[viewed(op.src)]
+    return roles
+
+
 def args_by_role(fn: func.FuncOp, role: str) -> list[BlockArgument]:
     return [a for i, a in enumerate(fn.body.block.args) if arg_info(fn, i).get("tg.role") == role]
 
@@ -189,13 +229,13 @@ def depends_on(value: SSAValue, variable: SSAValue) -> bool:
 
 
 def read_memrefs(op: Operation) -> set[SSAValue]:
-    """The memrefs `op` (or any op inside it) loads from."""
-    return {o.memref for o in op.walk() if isinstance(o, memref.LoadOp)}
+    """The memrefs `op` (or any op inside it) loads from (a row view's: its tensor)."""
+    return {viewed(o.memref) for o in op.walk() if isinstance(o, memref.LoadOp)}
 
 
 def written_memrefs(op: Operation) -> set[SSAValue]:
-    """The memrefs `op` (or any op inside it) stores to."""
-    return {o.memref for o in op.walk() if isinstance(o, memref.StoreOp)}
+    """The memrefs `op` (or any op inside it) stores to (a row view's: its tensor)."""
+    return {viewed(o.memref) for o in op.walk() if isinstance(o, memref.StoreOp)}
 
 
 def inside_reduction(op: Operation) -> bool:

@@ -29,6 +29,7 @@ from tilegrad.passes.common import (
     perfect_chain,
     same_range,
     stage_nests,
+    viewed,
 )
 
 FUSABLE = ("parallel", "scatter")
@@ -50,7 +51,7 @@ def _independent(first: list[scf.ForOp], second: list[scf.ForOp], depth: int) ->
         ivs = [loop.body.block.args[0] for loop in loops[:depth]]
         for op in loops[0].walk():
             if isinstance(op, (memref.LoadOp, memref.StoreOp)):
-                accesses.setdefault(op.memref, ([], []))[nest].append((op, ivs))
+                accesses.setdefault(viewed(op.memref), ([], []))[nest].append((op, ivs))
     for loops in (first, second):  # a scatter's rows follow its data: they must stay in the slab
         ivs = [loop.body.block.args[0] for loop in loops[:depth]]
         if loop_role(loops[0]) == "scatter" and not all(

@@ -577,6 +577,22 @@ def _ub_alloc(L: _FunctionLowering, op: tg.UBAllocOp, block: Block) -> None:
                                       f"UB buffer {op.label.data!r}")
 
 
+def _collapse_shape(L: _FunctionLowering, op: memref.CollapseShapeOp, block: Block) -> None:
+    """A view of contiguous axes as one (rows of a plane): the same pointer; a group's size is the
+    product of its sizes, its stride that of its last axis (collapse-contiguous-rows groups only
+    axes of an identity layout, where that is each group's element stride)."""
+    src = L.memrefs[op.src]
+    sizes, strides = [], []
+    for group in op.reassociation.data:
+        axes = [a.value.data for a in group.data]
+        size = src.sizes[axes[0]]
+        for axis in axes[1:]:
+            size = L.add(block, llvm.MulOp(size, src.sizes[axis], overflow=NSW))
+        sizes.append(size)
+        strides.append(src.strides[axes[-1]])
+    L.memrefs[op.result] = Descriptor(src.ptr, src.element, sizes, strides, f"{src.name} (rows)")
+
+
 def _alloca(L: _FunctionLowering, op: memref.AllocaOp, block: Block) -> None:
     """A small static scratch row on the stack (interchanged sums); it sits in the entry block."""
     t = op.memref.type
@@ -613,6 +629,7 @@ _HANDLERS: dict[type, Callable] = {
     memref.DimOp: _dim,
     tg.UBAllocOp: _ub_alloc,
     memref.AllocaOp: _alloca,
+    memref.CollapseShapeOp: _collapse_shape,
     tg.AlignPeelOp: _align_peel,
     tg.AssumeAlignedOp: _assume_aligned,
 }

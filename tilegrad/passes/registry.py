@@ -15,6 +15,7 @@ from tilegrad.errors import ArgumentError
 def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps
     from tilegrad.passes.collapse_contiguous_nests import CollapseContiguousNests
+    from tilegrad.passes.collapse_contiguous_rows import CollapseContiguousRows
     from tilegrad.passes.expand_math import ExpandMath
     from tilegrad.passes.fuse_elementwise import FuseElementwise
     from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
@@ -33,10 +34,10 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.unroll_short_parallel_loops import UnrollShortParallelLoops
     from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 
-    classes = (ChunkRowSweeps, CollapseContiguousNests, ExpandMath, FuseElementwise, FuseSiblingLoops,
-               FuseSiblingReductions, InterchangeColumnReductions, JamRowSweeps, LowerTgToLoops, LowerToLLVM,
-               PartitionClampedLoops, ReorderForReuse, SplitColumnReductions, SplitStridePhases, StreamStores,
-               TileForTarget, UnrollReuseLoops, UnrollShortParallelLoops, UnrollShortReductions)
+    classes = (ChunkRowSweeps, CollapseContiguousNests, CollapseContiguousRows, ExpandMath, FuseElementwise,
+               FuseSiblingLoops, FuseSiblingReductions, InterchangeColumnReductions, JamRowSweeps, LowerTgToLoops,
+               LowerToLLVM, PartitionClampedLoops, ReorderForReuse, SplitColumnReductions, SplitStridePhases,
+               StreamStores, TileForTarget, UnrollReuseLoops, UnrollShortParallelLoops, UnrollShortReductions)
     return {c.name: (lambda c=c: c) for c in classes}
 
 

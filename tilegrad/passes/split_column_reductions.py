@@ -45,6 +45,7 @@ from tilegrad.dialect.values import BlockBuilder
 from tilegrad.passes.common import (
     add_function_arg,
     arg_info,
+    arg_roles,
     args_by_role,
     blocked_shape,
     constant_index,
@@ -57,6 +58,7 @@ from tilegrad.passes.common import (
     same_value,
     stage_nests,
     sum_loop,
+    viewed,
     walks_columns,
     written_memrefs,
 )
@@ -98,7 +100,7 @@ def _needed(loop: scf.ForOp, body: Block) -> list[Operation] | None:
 
 
 def find_column_sums(fn: func.FuncOp, row: scf.ForOp, column: scf.ForOp) -> ColumnSums | None:
-    roles = {a: arg_info(fn, i).get("tg.role") for i, a in enumerate(fn.body.block.args)}
+    roles = arg_roles(fn)
     written = written_memrefs(fn)
     if loop_role(row) != "parallel" or loop_role(column) != "parallel":
         return None
@@ -125,7 +127,7 @@ def find_column_sums(fn: func.FuncOp, row: scf.ForOp, column: scf.ForOp) -> Colu
         if not walks_columns(loop, chain[-1].body.block.args[0]) or needed is None:
             return None
         for op in [*needed, *loop.walk()]:
-            if isinstance(op, memref.LoadOp) and (roles.get(op.memref) != "input" or op.memref in written):
+            if isinstance(op, memref.LoadOp) and (roles.get(op.memref) != "input" or viewed(op.memref) in written):
                 return None  # a term reads only inputs no stage writes (the row stage's order is free)
             if any(v in results for v in op.operands):
                 return None

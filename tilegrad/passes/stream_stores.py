@@ -33,7 +33,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect import tg
-from tilegrad.passes.common import arg_info, constant_index, copy_iteration, functions
+from tilegrad.passes.common import arg_info, constant_index, copy_iteration, functions, viewed
 from tilegrad.passes.loop_affine import INDEX, IndexBuilder, copy_of_loop
 from tilegrad.passes.lower_to_llvm import element_bytes, static_strides
 from tilegrad.passes.tiling_plan import STREAM_MIN_LINES
@@ -50,11 +50,26 @@ def _write_only(fn: func.FuncOp, out: SSAValue) -> bool:
         op = use.operation
         if isinstance(op, memref.DimOp):
             continue
+        if isinstance(op, memref.CollapseShapeOp):  # a row view: what is stored through it counts
+            if not _write_only(fn, op.result):
+                return False
+            continue
         if not (isinstance(op, memref.StoreOp) and op.memref is out and op.value is not out):
             return False
         if "tg.scatter_store" in op.attributes:
             return False
     return True
+
+
+def _stores_into(out: SSAValue) -> list[memref.StoreOp]:
+    """The stores into a tensor, directly or through its row views."""
+    stores = []
+    for use in out.uses:
+        if isinstance(use.operation, memref.StoreOp):
+            stores.append(use.operation)
+        elif isinstance(use.operation, memref.CollapseShapeOp):
+            stores += _stores_into(use.operation.result)
+    return stores
 
 
 def _streamable(store: memref.StoreOp) -> scf.ForOp | None:
@@ -87,11 +102,11 @@ def streamable_loops(fn: func.FuncOp) -> dict[scf.ForOp, list[memref.StoreOp]]:
         size = element_bytes(t.element_type)
         if size not in (1, 2, 4, 8) or static_strides(t)[-1:] != [1] or not _write_only(fn, out):
             continue
-        for use in out.uses:
-            if isinstance(use.operation, memref.StoreOp) and (loop := _streamable(use.operation)) is not None:
-                if loop in chosen and chosen[loop][0].memref is not out:
+        for store in _stores_into(out):
+            if (loop := _streamable(store)) is not None:
+                if loop in chosen and chosen[loop][0].memref is not store.memref:
                     continue  # the lines are aligned for one output; another's stores stay normal
-                chosen.setdefault(loop, []).append(use.operation)
+                chosen.setdefault(loop, []).append(store)
     return chosen
 
 
@@ -164,7 +179,7 @@ def streamed_outputs(module: Operation) -> dict[str, list[int]]:
         number = int(stage[1]) if len(stage) == 2 and stage[1].isdigit() else 0
         for op in fn.walk():
             if isinstance(op, tg.AssumeAlignedOp):
-                index = fn.body.block.args.index(op.memref)
+                index = fn.body.block.args.index(viewed(op.memref))
                 name = arg_info(fn, index).get("tg.name", f"arg{index}")
                 if number not in found.setdefault(name, []):
                     found[name].append(number)

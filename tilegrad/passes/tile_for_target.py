@@ -51,11 +51,13 @@ from tilegrad.errors import InternalError, UBCapacityError
 from tilegrad.passes.common import (
     add_function_arg,
     arg_info,
+    arg_roles,
     args_by_role,
     loop_role,
     make_for,
     number_stages,
     stage_nests,
+    viewed,
 )
 from tilegrad.passes.lower_to_llvm import element_bytes
 from tilegrad.passes.tiling_plan import (
@@ -138,7 +140,7 @@ class _Tiler:
         return add_function_arg(self.fn, type_, name, role)
 
     def roles(self) -> dict[SSAValue, str]:
-        return {a: arg_info(self.fn, i).get("tg.role", "") for i, a in enumerate(self.entry.args)}
+        return arg_roles(self.fn)
 
     # ---- 1. block split ---------------------------------------------------------------------
     def split(self, extent: SSAValue, before: Operation) -> tuple[SSAValue, SSAValue]:
@@ -554,7 +556,7 @@ class _Tiler:
         return max(0, value // quantum * quantum)
 
     def _name(self, mem: SSAValue) -> str:
-        return arg_info(self.fn, list(self.entry.args).index(mem)).get("tg.name", "buffer")
+        return arg_info(self.fn, list(self.entry.args).index(viewed(mem))).get("tg.name", "buffer")
 
     @staticmethod
     def _copies(g: StagingGroup) -> str:

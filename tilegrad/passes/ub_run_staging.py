@@ -25,7 +25,7 @@ from xdsl.ir import Operation, SSAValue
 
 from tilegrad.dialect import tg
 from tilegrad.dialect.values import INDEX, BlockBuilder
-from tilegrad.passes.common import constant_index, loop_role, make_for
+from tilegrad.passes.common import constant_index, loop_role, make_for, viewed, written_memrefs
 from tilegrad.passes.tiling_plan import UBBuffer
 from tilegrad.passes.ub_staging import defined_outside
 
@@ -60,14 +60,14 @@ class Leftovers:
 def find_leftovers(nest: Operation, gm: set[SSAValue], covered: set[Operation],
                    points: set[scf.ForOp]) -> Leftovers:
     """Classify the GM accesses of a stage that no tile group covers into runs and elements."""
-    written = {o.memref for o in nest.walk() if isinstance(o, memref.StoreOp)}
+    written = written_memrefs(nest)
     runs: dict[tuple, Run] = {}
     left = Leftovers()
     for op in nest.walk():
         if not isinstance(op, (memref.LoadOp, memref.StoreOp)) or op.memref not in gm or op in covered:
             continue
         loop = op.parent_op()
-        if isinstance(op, memref.LoadOp) and op.memref not in written and _walks_run(op, loop, points):
+        if isinstance(op, memref.LoadOp) and viewed(op.memref) not in written and _walks_run(op, loop, points):
             fixed = tuple(op.indices)[:-1]
             key = (op.memref, loop, fixed)
             run = runs.get(key) or runs.setdefault(key, Run(op.memref, loop, fixed))
