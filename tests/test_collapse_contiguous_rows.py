@@ -64,7 +64,8 @@ SUM = HEAD + f"""
   }}
 }}
 """
-VIEW = "memref.collapse_shape %x [[0 : i64], [1 : i64], [2 : i64, 3 : i64]] : memref<?x?x?x?xf32> into memref<?x?x?xf32>"
+VIEW = ("memref.collapse_shape %x [[0 : i64], [1 : i64], [2 : i64, 3 : i64]] : "
+        "memref<?x?x?x?xf32> into memref<?x?x?xf32>")
 
 
 def rows(text: str) -> str:
