@@ -11,7 +11,6 @@ from functools import cached_property
 import numpy as np
 
 from tilegrad.call_path import Dispatcher, NewArray, address, layout_of, signature
-from tilegrad.codegen import cache
 from tilegrad.codegen.launcher import (
     DRIVER,
     GUARD_CODE_BASE,
@@ -174,6 +173,8 @@ def _op_source(op: OpDef) -> str:
     declared = (tensors, sorted((n, repr(a)) for n, a in op.attrs.items()),
                 [(n, o.shape if not callable(o.shape) else "fn", o.dtype) for n, o in op.outputs.items()],
                 op.dtypes, op.targets, [r.message for r in op.rules])
+    from tilegrad.codegen import cache  # hashing and the disk cache load with the first kernel
+
     return f"{declared!r}{cache.code_fingerprint(*[f for f in functions if f is not None])}"
 
 
@@ -266,6 +267,8 @@ class Kernel(Dispatcher):
         return bin(mask).count("1")
 
     def specialize(self, binding: Binding, num_blocks: int, check_fit: bool = True) -> Specialization:
+        from tilegrad.codegen import cache
+
         hint = self.op.schedule_hint(self.target, binding)
         layouts = tuple(sorted((n, layout_of(a)) for n, a in binding.tensors.items() if a is not None))
         override = None if self.ir_override is None else (self.ir_override[0], cache.make_key(self.ir_override[1]))
@@ -283,6 +286,8 @@ class Kernel(Dispatcher):
         return spec
 
     def _load_or_build(self, key: str, binding: Binding, num_blocks: int, hint) -> Specialization:
+        from tilegrad.codegen import cache
+
         hit = cache.load(key)
         if hit is not None:
             try:

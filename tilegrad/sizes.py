@@ -11,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tilegrad.kernel import Spec, compile
-from tilegrad.opdefs.mcdnn import dropout_reserve_space_size
+
+
+def dropout_reserve_space_size(shape) -> int:
+    """Bytes of the dropout reserve space for a tensor of this shape: one mask byte per element."""
+    from tilegrad.opdefs.mcdnn import dropout_reserve_space_size as size  # the op library loads on first use
+
+    return size(shape)
 
 
 def _params_dtype(dtype: str) -> str:
