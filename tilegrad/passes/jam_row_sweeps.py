@@ -30,8 +30,8 @@ from xdsl.passes import ModulePass
 from tilegrad.passes.common import constant_index, depends_on, functions, loop_role, pure_arith, whole_steps
 
 ROWS = 8
-"""Rows per sweep: 8 accumulator rows x 16 columns (chunk-row-sweeps) fill half the 32 AVX-512
-registers; at 4, G.T @ X ran at a quarter of OpenBLAS's speed, at 8 about half or more."""
+"""Rows per sweep: 8 accumulator rows x 16 columns (chunk-row-sweeps) are 8 AVX-512 registers (16
+with AVX2); at 4, G.T @ X ran at a quarter of OpenBLAS's speed, at 8 about half or more."""
 
 
 def _stack_rows(loop: scf.ForOp) -> list[SSAValue]:
