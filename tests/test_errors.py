@@ -97,3 +97,17 @@ def test_outputs_that_alias_inputs_are_refused_and_strided_ones_are_right():
     strided = np.zeros(128, np.float32)[::2]
     bce(input_x=xs, input_y=y, dloss=g, reduction="none", dx=strided)
     np.testing.assert_array_equal(strided, expected)
+
+
+def test_a_pooling_y_of_another_rank_than_dy_is_a_shape_error_and_the_cli_infers_the_right_one(capsys):
+    """y and dy share the shape alternatives ("N C H W", "N C D H W"): a 4-D y with a 5-D dy is
+    refused by name (it used to fail while tracing), and `show` given only x and dy picks 5-D y."""
+    from tilegrad.cli import main
+
+    pool = tilegrad.compile("pooling_backward", "cpu")
+    x5, dy5 = np.zeros((2, 3, 4, 8, 8), np.float32), np.zeros((2, 3, 2, 4, 4), np.float32)
+    with pytest.raises(tilegrad.ShapeError, match="'y'.*as many dims as dy"):
+        pool(x=x5, dy=dy5, y=np.zeros((2, 3, 4, 4), np.float32), window=(2, 2, 2), stride=(2, 2, 2))
+    assert main(["show", "pooling_backward", "--stage", "op", "--shape", "x=2x3x4x8x8", "dy=2x3x2x4x4",
+                 "--attr", "mode=max", "window=2,2,2", "stride=2,2,2"]) == 0
+    assert 'memref<?x?x?x?x?xf32> {tg.name = "y"' in capsys.readouterr().out

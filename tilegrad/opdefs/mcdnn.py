@@ -163,6 +163,7 @@ POOL_MODES = ("max", "avg_include_padding", "avg_exclude_padding", "max_determin
         tg.rule(lambda s, a: all(2 * p <= w for p, w in zip(a["padding"], a["window"])),
                 "padding must be at most half the window", "padding"),
         tg.rule(lambda s, a: tuple(s["dy"][2:]) == _pooled(s["x"][2:], a), "must have the pooled shape of x", "dy"),
+        tg.rule(lambda s, a: len(s["y"]) == len(s["dy"]), "must have as many dims as dy", "y"),
     ],
 )
 def pooling_backward(
