@@ -8,7 +8,12 @@ python benchmarks/dot_products.py [B H V]   (default 128 256 2000)
 import os
 import sys
 
-import numpy as np
+# OpenBLAS's workers spin after each matmul for a while by default, taking the cores from whatever
+# runs next (here: tilegrad's blocks, x @ w.T at 1.6 or 3.5 ms from run to run); as torch's OpenMP
+# workers in benchmarks/run.py, they wait passively (numpy's own times are the same either way)
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
+import numpy as np  # noqa: E402  (after the OpenBLAS setting, which it reads when it loads)
 
 import tilegrad.dsl as tg
 from tilegrad import compile
