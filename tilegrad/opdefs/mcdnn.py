@@ -137,11 +137,6 @@ def dropout_backward(
     return lambda *i: tg.where(mask(*i).ne(0), dy[i] * scale, 0.0)
 
 
-def dropout_reserve_space_size(shape) -> int:
-    """Bytes of the dropout reserve space for a tensor of this shape: one mask byte per element."""
-    return _numel(shape)
-
-
 def _numel(shape) -> int:
     n = 1
     for d in shape:

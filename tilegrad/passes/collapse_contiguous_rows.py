@@ -66,7 +66,7 @@ def _sum_into(outer: scf.ForOp, inner: scf.ForOp) -> bool:
     return inner_acc.uses.get_length() == 1  # only the running sum reads it
 
 
-def _row_pair(fn: func.FuncOp, outer: scf.ForOp) -> _Pair | None:
+def _row_pair(fn: func.FuncOp, outer: scf.ForOp, roles: dict[SSAValue, str]) -> _Pair | None:
     role = loop_role(outer)
     if role not in ("parallel", "reduce") or not _from_zero_by_one(outer):
         return None
@@ -83,7 +83,6 @@ def _row_pair(fn: func.FuncOp, outer: scf.ForOp) -> _Pair | None:
     if width is None or any(o.regions for o in inner.body.block.ops):
         return None
     h, w = outer.body.block.args[0], inner.body.block.args[0]
-    roles = arg_roles(fn)
     accesses = []
     for op in inner.body.block.ops:
         if not any(v in (h, w) for v in op.operands):
@@ -162,6 +161,7 @@ class CollapseContiguousRows(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in functions(op):
             views = _Views(fn.body.block)
-            pairs = [p for p in (_row_pair(fn, o) for o in fn.walk() if isinstance(o, scf.ForOp)) if p is not None]
+            roles = arg_roles(fn)
+            pairs = [p for p in (_row_pair(fn, o, roles) for o in fn.walk() if isinstance(o, scf.ForOp)) if p]
             for pair in pairs:  # disjoint: an inner loop has no loop inside, an outer one does
                 _collapse(pair, views)

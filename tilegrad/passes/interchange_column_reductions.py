@@ -71,15 +71,12 @@ def _mostly_invariant(loop: scf.ForOp) -> bool:
     computed from the grid point alone): the column form computes it once per result (LLVM hoists
     it), a row accumulation would compute it again for every term."""
     varying = set(loop.body.block.args)
+    moving = 0
     ops = [o for o in loop.body.walk() if o is not loop and not isinstance(o, (scf.YieldOp, arith.ConstantOp))]
-    changed = True
-    while changed:
-        changed = False
-        for o in ops:
-            if o.results and o.results[0] not in varying and any(v in varying for v in o.operands):
-                varying.update(o.results)
-                changed = True
-    moving = sum(1 for o in ops if any(v in varying for v in o.operands))
+    for o in ops:  # in walk order a value is defined before it is used
+        if any(v in varying for v in o.operands):
+            varying.update(o.results)
+            moving += 1
     return len(ops) - moving > moving
 
 

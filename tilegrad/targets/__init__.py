@@ -16,10 +16,6 @@ def _cache_bytes(level_index: int, default: int) -> int:
         return default
 
 
-def _l2_bytes_per_core() -> int:
-    return _cache_bytes(2, 1 << 20)
-
-
 def _streaming_threshold() -> int:
     """An output at least the size of the last-level cache is written with streaming stores (as
     glibc's memset does above a similar size); 0 where the host has none the code generator uses."""
@@ -75,7 +71,7 @@ class Target:
 _ALL_DTYPES = ("float64", "float32", "float16", "bfloat16")
 
 BUILTIN_TARGETS = [
-    Target("cpu", os.cpu_count() or 1, _l2_bytes_per_core(), 64, 64, _ALL_DTYPES, staged=False,
+    Target("cpu", os.cpu_count() or 1, _cache_bytes(2, 1 << 20), 64, 64, _ALL_DTYPES, staged=False,
            description="this host; tiles for cache, threads for cores", stream_store_bytes=_streaming_threshold()),
     Target("ascend910", 32, 196608, 32, 256, ("float32", "float16"), staged=True,
            aliases=("atlas-training",), ub_reserve_bytes=16384,
