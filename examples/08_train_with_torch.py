@@ -17,6 +17,7 @@ the gradients, as for any torch model: tilegrad has no distribution code of its 
 """
 
 import argparse
+import gc
 import os
 
 import torch
@@ -144,10 +145,14 @@ def main():
     every = max(1, options.steps // 10)
     if rank == 0:
         print(f"{'step':>5} {'torch loss':>11} {'tilegrad loss':>14}   (processes: {world})")
-        for step in list(range(0, options.steps, every)) + [options.steps - 1]:
+        for step in sorted(set(range(0, options.steps, every)) | {options.steps - 1}):
             print(f"{step:5d} {torch_losses[step]:11.6f} {tilegrad_losses[step]:14.6f}")
         print(f"largest difference: {worst:.2e} (tolerance {options.tolerance:g})")
     if distributed:
+        # DistributedDataParallel's reducer sits in reference cycles; freed at interpreter exit, its gloo work
+        # would take the GIL of a dying interpreter (SIGABRT). Free it now, and leave together.
+        gc.collect()
+        torch.distributed.barrier()
         torch.distributed.destroy_process_group()
     if worst > options.tolerance:
         raise SystemExit(f"rank {rank}: the loss curves part by {worst:.2e} > {options.tolerance:g}")
