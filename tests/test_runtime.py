@@ -137,3 +137,73 @@ def test_thread_count_is_capped_by_the_environment(monkeypatch):
     monkeypatch.setenv("TILEGRAD_NUM_THREADS", "zero")
     with pytest.raises(ValueError, match="TILEGRAD_NUM_THREADS"):
         runtime.thread_count()
+
+
+# ---- the collector during compiles -------------------------------------------------------------------
+def test_a_compile_pauses_the_collector_and_restores_it():
+    import gc
+
+    from tilegrad.pipeline import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():  # nested: still off, and on again only at the outer exit
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError):
+        with collector_paused():
+            raise RuntimeError("a failing compile")
+    assert gc.isenabled()
+    gc.disable()  # a caller that turned it off keeps it off
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_overlapping_compiles_on_threads_turn_the_collector_on_once_all_end():
+    import gc
+
+    from tilegrad.pipeline import collector_paused
+
+    inside, leave = threading.Barrier(3), threading.Event()
+    seen = []
+
+    def compile_like():
+        with collector_paused():
+            inside.wait()
+            leave.wait()
+            seen.append(gc.isenabled())
+
+    threads = [threading.Thread(target=compile_like) for _ in range(2)]
+    for t in threads:
+        t.start()
+    inside.wait()  # both hold it
+    assert not gc.isenabled()
+    leave.set()
+    for t in threads:
+        t.join()
+    assert seen == [False, False]  # each, still inside, saw it off though the other may have left
+    assert gc.isenabled()
+
+
+def test_lowering_runs_with_the_collector_paused(monkeypatch):
+    import gc
+
+    import tilegrad.kernel
+    import tilegrad.pipeline as pipeline
+
+    states = []
+    monkeypatch.setattr(tilegrad.kernel, "_SPECIALIZATIONS", {})  # compiled here, not taken from the session
+    real = pipeline._lower
+    monkeypatch.setattr(pipeline, "_lower", lambda *a: states.append(gc.isenabled()) or real(*a))
+    monkeypatch.setenv("TILEGRAD_CACHE", "0")
+    k = tilegrad.compile("activation_backward", "cpu")
+    x = np.linspace(-1, 1, 37, dtype=np.float32).reshape(1, 1, 1, 37)
+    np.testing.assert_array_equal(k(x=x, dy=np.ones_like(x), mode="relu"), (x > 0).astype(np.float32))
+    assert gc.isenabled()
+    assert states == [False]
