@@ -316,7 +316,10 @@ class Kernel(Dispatcher):
                 raise ArgumentError(f"{self.op.name}: the llvm stage given does not compile: "
                                     f"{type(err).__name__}: {err}") from None
         else:
-            spec.ir["llvm"] = to_llvm(lowered, guard=self.guard)
+            from tilegrad.codegen import native
+
+            spec.ir["llvm"], objects = to_llvm(lowered, guard=self.guard, emit=True)
+            spec.shared_object = native.link(*objects)
         spec.driver()  # compiled now, so the cache entry holds the machine code
         cache.store(key, {**spec.ir, "object": spec.shared_object}, spec.meta())
         return spec
@@ -453,7 +456,7 @@ class Kernel(Dispatcher):
                             self.untiled, after_pass=record, override=self._lowering_override)
             if lowered.plan is not None:
                 lowered.plan.check()
-            seen.append(("llvmlite conversion and O3", to_llvm(lowered, self.guard, after_pass=record)))
+            seen.append(("llvmlite conversion and O3", to_llvm(lowered, self.guard, after_pass=record)[0]))
         except TilegradError as err:
             err.passes = seen
             raise

@@ -217,11 +217,13 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
                    emitted.requirements, output_forms)
 
 
-def to_llvm(lowered: Lowered, guard: bool = False, after_pass: AfterPass | None = None) -> str:
+def to_llvm(lowered: Lowered, guard: bool = False, after_pass: AfterPass | None = None,
+            emit: bool = False) -> tuple[str, list[bytes]]:
     """unroll-short-reductions, expand-math and lower-to-llvm, then xDSL's llvmlite conversion and
-    LLVM's O3 for this host. With `guard`, every access is bounds-checked (at O1); the report codes
-    join `lowered.messages`."""
-    from tilegrad.codegen.jit import optimize
+    LLVM's O3 for this host: the optimized text and, with `emit`, its object code (one object per
+    stage, compiled side by side: codegen/jit.py). With `guard`, every access is bounds-checked
+    (at O1); the report codes join `lowered.messages`."""
+    from tilegrad.codegen.jit import compile_parts
 
     name = lowered.module.ops.first.sym_name.data
     with collector_paused():
@@ -229,8 +231,10 @@ def to_llvm(lowered: Lowered, guard: bool = False, after_pass: AfterPass | None 
         apply_passes(name, llvm_passes(guard), lowered.module, after_pass, verify=False)
         lowered.messages.update(guard_messages(lowered.module))
         text = str(_convert(name, lowered))
+    parts = [(stage, f"{stage}_impl") for stage in lowered.functions]  # lower-to-llvm's pair per stage
     with compiler_step(name, "O3"):
-        return optimize(text, speed_level=1 if guard else 3)  # a guard build checks, it need not be fast
+        # a guard build checks, it need not be fast
+        return compile_parts(text, speed_level=1 if guard else 3, parts=parts, emit=emit)
 
 
 def _convert(name: str, lowered: Lowered):

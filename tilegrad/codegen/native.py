@@ -29,13 +29,16 @@ def _linker() -> str:
     return linker
 
 
-def link(object_code: bytes) -> bytes:
-    """A shared object holding one kernel module's object code."""
+def link(*object_codes: bytes) -> bytes:
+    """A shared object holding one kernel module's object code (one object per part it was
+    compiled in, codegen/jit.py)."""
     with tempfile.TemporaryDirectory(prefix="tilegrad-link-") as directory:
-        source, target = os.path.join(directory, "kernel.o"), os.path.join(directory, "kernel.so")
-        with open(source, "wb") as f:
-            f.write(object_code)
-        done = subprocess.run([_linker(), "-shared", "-Bsymbolic", "-z", "noexecstack", "-o", target, source],
+        sources = [os.path.join(directory, f"part{number}.o") for number in range(len(object_codes))]
+        for source, code in zip(sources, object_codes):
+            with open(source, "wb") as f:
+                f.write(code)
+        target = os.path.join(directory, "kernel.so")
+        done = subprocess.run([_linker(), "-shared", "-Bsymbolic", "-z", "noexecstack", "-o", target, *sources],
                               capture_output=True, text=True)
         if done.returncode != 0:
             raise InternalError(f"the linker refused a kernel's object code: {done.stderr.strip()}")
