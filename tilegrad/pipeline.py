@@ -37,6 +37,7 @@ from tilegrad.passes.interchange_column_reductions import InterchangeColumnReduc
 from tilegrad.passes.jam_row_sweeps import JamRowSweeps
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
 from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout, guard_messages
+from tilegrad.passes.overlap_vector_tails import OverlapVectorTails
 from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
 from tilegrad.passes.reorder_for_reuse import ReorderForReuse
 from tilegrad.passes.split_column_reductions import SplitColumnReductions
@@ -92,6 +93,8 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
             tiled += [UnrollShortReductions(), SplitStridePhases(), PartitionClampedLoops()]
         if cpu and target.stream_store_bytes:
             tiled.append(StreamStores(target.stream_store_bytes))
+        if cpu:
+            tiled.append(OverlapVectorTails())
     loops = [FuseElementwise(), LowerTgToLoops(), FuseSiblingLoops(), CollapseContiguousNests(),
              CollapseContiguousRows(), UnrollShortParallelLoops()]
     return {"loops": loops, "tiled": tiled, "llvm": llvm_passes(guard)}
@@ -166,7 +169,7 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
     layouts = {n: layout_of(a) for n, a in binding.tensors.items() if a is not None}
     params = {n: opdef.attrs[n].kind for n in binding.runtime_attrs}
     with compiler_step(opdef.name, "emit"):
-        emitted = emit_op(opdef.name, trace, inputs, layouts, params, opdef.dim_symbols(binding))
+        emitted = emit_op(opdef.name, trace, inputs, layouts, params, opdef.dim_symbols(binding), opdef.in_place)
     module = emitted.module
     passes = stage_passes(target, num_blocks, hint, untiled)
 

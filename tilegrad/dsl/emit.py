@@ -309,10 +309,11 @@ def float_type_for(dtypes: list[DType]) -> Attribute:
 
 def emit_op(name: str, trace: Trace, inputs: dict[str, TensorArg | None],
             layouts: dict[str, str], params: dict[str, str] | None = None,
-            symbols: dict[tuple[str, int], str] | None = None) -> EmittedOp:
+            symbols: dict[tuple[str, int], str] | None = None, in_place: dict[str, str] | None = None) -> EmittedOp:
     """The op-level module of one specialization. `layouts`: each input's layout ("contiguous",
     "unit" or "strided"); `symbols`: (tensor, axis) -> its shape symbol, in binding order (outputs
-    and temporaries are contiguous, their dims named by the symbols of the dims they are sized by)."""
+    and temporaries are contiguous, their dims named by the symbols of the dims they are sized by);
+    `in_place`: output -> the input it may be (`tg.in_place` on the output's argument)."""
     symbols = symbols or {}
     kernel_args: list[KernelArg] = []
     for arg_name, arg in inputs.items():
@@ -347,7 +348,9 @@ def emit_op(name: str, trace: Trace, inputs: dict[str, TensorArg | None],
     fn = func.FuncOp(name, FunctionType.from_lists(types, []), Region([entry]))
     fn.arg_attrs = ArrayAttr([
         DictionaryAttr({"tg.name": StringAttr(a.name), "tg.role": StringAttr(a.role),
-                        **({"tg.dims": StringAttr(a.dims)} if a.dims else {})}) for a in kernel_args
+                        **({"tg.dims": StringAttr(a.dims)} if a.dims else {}),
+                        **({"tg.in_place": StringAttr(in_place[a.name])}
+                           if a.role == "output" and a.name in (in_place or {}) else {})}) for a in kernel_args
     ])
     module = ModuleOp([fn])
     return EmittedOp(module, kernel_args, emitter.messages, trace.requirements + bounds.requirements)

@@ -24,6 +24,7 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.jam_row_sweeps import JamRowSweeps
     from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
     from tilegrad.passes.lower_to_llvm import LowerToLLVM
+    from tilegrad.passes.overlap_vector_tails import OverlapVectorTails
     from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
     from tilegrad.passes.reorder_for_reuse import ReorderForReuse
     from tilegrad.passes.split_column_reductions import SplitColumnReductions
@@ -36,8 +37,9 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
     classes = (ChunkRowSweeps, CollapseContiguousNests, CollapseContiguousRows, ExpandMath, FuseElementwise,
                FuseSiblingLoops, FuseSiblingReductions, InterchangeColumnReductions, JamRowSweeps, LowerTgToLoops,
-               LowerToLLVM, PartitionClampedLoops, ReorderForReuse, SplitColumnReductions, SplitStridePhases,
-               StreamStores, TileForTarget, UnrollReuseLoops, UnrollShortParallelLoops, UnrollShortReductions)
+               LowerToLLVM, OverlapVectorTails, PartitionClampedLoops, ReorderForReuse, SplitColumnReductions,
+               SplitStridePhases, StreamStores, TileForTarget, UnrollReuseLoops, UnrollShortParallelLoops,
+               UnrollShortReductions)
     return {c.name: (lambda c=c: c) for c in classes}
 
 

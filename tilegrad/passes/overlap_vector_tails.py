@@ -1,0 +1,131 @@
+"""overlap-vector-tails: a short map loop ends on a whole vector that overlaps the one before it.
+
+LLVM vectorizes an innermost loop by 16 lanes and leaves what is left (up to 15 iterations) to
+a remainder loop. On a short row most of the work is that remainder: max pooling's window scan
+over 28 outputs of a 56x56 plane runs 16 of them as a vector and 12 one at a time (with its
+edges, three quarters of the op's time went outside the vector loops). Here a map loop of
+trips in [VECTOR, LONG) that is not a whole number of VECTORs runs as
+
+    for i in [lb, lb + whole * step): body(i)          (LLVM's loop: its whole vectors)
+    for j in [0, VECTOR):             body(last + j * step),  last = lb + (trips - VECTOR) * step
+
+The second loop has a constant trip count of one vector: the elements it shares with the loop
+before are computed again and stored again with the same values. Any other loop (shorter, a
+whole number of vectors, or long enough that LLVM's remainder is a small part of it) runs as it
+was, in the other branch of the test.
+
+Only a map is rewritten: no carried values, a body of straight-line arithmetic, loads and
+stores that writes no tensor it reads (a written tensor that is also loaded could be read after
+it is overwritten) and no output that may be an input `in place` (`tg.in_place`). Every element
+is computed by the same operations as before: results are bitwise the same.
+
+Two kinds of loop are left alone because they are never short rows: a loop whose body still
+clamps an index that moves with it (partition-clamped-loops' edges, the few windows that hang
+over a border), and a loop over a plane walked as one row (collapse-contiguous-rows). Each
+rewritten loop costs two more copies of its body, which LLVM compiles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from tilegrad.passes.common import (
+    arg_info,
+    constant_index,
+    copy_iteration,
+    depends_on,
+    enclosing_func,
+    loop_role,
+    make_for,
+    read_memrefs,
+    written_memrefs,
+)
+
+VECTOR = 16
+"""Iterations in the overlapping chunk: 16 float32 lanes of a 512-bit vector (two of 256 bits)."""
+LONG = 4 * VECTOR
+"""From this many trips on, LLVM's own remainder is at most a fifth of the loop: it stays."""
+
+
+def _may_be_inputs(fn: func.FuncOp) -> set[SSAValue]:
+    return {arg for index, arg in enumerate(fn.body.block.args) if "tg.in_place" in arg_info(fn, index)}
+
+
+def _is_overlappable_map(loop: scf.ForOp) -> bool:
+    if loop_role(loop) != "parallel" or "tg.stage" in loop.attributes or loop.iter_args:
+        return False
+    step, lb, ub = constant_index(loop.step), constant_index(loop.lb), constant_index(loop.ub)
+    if step is None or step < 1 or (lb is not None and ub is not None and len(range(lb, ub, step)) <= VECTOR):
+        return False
+    for op in loop.body.block.ops:
+        if op.regions or not (isinstance(op, (memref.LoadOp, memref.StoreOp, memref.DimOp, scf.YieldOp))
+                              or op.name.startswith(("arith.", "math."))):
+            return False
+    if any(isinstance(op, (memref.LoadOp, memref.StoreOp)) and isinstance(op.memref.owner, memref.CollapseShapeOp)
+           for op in loop.body.block.ops):
+        return False  # a plane walked as one row (collapse-contiguous-rows): as long as the plane
+    if any(isinstance(op, (arith.MinSIOp, arith.MaxSIOp)) and depends_on(op.results[0], loop.body.block.args[0])
+           for op in loop.body.block.ops):
+        return False  # an edge of partition-clamped-loops (its windows hang over the edge): a few trips
+    written = written_memrefs(loop)
+    return bool(written) and not written & read_memrefs(loop) and not written & _may_be_inputs(enclosing_func(loop))
+
+
+def _overlapped(loop: scf.ForOp) -> list[Operation]:
+    """The ops that replace `loop`; it moves, unchanged, into the branch for the other cases."""
+    ops: list[Operation] = []
+    overlapping = Block()
+
+    def emit(op: Operation, into: list[Operation] | Block = ops) -> SSAValue:
+        into.append(op) if isinstance(into, list) else into.add_op(op)
+        return op.results[0]
+
+    def const(value: int, into: list[Operation] | Block = ops) -> SSAValue:
+        return emit(arith.ConstantOp(IntegerAttr(value, IndexType())), into)
+
+    step = constant_index(loop.step)
+    vector = const(VECTOR)
+    extent = emit(arith.MaxSIOp(emit(arith.SubiOp(loop.ub, loop.lb)), const(0)))
+    trips = emit(arith.DivUIOp(emit(arith.AddiOp(extent, const(step - 1))), const(step)))
+    whole = emit(arith.MuliOp(emit(arith.DivUIOp(trips, vector)), vector))
+    short = emit(arith.AndIOp(emit(arith.CmpiOp(trips, vector, "sge")), emit(arith.CmpiOp(trips, const(LONG), "slt"))))
+    overlap = emit(arith.AndIOp(short, emit(arith.CmpiOp(whole, trips, "slt"))))
+
+    def at(count: SSAValue) -> SSAValue:  # lb + count * step, in the overlapping branch
+        return emit(arith.AddiOp(loop.lb, emit(arith.MuliOp(count, const(step, overlapping)), overlapping)),
+                    overlapping)
+
+    vectors = loop.clone()
+    vectors.operands = [loop.lb, at(whole), *vectors.operands[2:]]
+    overlapping.add_op(vectors)
+    last = at(emit(arith.SubiOp(trips, vector), overlapping))
+    axis = loop.attributes["tg.axis"].value.data if "tg.axis" in loop.attributes else 0
+    chunk, body = make_for(const(0, overlapping), const(VECTOR * step, overlapping), const(step, overlapping),
+                           "parallel", axis)
+    index = emit(arith.AddiOp(last, body.args[0]), body)
+    copy_iteration(loop, body, index)
+    body.add_op(scf.YieldOp())
+    overlapping.add_op(chunk)
+    overlapping.add_op(scf.YieldOp())
+
+    loop.detach()
+    ops.append(scf.IfOp(overlap, [], Region([overlapping]), Region([Block([loop, scf.YieldOp()])])))
+    return ops
+
+
+@dataclass(frozen=True)
+class OverlapVectorTails(ModulePass):
+    """End short map loops on a whole vector that overlaps the one before it."""
+
+    name = "overlap-vector-tails"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for loop in [o for o in op.walk() if isinstance(o, scf.ForOp) and _is_overlappable_map(o)]:
+            anchor, block = loop.next_op, loop.parent_block()  # a loop is followed by its block's terminator
+            block.insert_ops_before(_overlapped(loop), anchor)
