@@ -138,4 +138,4 @@ def test_the_plan_splits_the_flat_extent_over_every_core():
     assert stage["extent"] == 1024 * 4096
     assert stage["per_core"] == 1024 * 4096 // report.block_dim
     tiled = relu.ir("tiled", dy=spec, x=spec, mode="relu")
-    assert 'memref<?xf32> {tg.name = "dx", tg.role = "output", tg.dims = "N*C*H*W"}' in tiled
+    assert 'memref<?xf32> {tg.name = "dx", tg.role = "output", tg.dims = "N*C*H*W", tg.in_place = "dy"}' in tiled
