@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import tilegrad
+import tilegrad.dsl as tg
 
 x = np.full(16, 0.5, np.float32)
 one = np.ones(1, np.float32)
@@ -111,3 +112,13 @@ def test_a_pooling_y_of_another_rank_than_dy_is_a_shape_error_and_the_cli_infers
     assert main(["show", "pooling_backward", "--stage", "op", "--shape", "x=2x3x4x8x8", "dy=2x3x2x4x4",
                  "--attr", "mode=max", "window=2,2,2", "stride=2,2,2"]) == 0
     assert 'memref<?x?x?x?x?xf32> {tg.name = "y"' in capsys.readouterr().out
+
+
+def test_a_failing_shape_rule_is_the_op_authors_error_naming_the_output():
+    @tg.op(outputs={"dx": tg.shaped_by(lambda s, a: (s["dy"][0],), dtype="dy")}, replace=True,
+           name="test_bad_shape_rule")
+    def bad(dy=tg.tensor("N")):
+        return lambda n: dy[n]
+
+    with pytest.raises(tilegrad.DefinitionError, match=r"test_bad_shape_rule: output dx's shape rule .* TypeError"):
+        tilegrad.compile("test_bad_shape_rule", "cpu")(dy=np.ones(3, np.float32))

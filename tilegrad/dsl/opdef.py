@@ -312,7 +312,12 @@ class OpDef:
             if isinstance(out.shape, str):
                 output_shapes[name] = tuple(shapes[out.shape])
             elif callable(out.shape):
-                output_shapes[name] = tuple(int(d) for d in out.shape(lambda n: tuple(shapes[n]), attrs))
+                try:
+                    output_shapes[name] = tuple(int(d) for d in out.shape(lambda n: tuple(shapes[n]), attrs))
+                except Exception as err:  # the op author's rule: name it, not the compiler
+                    raise DefinitionError(f"{self.name}: output {name}'s shape rule (shaped_by, called as "
+                                          f"rule(shape_of, attrs) with shape_of('x') a tensor's shape) failed: "
+                                          f"{type(err).__name__}: {err}") from err
             else:
                 unknown = [d for d in out.shape if not isinstance(d, int) and d not in attrs and d not in symbols]
                 if unknown:
