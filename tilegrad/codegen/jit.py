@@ -56,11 +56,11 @@ def compile_parts(module_ir: str, speed_level: int = 3, parts: Sequence[Sequence
     of each other, so nothing is lost that one module would have found, and its largest stages
     no longer wait for each other (the fused linear CE's two GEMM stages: 0.9-1.0 s of O3 in one
     module, 0.45-0.5 s in two)."""
+    from tilegrad.codegen.runtime import thread_count  # (runtime compiles its pool with this module)
+
     _machine()
     texts = _split_functions(module_ir, parts) if parts else [module_ir]
     texts.sort(key=len, reverse=True)  # the largest first, so none starts last
-    from tilegrad.codegen.runtime import thread_count  # (runtime compiles its pool with this module)
-
     workers = min(len(texts), thread_count())
     if workers == 1:
         done = [_compile_alone(text, speed_level, emit, host_target_machine(), None) for text in texts]
