@@ -594,11 +594,12 @@ func.func @logits(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %out: memref<?x?xf32
 
 
 def test_unroll_reuse_loops_then_fuse_is_a_register_tile():
-    """Σ_r x[i, r]·w[j, r] for each j: j runs UNROLL at a time with one sweep over r feeding UNROLL
-    accumulators (x[i, r] read once for all), and the leftover js run in the original loop. A row
-    sum (nothing reused across j) is left alone."""
+    """Σ_r x[i, r]·w[j, r] for each j: j runs UNROLL at a time and i JAM_ROWS at a time, with one
+    sweep over r feeding UNROLL x JAM_ROWS accumulators (each x[i, r] and w[j, r] read once for
+    all); the leftover js and is run in the original loops. A row sum (nothing reused across j)
+    is left alone."""
     from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
-    from tilegrad.passes.unroll_reuse_loops import UNROLL, UnrollReuseLoops
+    from tilegrad.passes.unroll_reuse_loops import JAM_ROWS, UNROLL, UnrollReuseLoops
 
     module = parse(DOT_PRODUCTS)
     UnrollReuseLoops().apply(make_context(), module)
@@ -606,9 +607,9 @@ def test_unroll_reuse_loops_then_fuse_is_a_register_tile():
     module.verify()
     text = str(module)
     sweeps = [line.strip() for line in text.splitlines() if "iter_args" in line]
-    assert len(sweeps) == 2  # the jammed sweep and the remainder's
-    assert sweeps[0].count("%zero") == UNROLL and sweeps[1].count("%zero") == 1
-    assert text.count("memref.store") == UNROLL + 1
+    # rows JAM_ROWS at a time: the tile sweep and the leftover js'; then the leftover rows: the same, one row
+    assert [s.count("%zero") for s in sweeps] == [UNROLL * JAM_ROWS, JAM_ROWS, UNROLL, 1]
+    assert text.count("memref.store") == (UNROLL + 1) * (JAM_ROWS + 1)
     assert re.search(r"scf.for %\w+ = %c0 to %\w+ step %\w+ {", text)
 
     row_sums = parse(DOT_PRODUCTS.replace("%b = memref.load %w[%j, %r]", "%b = memref.load %w[%i, %r]"))

@@ -115,17 +115,17 @@ class _Zip:
         into.add_op(scf.IfOp(self.mappings[0].get(op.cond, op.cond), [], arms[0], arms[1]))
 
 
-def _jam(loop: scf.ForOp, entry: Block) -> None:
+def jam(loop: scf.ForOp, entry: Block, rows_per_step: int = ROWS) -> None:
     """for i in [lb, ub): body(i) -> for i in [lb, lb + ⌊n/R⌋R) step R: zip(body(i) .. body(i+R-1)),
     then the original loop from there on."""
     index = IndexType()
     block = loop.parent_block()
-    factor, split = whole_steps(loop.lb, loop.ub, ROWS, loop)
+    factor, split = whole_steps(loop.lb, loop.ub, rows_per_step, loop)
     body = Block(arg_types=[index])
     i = body.args[0]
     mappings = []
     rows = _stack_rows(loop)
-    for copy in range(ROWS):
+    for copy in range(rows_per_step):
         at = i
         if copy:
             offset = arith.ConstantOp(IntegerAttr(copy, index))
@@ -154,4 +154,4 @@ class JamRowSweeps(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in functions(op):
             for loop in [o for o in fn.walk() if _candidate(o)]:
-                _jam(loop, fn.body.block)
+                jam(loop, fn.body.block)
