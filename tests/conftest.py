@@ -79,3 +79,20 @@ def pytest_terminal_summary(terminalreporter):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+@pytest.fixture
+def without_pass(monkeypatch):
+    """build(op, pass_class): a kernel for op compiled afresh with that pass doing nothing (the
+    session's compiled kernels of op and the disk cache out of the way)."""
+    from tilegrad.kernel import _SPECIALIZATIONS
+
+    def build(op, pass_class):
+        monkeypatch.setattr(pass_class, "apply", lambda self, ctx, module: None)
+        monkeypatch.setenv("TILEGRAD_CACHE", "0")
+        for key in [k for k in _SPECIALIZATIONS if k[0] == op]:
+            monkeypatch.delitem(_SPECIALIZATIONS, key)
+        import tilegrad
+
+        return tilegrad.compile(op, "cpu")
+    return build

@@ -82,17 +82,10 @@ def test_a_strided_loop_overlaps_on_its_own_lattice():
 
 
 @pytest.fixture
-def without_the_overlap(monkeypatch):
-    from tilegrad.kernel import _SPECIALIZATIONS
+def without_the_overlap(without_pass):
     from tilegrad.passes.overlap_vector_tails import OverlapVectorTails
 
-    def build(op):
-        monkeypatch.setattr(OverlapVectorTails, "apply", lambda self, ctx, module: None)
-        monkeypatch.setenv("TILEGRAD_CACHE", "0")
-        for key in [k for k in _SPECIALIZATIONS if k[0] == op]:
-            monkeypatch.delitem(_SPECIALIZATIONS, key)
-        return tilegrad.compile(op, "cpu")
-    return build
+    return lambda op: without_pass(op, OverlapVectorTails)
 
 
 WIDTHS = (14, 16, 31, 33, 40, 63, 66, 140)  # rows of outputs: under, at, between and past the chunk and LONG

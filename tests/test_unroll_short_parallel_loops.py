@@ -112,17 +112,10 @@ def test_interchange_leaves_a_sum_whose_term_is_mostly_the_same_for_every_r():
 
 
 @pytest.fixture
-def without_the_unroll(monkeypatch):
-    from tilegrad.kernel import _SPECIALIZATIONS
+def without_the_unroll(without_pass):
     from tilegrad.passes.unroll_short_parallel_loops import UnrollShortParallelLoops
 
-    def build(op):
-        monkeypatch.setattr(UnrollShortParallelLoops, "apply", lambda self, ctx, module: None)
-        monkeypatch.setenv("TILEGRAD_CACHE", "0")
-        for key in [k for k in _SPECIALIZATIONS if k[0] == op]:
-            monkeypatch.delitem(_SPECIALIZATIONS, key)
-        return tilegrad.compile(op, "cpu")
-    return build
+    return lambda op: without_pass(op, UnrollShortParallelLoops)
 
 
 @pytest.mark.parametrize("op, sums", [("spatial_tf_sampler_backward", "(f32, f32)"),  # dgrid's x and y

@@ -18,12 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import constant_index, copy_iteration, depends_on, loop_role, whole_steps
+from tilegrad.passes.common import constant_index, copy_iteration, depends_on, enclosing_func, loop_role, whole_steps
 from tilegrad.passes.unroll_short_reductions import MAX_TRIPS
 
 UNROLL = 8
@@ -109,10 +109,7 @@ def unroll_function(root: Operation) -> None:
             if row is not None and JAM_ROWS > 1 and row not in rows:
                 rows.append(row)
     for row in rows:
-        fn = row.parent_op()
-        while fn is not None and not isinstance(fn, func.FuncOp):
-            fn = fn.parent_op()
-        jam(row, fn.body.block, JAM_ROWS)
+        jam(row, enclosing_func(row).body.block, JAM_ROWS)
 
 
 @dataclass(frozen=True)
