@@ -40,6 +40,7 @@ from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout, guard_me
 from tilegrad.passes.overlap_vector_tails import OverlapVectorTails
 from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
 from tilegrad.passes.reorder_for_reuse import ReorderForReuse
+from tilegrad.passes.separate_strided_load_groups import SeparateStridedLoadGroups
 from tilegrad.passes.split_column_reductions import SplitColumnReductions
 from tilegrad.passes.split_stride_phases import SplitStridePhases
 from tilegrad.passes.stream_stores import StreamStores, streamed_outputs
@@ -90,7 +91,8 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
                       ReorderForReuse(target.ub_bytes // 2), UnrollReuseLoops()]
         tiled.append(FuseSiblingReductions())
         if cpu:  # windows become straight-line code LLVM can vectorize
-            tiled += [UnrollShortReductions(), SplitStridePhases(), PartitionClampedLoops()]
+            tiled += [UnrollShortReductions(), SplitStridePhases(), PartitionClampedLoops(),
+                      SeparateStridedLoadGroups()]
         if cpu and target.stream_store_bytes:
             tiled.append(StreamStores(target.stream_store_bytes))
         if cpu:

@@ -11,6 +11,9 @@ Tiled level (what `tile-for-target` adds on scratchpad targets):
 Streaming stores (what `stream-stores` adds on the cpu target):
 - `tg.align_peel`: how many elements from an element's address to the next aligned one;
 - `tg.assume_aligned`: an element's address is aligned (the peel made it so).
+Strided loads (what `separate-strided-load-groups` adds on the cpu target):
+- `tg.opaque_alias`: a read-only buffer under a second name the code generator cannot relate to
+  the first.
 """
 
 from __future__ import annotations
@@ -281,8 +284,28 @@ class AssumeAlignedOp(IRDLOperation):
         _check_alignment(self, self.memref, self.indices, self.alignment.value.data)
 
 
+@irdl_op_definition
+class OpaqueAliasOp(IRDLOperation):
+    """`source` (a kernel argument the function only reads) under a name of its own: the code
+    generator passes it as a separate `noalias` pointer that LLVM cannot trace back to `source`,
+    so its loads form interleave groups apart from the source's (the same memory, read twice)."""
+
+    name = "tg.opaque_alias"
+    source = operand_def(MemRefType)
+    result = result_def(MemRefType)
+    traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue):
+        super().__init__(operands=[source], result_types=[source.type])
+
+    def verify_(self) -> None:
+        if self.result.type != self.source.type:
+            raise VerifyException("tg.opaque_alias: the alias has its source's type")
+
+
 TG = Dialect("tg", [ComputeOp, ScatterAddOp, CheckOp, ReduceOp, YieldOp, UBAllocOp, CopyOp, AlignPeelOp,
-                    AssumeAlignedOp], [])
+                    AssumeAlignedOp, OpaqueAliasOp], [])
 
 
 def body_region(arg_count: int) -> tuple[Region, Block]:
@@ -291,4 +314,4 @@ def body_region(arg_count: int) -> tuple[Region, Block]:
 
 
 __all__ = ["TG", "ComputeOp", "ScatterAddOp", "CheckOp", "ReduceOp", "YieldOp", "UBAllocOp",
-           "CopyOp", "AlignPeelOp", "AssumeAlignedOp", "body_region"]
+           "CopyOp", "AlignPeelOp", "AssumeAlignedOp", "OpaqueAliasOp", "body_region"]

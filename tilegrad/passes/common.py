@@ -8,6 +8,7 @@ from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, Float64Type, IntegerAttr, StringAttr, i64
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
+from tilegrad.dialect.tg import OpaqueAliasOp
 from tilegrad.dialect.values import INDEX
 
 
@@ -44,9 +45,10 @@ def extent_symbol(fn: func.FuncOp, extent: SSAValue) -> str | None:
 
 
 def viewed(value: SSAValue) -> SSAValue:
-    """The tensor a value is: itself, or for a row view (collapse-contiguous-rows) its source."""
-    while isinstance(value.owner, memref.CollapseShapeOp):
-        value = value.owner.src
+    """The tensor a value is: itself, or for a row view (collapse-contiguous-rows) or an opaque alias
+    (separate-strided-load-groups) its source."""
+    while isinstance(value.owner, (memref.CollapseShapeOp, OpaqueAliasOp)):
+        value = value.owner.operands[0]
     return value
 
 

@@ -48,6 +48,7 @@ from xdsl.passes import ModulePass
 
 from tilegrad.codegen.launcher import GUARD_CODE_BASE, GUARD_SINK_SLOT
 from tilegrad.dialect import tg
+from tilegrad.errors import InternalError
 from tilegrad.passes.common import arg_info
 
 PTR = llvm.LLVMPointerType()
@@ -190,6 +191,16 @@ class _FunctionLowering:
                 impl_attrs.append(DictionaryAttr({}))
                 self.values[arg] = entry.args[-1]
                 layout.append((info.get("tg.role", ""), arg.type))
+        for alias in [op for op in self.fn.body.block.ops if isinstance(op, tg.OpaqueAliasOp)]:
+            if alias.source not in self.fn.body.block.args:
+                raise InternalError(f"{name}: tg.opaque_alias of a value that is not a kernel argument")
+            source = self.memrefs[alias.source]
+            entry.insert_arg(PTR, len(entry.args))
+            impl_types.append(PTR)
+            impl_attrs.append(DictionaryAttr({"llvm.noalias": UnitAttr()}))
+            self.memrefs[alias.result] = Descriptor(entry.args[-1], source.element, source.sizes, source.strides,
+                                                    source.name)
+            layout.append(("alias", list(self.fn.body.block.args).index(alias.source)))
         last = self.lower_ops(list(self.fn.body.block.ops), entry)
         del last
         impl = llvm.FuncOp(f"{name}_impl", llvm.LLVMFunctionType(impl_types, llvm.LLVMVoidType()),
@@ -203,7 +214,13 @@ class _FunctionLowering:
         args_ptr, block_id, ub = block.args
         call_args: list[SSAValue] = []
         slot = 0
+        first_slots: list[int] = []
         for role, t in layout:
+            if role == "alias":  # the argument's pointer again, through an empty asm LLVM cannot see into
+                pointer = self._slot(block, args_ptr, first_slots[t], PTR)
+                call_args.append(self.add(block, llvm.InlineAsmOp("", "=r,0", [pointer], [PTR])))
+                continue
+            first_slots.append(slot)
             count = descriptor_slots(t) if isinstance(t, MemRefType) else 1
             if role == "block_id":
                 call_args.append(block_id)
@@ -593,6 +610,10 @@ def _collapse_shape(L: _FunctionLowering, op: memref.CollapseShapeOp, block: Blo
     L.memrefs[op.result] = Descriptor(src.ptr, src.element, sizes, strides, f"{src.name} (rows)")
 
 
+def _opaque_alias(L: _FunctionLowering, op: tg.OpaqueAliasOp, block: Block) -> None:
+    """Nothing to emit: the function took the alias as a pointer argument of its own (`lower`)."""
+
+
 def _alloca(L: _FunctionLowering, op: memref.AllocaOp, block: Block) -> None:
     """A small static scratch row on the stack (interchanged sums); it sits in the entry block."""
     t = op.memref.type
@@ -630,6 +651,7 @@ _HANDLERS: dict[type, Callable] = {
     tg.UBAllocOp: _ub_alloc,
     memref.AllocaOp: _alloca,
     memref.CollapseShapeOp: _collapse_shape,
+    tg.OpaqueAliasOp: _opaque_alias,
     tg.AlignPeelOp: _align_peel,
     tg.AssumeAlignedOp: _assume_aligned,
 }

@@ -27,6 +27,7 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.overlap_vector_tails import OverlapVectorTails
     from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
     from tilegrad.passes.reorder_for_reuse import ReorderForReuse
+    from tilegrad.passes.separate_strided_load_groups import SeparateStridedLoadGroups
     from tilegrad.passes.split_column_reductions import SplitColumnReductions
     from tilegrad.passes.split_stride_phases import SplitStridePhases
     from tilegrad.passes.stream_stores import StreamStores
@@ -37,7 +38,8 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
     classes = (ChunkRowSweeps, CollapseContiguousNests, CollapseContiguousRows, ExpandMath, FuseElementwise,
                FuseSiblingLoops, FuseSiblingReductions, InterchangeColumnReductions, JamRowSweeps, LowerTgToLoops,
-               LowerToLLVM, OverlapVectorTails, PartitionClampedLoops, ReorderForReuse, SplitColumnReductions,
+               LowerToLLVM, OverlapVectorTails, PartitionClampedLoops, ReorderForReuse, SeparateStridedLoadGroups,
+               SplitColumnReductions,
                SplitStridePhases, StreamStores, TileForTarget, UnrollReuseLoops, UnrollShortParallelLoops,
                UnrollShortReductions)
     return {c.name: (lambda c=c: c) for c in classes}
