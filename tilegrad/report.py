@@ -91,8 +91,9 @@ class PlanReport:
             lines.append(f"no UB staging on {self.target}: tiles are sized for cache, blocks are threads")
             streamed = "; ".join(f"{name} (stage {', '.join(map(str, stages))})"
                                  for name, stages in sorted(self.streamed.items()))
-            lines.append(f"streaming stores: {streamed} when at least {self.stream_bytes} B, in runs of at "
-                         f"least {STREAM_MIN_LINES} cache lines" if streamed else "streaming stores: none")
+            lines.append(f"streaming stores: {streamed} when the tensors total at least {self.stream_bytes} B, "
+                         f"in runs of at least {STREAM_MIN_LINES} cache lines"
+                         if streamed else "streaming stores: none")
         lines.append(f"workspace: {self.workspace_bytes} B")
         lines.append(f"shape bound: {self.bound}")
         if not self.fits:

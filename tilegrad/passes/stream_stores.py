@@ -14,8 +14,9 @@ last axis unit-stride) runs in three parts:
                               side by side, its stores to `out` non-temporal
     [end, ub)                 the original body (the last partial line)
 
-where streaming = out has at least `min_bytes` (smaller, it may still be in the caches when the next
-op reads it) and the run has at least STREAM_MIN_LINES lines. A line is 64 bytes: LLVM's SLP
+where streaming = the kernel's input and output tensors total at least `min_bytes` (then what it moves
+pushes its own output out of the caches before the next op could read it there; smaller, the output
+may still be in them) and the run has at least STREAM_MIN_LINES lines. A line is 64 bytes: LLVM's SLP
 vectorizer turns each line's stores into one aligned vector store (`vmovntps`), which its loop
 vectorizer would not do for a scalar store marked non-temporal. The stores of a stage that also
 reads the output, of a scatter, or in a loop that carries values, nests control flow or has a body
@@ -33,7 +34,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect import tg
-from tilegrad.passes.common import arg_info, constant_index, copy_iteration, functions, viewed
+from tilegrad.passes.common import arg_info, constant_index, copy_iteration, enclosing_func, functions, viewed
 from tilegrad.passes.loop_affine import INDEX, IndexBuilder, copy_of_loop
 from tilegrad.passes.lower_to_llvm import element_bytes, static_strides
 from tilegrad.passes.tiling_plan import STREAM_MIN_LINES
@@ -110,12 +111,21 @@ def streamable_loops(fn: func.FuncOp) -> dict[scf.ForOp, list[memref.StoreOp]]:
     return chosen
 
 
-def _total_bytes(at: IndexBuilder, out: SSAValue) -> SSAValue:
-    t = out.type
+def _total_bytes(at: IndexBuilder, tensor: SSAValue) -> SSAValue:
+    t = tensor.type
     assert isinstance(t, MemRefType)
     total = at.const(element_bytes(t.element_type))
     for axis in range(t.get_num_dims()):
-        total = at.emit(arith.MuliOp(total, at.emit(memref.DimOp(out, at.const(axis)))))
+        total = at.emit(arith.MuliOp(total, at.emit(memref.DimOp(tensor, at.const(axis)))))
+    return total
+
+
+def _footprint_bytes(at: IndexBuilder, fn: func.FuncOp) -> SSAValue:
+    """The bytes of the kernel's input and output tensors: what a call moves through the caches."""
+    total = at.const(0)
+    for index, arg in enumerate(fn.body.block.args):
+        if arg_info(fn, index).get("tg.role") in ("input", "output") and isinstance(arg.type, MemRefType):
+            total = at.emit(arith.AddiOp(total, _total_bytes(at, arg)))
     return total
 
 
@@ -128,7 +138,7 @@ def _stream(loop: scf.ForOp, stores: list[memref.StoreOp], min_bytes: int) -> No
     *prefix, _ = stores[0].indices
     count = at.emit(arith.SubiOp(loop.ub, loop.lb))
     count = at.emit(arith.MaxSIOp(count, at.const(0)))
-    large = at.emit(arith.CmpiOp(_total_bytes(at, out), at.const(min_bytes), "sge"))
+    large = at.emit(arith.CmpiOp(_footprint_bytes(at, enclosing_func(loop)), at.const(min_bytes), "sge"))
     long = at.emit(arith.CmpiOp(count, at.const(STREAM_MIN_LINES * line), "sge"))
     stream = at.emit(arith.AndIOp(large, long))
     peel = at.emit(tg.AlignPeelOp(out, [*prefix, loop.lb], count, LINE_BYTES))
@@ -160,7 +170,8 @@ def _stream(loop: scf.ForOp, stores: list[memref.StoreOp], min_bytes: int) -> No
 
 @dataclass(frozen=True)
 class StreamStores(ModulePass):
-    """Store the aligned lines of write-only outputs of at least `min_bytes` with streaming stores."""
+    """Store the aligned lines of write-only outputs with streaming stores when the kernel's tensors
+    total at least `min_bytes`."""
 
     name = "stream-stores"
     min_bytes: int = 32 << 20

@@ -17,8 +17,9 @@ def _cache_bytes(level_index: int, default: int) -> int:
 
 
 def _streaming_threshold() -> int:
-    """An output at least the size of the last-level cache is written with streaming stores (as
-    glibc's memset does above a similar size); 0 where the host has none the code generator uses."""
+    """A kernel whose tensors total at least the size of the last-level cache writes its outputs
+    with streaming stores (glibc's memset streams above a similar size); 0 where the host has none
+    the code generator uses."""
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return 0
     return _cache_bytes(3, 32 << 20)
@@ -47,8 +48,8 @@ class Target:
     """The target launches with a `core_mask` that picks which cores run (DSP targets)."""
     unverified: tuple[str, ...] = field(default=())
     stream_store_bytes: int = 0
-    """Outputs of at least this many bytes that a stage only writes use streaming (non-temporal)
-    stores; 0: never. Only an unstaged (host) target streams."""
+    """Outputs that a stage only writes use streaming (non-temporal) stores when the kernel's
+    tensors total at least this many bytes; 0: never. Only an unstaged (host) target streams."""
 
     def __post_init__(self):
         from tilegrad.errors import AttributeValueError
