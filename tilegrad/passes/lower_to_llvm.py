@@ -134,6 +134,11 @@ class _FunctionLowering:
         self.guard_messages = guard_messages
         """The guard build: every access is bounds-checked, its report code -> what it was."""
         self.status: Descriptor | None = None
+        self.entry: Block | None = None
+        """The impl's entry block, where its constants are made once (it dominates every use)."""
+        self.constants: dict[tuple, SSAValue] = {}
+        self.offsets: dict[tuple, SSAValue] = {}
+        """An element offset already summed in a block: (block, ((index, stride), ...)) -> value."""
         self.streams = False
         """A store is non-temporal: the function ends with a store fence (streaming stores are
         weakly ordered, and the caller reads the output on another thread)."""
@@ -149,8 +154,17 @@ class _FunctionLowering:
         return op.results[0] if op.results else None
 
     def const(self, block: Block, value, t: Attribute) -> SSAValue:
-        attr = FloatAttr(float(value), t) if not isinstance(t, IntegerType) else IntegerAttr(int(value), t)
-        return self.add(block, llvm.ConstantOp(attr, t))
+        if self.entry is None:
+            attr = FloatAttr(float(value), t) if not isinstance(t, IntegerType) else IntegerAttr(int(value), t)
+            return self.add(block, llvm.ConstantOp(attr, t))
+        key = (repr(value), t)  # (not the value: 0.0 == -0.0, and nan is no key)
+        if key not in self.constants:
+            attr = FloatAttr(float(value), t) if not isinstance(t, IntegerType) else IntegerAttr(int(value), t)
+            constant = llvm.ConstantOp(attr, t)
+            self.entry.insert_op_before(constant, self.entry.first_op) if self.entry.first_op else \
+                self.entry.add_op(constant)
+            self.constants[key] = constant.result
+        return self.constants[key]
 
     def v(self, value: SSAValue) -> SSAValue:
         return self.values[value]
@@ -158,7 +172,7 @@ class _FunctionLowering:
     # ---- the function -----------------------------------------------------------------------
     def lower(self) -> list[llvm.FuncOp]:
         name = self.fn.sym_name.data
-        entry = self.new_block()
+        entry = self.entry = self.new_block()
         impl_types: list[Attribute] = []
         impl_attrs: list[DictionaryAttr] = []
         layout: list[tuple[str, object]] = []
@@ -206,6 +220,7 @@ class _FunctionLowering:
         impl = llvm.FuncOp(f"{name}_impl", llvm.LLVMFunctionType(impl_types, llvm.LLVMVoidType()),
                            linkage=llvm.LinkageAttr("internal"), body=Region(self.blocks))
         impl.properties["arg_attrs"] = ArrayAttr(impl_attrs)
+        self.entry = None
         return [impl, self.wrapper(name, layout, impl_types)]
 
     def wrapper(self, name: str, layout, impl_types) -> llvm.FuncOp:
@@ -311,9 +326,15 @@ class _FunctionLowering:
     def address(self, block: Block, mem: SSAValue, indices) -> tuple[SSAValue, Attribute]:
         d = self.memrefs[mem]
         offset = None
-        for index, stride in zip(indices, d.strides):
-            term = self.add(block, llvm.MulOp(self.v(index), stride, overflow=NSW))
-            offset = term if offset is None else self.add(block, llvm.AddOp(offset, term, overflow=NSW))
+        summed: tuple = (block,)
+        for index, stride in zip(indices, d.strides):  # the sum of each prefix once per block
+            summed += ((self.v(index), stride),)
+            if summed not in self.offsets:
+                one = isinstance(stride.owner, llvm.ConstantOp) and stride.owner.value == IntegerAttr(1, i64)
+                term = self.v(index) if one else self.add(block, llvm.MulOp(self.v(index), stride, overflow=NSW))
+                self.offsets[summed] = term if offset is None else self.add(block, llvm.AddOp(offset, term,
+                                                                                               overflow=NSW))
+            offset = self.offsets[summed]
         element = llvm_type(d.element)
         if offset is None:
             return d.ptr, element
