@@ -154,17 +154,20 @@ class _FunctionLowering:
         return op.results[0] if op.results else None
 
     def const(self, block: Block, value, t: Attribute) -> SSAValue:
-        if self.entry is None:
-            attr = FloatAttr(float(value), t) if not isinstance(t, IntegerType) else IntegerAttr(int(value), t)
-            return self.add(block, llvm.ConstantOp(attr, t))
+        """The constant, made once per impl at the top of its entry block (else in `block`)."""
         key = (repr(value), t)  # (not the value: 0.0 == -0.0, and nan is no key)
-        if key not in self.constants:
-            attr = FloatAttr(float(value), t) if not isinstance(t, IntegerType) else IntegerAttr(int(value), t)
-            constant = llvm.ConstantOp(attr, t)
-            self.entry.insert_op_before(constant, self.entry.first_op) if self.entry.first_op else \
-                self.entry.add_op(constant)
-            self.constants[key] = constant.result
-        return self.constants[key]
+        if self.entry is not None and key in self.constants:
+            return self.constants[key]
+        attr = FloatAttr(float(value), t) if not isinstance(t, IntegerType) else IntegerAttr(int(value), t)
+        constant = llvm.ConstantOp(attr, t)
+        if self.entry is None:
+            return self.add(block, constant)
+        if self.entry.first_op is None:
+            self.entry.add_op(constant)
+        else:
+            self.entry.insert_op_before(constant, self.entry.first_op)
+        self.constants[key] = constant.result
+        return constant.result
 
     def v(self, value: SSAValue) -> SSAValue:
         return self.values[value]
