@@ -69,6 +69,8 @@ def test_a_sum_of_2_to_the_31_ones_does_not_stall_at_2_to_the_23():
     assert tilegrad.compile("accuracy_total", "cpu")(x=ones)[0] == 2.0**31
     want = 3 * 10**7 * float(np.float32(0.1))
     kernel = tilegrad.compile("accuracy_total", "ascend910b")
-    assert abs(float(kernel(x=np.full(3 * 10**7, 0.1, np.float32))[0]) - want) / want < 1e-6
+    # (the guard build is O1: nothing vectorizes, so every block takes the scalar path's bound below)
+    bound = 2e-5 if kernel.guard else 1e-6
+    assert abs(float(kernel(x=np.full(3 * 10**7, 0.1, np.float32))[0]) - want) / want < bound
     # a stride-0 view takes the scalar (unvectorized) path: blocks of 1024 still bound its error
     assert abs(float(kernel(x=np.broadcast_to(np.float32(0.1), (3 * 10**7,)))[0]) - want) / want < 2e-5
