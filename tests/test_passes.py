@@ -597,21 +597,34 @@ func.func @logits(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %out: memref<?x?xf32
 def test_unroll_reuse_loops_then_fuse_is_a_register_tile():
     """Σ_r x[i, r]·w[j, r] for each j: j runs UNROLL at a time and i JAM_ROWS at a time, with one
     sweep over r feeding UNROLL x JAM_ROWS accumulators (each x[i, r] and w[j, r] read once for
-    all); the leftover js and is run in the original loops. A row sum (nothing reused across j)
-    is left alone."""
+    all). An iteration here may run again (it stores only out[i, j] and reads no out), so the
+    copies past the end repeat the last j and the last i (clamped), with no loops for the rest;
+    where it may not (it reads what it writes), the leftover js and is run in the original loops.
+    A row sum (nothing reused across j) is left alone."""
     from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
     from tilegrad.passes.unroll_reuse_loops import JAM_ROWS, UNROLL, UnrollReuseLoops
 
-    module = parse(DOT_PRODUCTS)
-    UnrollReuseLoops().apply(make_context(), module)
-    FuseSiblingReductions().apply(make_context(), module)
-    module.verify()
-    text = str(module)
-    sweeps = [line.strip() for line in text.splitlines() if "iter_args" in line]
-    # rows JAM_ROWS at a time: the tile sweep and the leftover js'; then the leftover rows: the same, one row
-    assert [s.count("%zero") for s in sweeps] == [UNROLL * JAM_ROWS, JAM_ROWS, UNROLL, 1]
-    assert text.count("memref.store") == (UNROLL + 1) * (JAM_ROWS + 1)
-    assert re.search(r"scf.for %\w+ = %c0 to %\w+ step %\w+ {", text)
+    def tiled(text: str) -> tuple[str, list[str]]:
+        module = parse(text)
+        UnrollReuseLoops().apply(make_context(), module)
+        FuseSiblingReductions().apply(make_context(), module)
+        module.verify()
+        return str(module), [line.strip() for line in str(module).splitlines() if "iter_args" in line]
+
+    text, sweeps = tiled(DOT_PRODUCTS)
+    assert [s.count("%zero") for s in sweeps] == [UNROLL * JAM_ROWS]
+    assert text.count("memref.store") == UNROLL * JAM_ROWS
+    assert re.search(r"scf.for %\w+ = %c0 to %rows step %\w+ {", text)  # the rows, JAM_ROWS at a time
+    assert re.search(r"scf.for %\w+ = %c0 to %v step %\w+ {", text)  # the js, UNROLL at a time
+    assert text.count("arith.minsi") == UNROLL - 1 + JAM_ROWS - 1  # the copies past the first, clamped
+
+    # a j that stores at 2j: another j's element, as far as the pass can tell, so j may not run
+    # again: the leftover js run in the original loop (the rows, still their own, are clamped)
+    spread = DOT_PRODUCTS.replace("memref.store %s, %out[%i, %j]", "%jj = arith.addi %j, %j : index\n"
+                                  "      memref.store %s, %out[%i, %jj]")
+    text, sweeps = tiled(spread)
+    assert [s.count("%zero") for s in sweeps] == [UNROLL * JAM_ROWS, JAM_ROWS]
+    assert text.count("memref.store") == (UNROLL + 1) * JAM_ROWS and text.count("arith.minsi") == JAM_ROWS - 1
 
     row_sums = parse(DOT_PRODUCTS.replace("%b = memref.load %w[%j, %r]", "%b = memref.load %w[%i, %r]"))
     UnrollReuseLoops().apply(make_context(), row_sums)
@@ -629,15 +642,22 @@ def test_register_tiled_dot_products_match_numpy():
         return lambda i, j: tg.reduce_sum(x.shape[1], lambda k: x[i, k] * w[j, k])
 
     rng = np.random.default_rng(5)
+    from tilegrad.passes.unroll_reuse_loops import JAM_ROWS, UNROLL
+
     for hidden in (5, 3000):  # a plain and a blocked (float64 partials) sum
-        x = rng.standard_normal((6, hidden)).astype(np.float32)
+        x = rng.standard_normal((7, hidden)).astype(np.float32)
         w = rng.standard_normal((103, hidden)).astype(np.float32)
         kernel = tilegrad.compile("test_dot_products", "cpu")
-        assert kernel.ir("tiled", x=x, w=w).count("iter_args") > kernel.ir("loops", x=x, w=w).count("iter_args")
+        sweeps = [line for line in kernel.ir("tiled", x=x, w=w).splitlines() if "iter_args" in line]
+        assert max(line.count("%") for line in sweeps) > 2 * UNROLL * JAM_ROWS  # accumulators and their inits
         want = x.astype(np.float64) @ w.T.astype(np.float64)
         for untiled in (False, True):
             got = tilegrad.compile("test_dot_products", "cpu", untiled=untiled)(x=x, w=w)
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.sqrt(hidden))
+    # fewer rows and columns than one step takes: every copy past the first repeats the last
+    x, w = rng.standard_normal((1, 40)).astype(np.float32), rng.standard_normal((3, 40)).astype(np.float32)
+    got = tilegrad.compile("test_dot_products", "cpu")(x=x, w=w)
+    np.testing.assert_allclose(got, x.astype(np.float64) @ w.T.astype(np.float64), rtol=1e-5, atol=1e-4)
 
 
 ROW_LOOP = """    scf.for %j = %c0 to %v step %c1 {"""

@@ -27,7 +27,18 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import constant_index, depends_on, functions, loop_role, pure_arith, whole_steps
+from tilegrad.passes.common import (
+    constant_index,
+    depends_on,
+    functions,
+    loop_role,
+    pure_arith,
+    read_memrefs,
+    viewed,
+    whole_steps,
+    written_memrefs,
+)
+from tilegrad.passes.loop_affine import LoopAffine
 
 ROWS = 8
 """Rows per sweep: 8 accumulator rows x 16 columns (chunk-row-sweeps) are 8 AVX-512 registers (16
@@ -115,12 +126,14 @@ class _Zip:
         into.add_op(scf.IfOp(self.mappings[0].get(op.cond, op.cond), [], arms[0], arms[1]))
 
 
-def jam(loop: scf.ForOp, entry: Block, rows_per_step: int = ROWS) -> None:
+def jam(loop: scf.ForOp, entry: Block, rows_per_step: int = ROWS, clamped: bool = False) -> None:
     """for i in [lb, ub): body(i) -> for i in [lb, lb + ⌊n/R⌋R) step R: zip(body(i) .. body(i+R-1)),
-    then the original loop from there on."""
+    then the original loop from there on. `clamped` (a body that may run again, see
+    `repeatable`): for i in [lb, ub) step R: zip(body(i), body(min(i + 1, ub - 1)) ..), no rest."""
     index = IndexType()
     block = loop.parent_block()
     factor, split = whole_steps(loop.lb, loop.ub, rows_per_step, loop)
+    last = last_iteration(loop) if clamped else None
     body = Block(arg_types=[index])
     i = body.args[0]
     mappings = []
@@ -131,6 +144,9 @@ def jam(loop: scf.ForOp, entry: Block, rows_per_step: int = ROWS) -> None:
             offset = arith.ConstantOp(IntegerAttr(copy, index))
             at = arith.AddiOp(i, offset).result
             body.add_ops([offset, at.owner])
+            if last is not None:
+                at = arith.MinSIOp(at, last).result
+                body.add_op(at.owner)
         mapping: dict[SSAValue, SSAValue] = {loop.body.block.args[0]: at}
         for row in rows if copy else ():
             private = row.owner.clone()
@@ -139,10 +155,38 @@ def jam(loop: scf.ForOp, entry: Block, rows_per_step: int = ROWS) -> None:
         mappings.append(mapping)
     _Zip(mappings).ops(list(loop.body.block.ops), body)
     body.add_op(scf.YieldOp())
-    main = scf.ForOp(loop.lb, split, factor, [], Region([body]))
-    main.attributes.update({k: v for k, v in loop.attributes.items() if k != "tg.stage"})
+    main = scf.ForOp(loop.lb, loop.ub if clamped else split, factor, [], Region([body]))
+    main.attributes.update({k: v for k, v in loop.attributes.items() if k != "tg.stage" or clamped})
     block.insert_op_before(main, loop)
-    loop.operands = (split, *loop.operands[1:])
+    if clamped:
+        loop.detach()
+        loop.erase()
+    else:
+        loop.operands = (split, *loop.operands[1:])
+
+
+def last_iteration(loop: scf.ForOp) -> SSAValue:
+    """ub - 1, before the loop: the last iteration, where clamped copies past the end repeat it."""
+    one = arith.ConstantOp(IntegerAttr(1, IndexType()))
+    last = arith.SubiOp(loop.ub, one)
+    loop.parent_block().insert_ops_before([one, last], loop)
+    return last.result
+
+
+def repeatable(loop: scf.ForOp) -> bool:
+    """Whether running an iteration again changes nothing: each stores only at an index that is
+    the loop variable plus what the loop does not change (its own elements), no stack row, and
+    the loop reads nothing it writes (so a repeat computes and stores the same values)."""
+
+    if written_memrefs(loop) & read_memrefs(loop):
+        return False
+    affine = LoopAffine(loop)
+    for store in (o for o in loop.walk() if isinstance(o, memref.StoreOp)):
+        if isinstance(viewed(store.memref).owner, memref.AllocaOp):
+            return False
+        if not any(affine.scale(index) == 1 for index in store.indices):
+            return False
+    return True
 
 
 @dataclass(frozen=True)
