@@ -76,6 +76,22 @@ def test_other_rows_stay_as_they_were(change, why):
     assert "tg.opaque_alias" not in text, why
 
 
+@pytest.mark.parametrize("change, why", [
+    (lambda t: t.replace("memref.store %r, %out[%i, %j]", "memref.store %r, %x[%i, %j]"), "writes the source"),
+    (lambda t: t.replace("memref.store %r, %out[%i, %j]", "memref.store %r, %x_1[%i, %j]"), "writes the source"),
+    (lambda t: t.replace("func.return", "%x_2 = tg.opaque_alias %x_1 : memref<?x?xf32> -> memref<?x?xf32>\n"
+                         "    func.return"), "an argument"),
+])
+def test_an_alias_of_a_buffer_the_function_writes_or_of_no_argument_does_not_verify(change, why):
+    from tilegrad.errors import ArgumentError
+    from tilegrad.pipeline import parse_ir
+
+    separated = str(run_passes(WINDOW, "separate-strided-load-groups"))
+    assert "%x_1 = tg.opaque_alias %x" in separated
+    with pytest.raises(ArgumentError, match=why):
+        parse_ir(change(separated))
+
+
 def test_the_alias_is_a_noalias_pointer_the_wrapper_passes_through_an_empty_asm():
     module = run_passes(WINDOW, "separate-strided-load-groups,lower-to-llvm")
     text = str(module)

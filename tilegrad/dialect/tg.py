@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
-from xdsl.ir import Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -302,6 +302,26 @@ class OpaqueAliasOp(IRDLOperation):
     def verify_(self) -> None:
         if self.result.type != self.source.type:
             raise VerifyException("tg.opaque_alias: the alias has its source's type")
+        function = self.parent_op()
+        if not isinstance(self.source, BlockArgument) or function is None or \
+                self.source.owner is not function.regions[0].blocks.first:
+            raise VerifyException("tg.opaque_alias: the source must be an argument of the enclosing function")
+        # two noalias names of one buffer are sound only while nothing writes it
+        if any(_writes(op) in (self.source, self.result) for op in function.walk()):
+            raise VerifyException("tg.opaque_alias: the function writes the source, which two names may not share")
+
+
+def _writes(op: Operation) -> SSAValue | None:
+    """The buffer a memref.store or tg.copy writes (through a row view: its tensor); None for others."""
+    if op.name == "memref.store":
+        written = op.operands[1]
+    elif isinstance(op, CopyOp):
+        written = op.dst
+    else:
+        return None
+    while isinstance(written.owner, Operation) and written.owner.name == "memref.collapse_shape":
+        written = written.owner.operands[0]
+    return written
 
 
 TG = Dialect("tg", [ComputeOp, ScatterAddOp, CheckOp, ReduceOp, YieldOp, UBAllocOp, CopyOp, AlignPeelOp,
