@@ -43,14 +43,18 @@ entry:
 """
 
 
-def _defined(text):
+def _functions(text, keyword):
+    """The names of the functions a module's text defines (`define`) or declares (`declare`)."""
     return sorted(line.split("@", 1)[1].split("(", 1)[0].strip('"') for line in text.splitlines()
-                  if line.startswith("define "))
+                  if line.startswith(keyword + " "))
+
+
+def _defined(text):
+    return _functions(text, "define")
 
 
 def _declared(text):
-    return sorted(line.split("@", 1)[1].split("(", 1)[0].strip('"') for line in text.splitlines()
-                  if line.startswith("declare "))
+    return _functions(text, "declare")
 
 
 def test_a_module_splits_into_its_parts_and_the_rest():

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     I64,
     IndexType,
@@ -313,14 +314,14 @@ class OpaqueAliasOp(IRDLOperation):
 
 def _writes(op: Operation) -> SSAValue | None:
     """The buffer a memref.store or tg.copy writes (through a row view: its tensor); None for others."""
-    if op.name == "memref.store":
-        written = op.operands[1]
+    if isinstance(op, memref.StoreOp):
+        written = op.memref
     elif isinstance(op, CopyOp):
         written = op.dst
     else:
         return None
-    while isinstance(written.owner, Operation) and written.owner.name == "memref.collapse_shape":
-        written = written.owner.operands[0]
+    while isinstance(written.owner, memref.CollapseShapeOp):
+        written = written.owner.src
     return written
 
 

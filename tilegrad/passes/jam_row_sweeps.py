@@ -139,14 +139,7 @@ def jam(loop: scf.ForOp, entry: Block, rows_per_step: int = ROWS, clamped: bool 
     mappings = []
     rows = _stack_rows(loop)
     for copy in range(rows_per_step):
-        at = i
-        if copy:
-            offset = arith.ConstantOp(IntegerAttr(copy, index))
-            at = arith.AddiOp(i, offset).result
-            body.add_ops([offset, at.owner])
-            if last is not None:
-                at = arith.MinSIOp(at, last).result
-                body.add_op(at.owner)
+        at = copy_index(body, i, copy, last)
         mapping: dict[SSAValue, SSAValue] = {loop.body.block.args[0]: at}
         for row in rows if copy else ():
             private = row.owner.clone()
@@ -163,6 +156,21 @@ def jam(loop: scf.ForOp, entry: Block, rows_per_step: int = ROWS, clamped: bool 
         loop.erase()
     else:
         loop.operands = (split, *loop.operands[1:])
+
+
+def copy_index(body: Block, variable: SSAValue, copy: int, last: SSAValue | None) -> SSAValue:
+    """The variable of an unrolled step's `copy`-th iteration, made at the end of `body`:
+    variable + copy, or min(variable + copy, last) where copies past the end repeat the last."""
+    if not copy:
+        return variable
+    offset = arith.ConstantOp(IntegerAttr(copy, IndexType()))
+    at = arith.AddiOp(variable, offset)
+    body.add_ops([offset, at])
+    if last is None:
+        return at.result
+    clamped = arith.MinSIOp(at.result, last)
+    body.add_op(clamped)
+    return clamped.result
 
 
 def last_iteration(loop: scf.ForOp) -> SSAValue:

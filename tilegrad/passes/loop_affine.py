@@ -1,5 +1,6 @@
 """Index values affine in a loop's variable, and the index arithmetic to compute bounds from them
-before the loop: what partition-clamped-loops and split-stride-phases read and build."""
+before the loop: what partition-clamped-loops, split-stride-phases and separate-strided-load-groups
+read and build."""
 
 from __future__ import annotations
 
@@ -10,6 +11,39 @@ from xdsl.ir import Block, Operation, SSAValue
 from tilegrad.passes.common import constant_index
 
 INDEX = IndexType()
+
+
+Linear = tuple[frozenset, int]
+"""An index as ({(term, coefficient)}, constant): the sum of the terms times their coefficients,
+plus the constant."""
+
+
+def linear_form(value: SSAValue, loop: scf.ForOp, depth: int = 0) -> Linear | None:
+    """value as a sum of the loop variable and values defined outside the loop, each times a
+    constant, plus a constant; None where it is not such a sum."""
+    constant = constant_index(value)
+    if constant is not None:
+        return frozenset(), constant
+    owner = value.owner
+    if isinstance(owner, Block) and owner is not loop.body.block or isinstance(owner, Operation) and \
+            not loop.is_ancestor(owner) or value is loop.body.block.args[0]:
+        return frozenset({(value, 1)}), 0
+    if depth > 16 or not isinstance(owner, (arith.AddiOp, arith.SubiOp, arith.MuliOp)):
+        return None
+    if isinstance(owner, arith.MuliOp):
+        for factor, other in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
+            scale, inner = constant_index(factor), linear_form(other, loop, depth + 1)
+            if scale is not None and inner is not None:
+                return frozenset((t, c * scale) for t, c in inner[0] if c * scale), inner[1] * scale
+        return None
+    a, b = linear_form(owner.lhs, loop, depth + 1), linear_form(owner.rhs, loop, depth + 1)
+    if a is None or b is None:
+        return None
+    sign = 1 if isinstance(owner, arith.AddiOp) else -1
+    terms = dict(a[0])
+    for term, coefficient in b[0]:
+        terms[term] = terms.get(term, 0) + sign * coefficient
+    return frozenset((t, c) for t, c in terms.items() if c), a[1] + sign * b[1]
 
 
 class LoopAffine:

@@ -51,6 +51,7 @@ from tilegrad.dialect import tg
 from tilegrad.passes.common import arg_info
 
 PTR = llvm.LLVMPointerType()
+_ONE = IntegerAttr(1, i64)  # (made once: attributes are costly to build, and this test runs per access)
 NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
 
 
@@ -330,7 +331,7 @@ class _FunctionLowering:
         for index, stride in zip(indices, d.strides):  # the sum of each prefix once per block
             summed += ((self.v(index), stride),)
             if summed not in self.offsets:
-                one = isinstance(stride.owner, llvm.ConstantOp) and stride.owner.value == IntegerAttr(1, i64)
+                one = isinstance(stride.owner, llvm.ConstantOp) and stride.owner.value == _ONE
                 term = self.v(index) if one else self.add(block, llvm.MulOp(self.v(index), stride, overflow=NSW))
                 self.offsets[summed] = term if offset is None else self.add(block, llvm.AddOp(offset, term,
                                                                                                overflow=NSW))

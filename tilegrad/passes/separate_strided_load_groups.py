@@ -28,45 +28,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect import tg
 from tilegrad.passes.common import arg_info, constant_index, depends_on, functions, written_memrefs
-
-Linear = tuple[frozenset, int]
-"""An index as ({(term, coefficient)}, constant): the sum of the terms times their coefficients,
-plus the constant."""
-
-
-def _linear(value: SSAValue, loop: scf.ForOp, depth: int = 0) -> Linear | None:
-    """value as a sum of the loop variable and values defined outside the loop, each times a
-    constant, plus a constant; None where it is not such a sum."""
-    constant = constant_index(value)
-    if constant is not None:
-        return frozenset(), constant
-    owner = value.owner
-    if isinstance(owner, Block) and owner is not loop.body.block or isinstance(owner, Operation) and \
-            not loop.is_ancestor(owner) or value is loop.body.block.args[0]:
-        return frozenset({(value, 1)}), 0
-    if depth > 16 or not isinstance(owner, (arith.AddiOp, arith.SubiOp, arith.MuliOp)):
-        return None
-    if isinstance(owner, arith.MuliOp):
-        for factor, other in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
-            scale, inner = constant_index(factor), _linear(other, loop, depth + 1)
-            if scale is not None and inner is not None:
-                return frozenset((t, c * scale) for t, c in inner[0] if c * scale), inner[1] * scale
-        return None
-    a, b = _linear(owner.lhs, loop, depth + 1), _linear(owner.rhs, loop, depth + 1)
-    if a is None or b is None:
-        return None
-    sign = 1 if isinstance(owner, arith.AddiOp) else -1
-    terms = dict(a[0])
-    for term, coefficient in b[0]:
-        terms[term] = terms.get(term, 0) + sign * coefficient
-    return frozenset((t, c) for t, c in terms.items() if c), a[1] + sign * b[1]
+from tilegrad.passes.loop_affine import linear_form
 
 
 def _windows(offsets: list[int], stride: int) -> list[range] | None:
@@ -118,7 +87,7 @@ class _Separation:
             if not isinstance(load, memref.LoadOp) or load.memref not in self.readable or not load.indices \
                     or any(depends_on(i, variable) for i in load.indices[:-1]):
                 continue
-            form = _linear(load.indices[-1], loop)
+            form = linear_form(load.indices[-1], loop)
             if form is None or dict(form[0]).get(variable, 0) < 2:
                 continue
             terms, offset = form

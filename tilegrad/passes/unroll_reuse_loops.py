@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects import memref, scf
+from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
 
@@ -72,7 +72,7 @@ def _unroll(loop: scf.ForOp) -> None:
     then the original loop from there on; or, where an iteration may run again (`repeatable`),
     for j in [lb, ub) step U: body(j), body(min(j + 1, ub - 1)) .., and no loop after it (the
     copies past the end repeat the last iteration, storing the same values again)."""
-    from tilegrad.passes.jam_row_sweeps import last_iteration, repeatable
+    from tilegrad.passes.jam_row_sweeps import copy_index, last_iteration, repeatable
 
     block = loop.parent_block()
     index = IndexType()
@@ -81,15 +81,7 @@ def _unroll(loop: scf.ForOp) -> None:
     body = Block(arg_types=[index])
     j = body.args[0]
     for u in range(UNROLL):
-        at = j
-        if u:
-            offset = arith.ConstantOp(IntegerAttr(u, index))
-            at = arith.AddiOp(j, offset).results[0]
-            body.add_ops([offset, at.owner])
-            if last is not None:
-                at = arith.MinSIOp(at, last).result
-                body.add_op(at.owner)
-        copy_iteration(loop, body, at)
+        copy_iteration(loop, body, copy_index(body, j, u, last))
     body.add_op(scf.YieldOp())
     main = scf.ForOp(loop.lb, loop.ub if last is not None else split, factor, [], Region([body]))
     main.attributes.update(loop.attributes)
