@@ -74,6 +74,34 @@ def test_a_loop_that_carries_a_value_or_branches_is_left_alone():
     assert "tg.align_peel" not in out and "nontemporal" not in out
 
 
+
+def test_a_loop_that_only_copies_a_local_buffer_out_is_left_alone():
+    """A reduction's accumulators written out: the nest that filled them did the stage's work."""
+    copy_out = """
+builtin.module {
+  func.func @k(%x: memref<?x?xf32, strided<[?, 1]>> {tg.name = "x", tg.role = "input"},
+               %y: memref<?x?xf32, strided<[?, 1]>> {tg.name = "y", tg.role = "output"}) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %acc = memref.alloca() : memref<64xf32>
+    %n = memref.dim %x, %c0 : memref<?x?xf32, strided<[?, 1]>>
+    scf.for %i = %c0 to %n step %c1 {
+      scf.for %j = %c0 to %c64 step %c1 {
+        %v = memref.load %acc[%j] : memref<64xf32>
+        memref.store %v, %y[%i, %j] : memref<?x?xf32, strided<[?, 1]>>
+      }
+    }
+    func.return
+  }
+}
+""".replace("%c1 = arith.constant 1 : index", "%c1 = arith.constant 1 : index\n    %c64 = arith.constant 64 : index")
+    out = str(run_passes(copy_out, "stream-stores{min_bytes=1}"))
+    assert "tg.align_peel" not in out and "nontemporal" not in out
+    # the same loop reading the input beside the buffer streams
+    reads_x = copy_out.replace("memref.store %v,", "%u = memref.load %x[%i, %j] : memref<?x?xf32, strided<[?, 1]>>\n"
+                               "        %w = arith.addf %v, %u : f32\n        memref.store %w,")
+    assert str(run_passes(reads_x, "stream-stores{min_bytes=1}")).count("nontemporal = true") == 16
+
 CASES = {
     "bce": ("binary_cross_entropy_grad", lambda rng: dict(
         input_x=rng.uniform(0.05, 0.95, 5003).astype(np.float32),
