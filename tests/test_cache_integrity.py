@@ -178,3 +178,13 @@ def test_every_ops_key_is_the_same_in_every_process():
     keys = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")]
     assert keys[0] == keys[1] and "softmax_backward" in keys[0]
+
+
+def test_a_fresh_process_shows_the_assembly_of_a_cached_kernel(fresh_cache):
+    """A hit loads the object without LLVM; printing the assembly then brings LLVM up on demand."""
+    bce()
+    out = subprocess.run([sys.executable, "-m", "tilegrad.cli", "show", "binary_cross_entropy_grad", "--target",
+                          "ascend910b", "--shape", "input_x=1000", "--stage", "asm"], capture_output=True, text=True,
+                         env={**os.environ, "TILEGRAD_CACHE_DIR": str(fresh_cache)}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "binary_cross_entropy_grad_stage0" in out.stdout and "ret" in out.stdout

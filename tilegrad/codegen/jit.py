@@ -39,7 +39,8 @@ def _machine() -> dict:
 
 @cache
 def host_target_machine() -> llb.TargetMachine:
-    return llb.Target.from_default_triple().create_target_machine(**_machine())
+    options = _machine()  # (first: it registers the host target that the triple looks up)
+    return llb.Target.from_default_triple().create_target_machine(**options)
 
 
 def optimize(module_ir: str, speed_level: int = 3) -> str:
@@ -79,7 +80,8 @@ def _compile_on_a_thread(module_ir: str, speed_level: int, emit: bool) -> tuple[
     """One part in an LLVM context and target machine of its own: LLVM runs pipelines on separate
     contexts at once (llvmlite's lock, which serializes every call, is only skipped for the two
     long ones, the pass pipeline and the code generation)."""
-    tm = llb.Target.from_default_triple().create_target_machine(**_machine())
+    options = _machine()
+    tm = llb.Target.from_default_triple().create_target_machine(**options)
     return _compile_alone(module_ir, speed_level, emit, tm, llb.create_context())
 
 
