@@ -640,7 +640,7 @@ def _alloca(L: _FunctionLowering, op: memref.AllocaOp, block: Block) -> None:
     """A small static scratch row on the stack (interchanged sums); it sits in the entry block."""
     t = op.memref.type
     (length,) = t.get_shape()
-    ptr = L.add(block, llvm.AllocaOp(L.const(block, length, i64), t.element_type, alignment=64))
+    ptr = L.add(block, llvm.AllocaOp(L.const(block, length, i64), llvm_type(t.element_type), alignment=64))
     L.memrefs[op.memref] = Descriptor(ptr, t.element_type, [L.const(block, length, i64)],
                                       [L.const(block, 1, i64)], "stack row")
 

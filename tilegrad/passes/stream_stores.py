@@ -10,17 +10,20 @@ last axis unit-stride) runs in three parts:
 
     p = streaming ? tg.align_peel out[j..., lb] limit (ub - lb) : ub - lb
     [lb, lb + p)              the original body (up to the first 64-byte aligned element)
-    [lb + p, end) by lines    tg.assume_aligned out[j..., c], then the body for c .. c + line - 1
-                              side by side, its stores to `out` non-temporal
+    [lb + p, end) by lines    tg.assume_aligned out[j..., c]
+                              for k in [0, line): the body at c + k, storing into buffer[k]
+                              out[j..., c + k] = buffer[k] for each k, side by side, non-temporal
     [end, ub)                 the original body (the last partial line)
 
 where streaming = the kernel's input and output tensors total at least `min_bytes` (then what it moves
 pushes its own output out of the caches before the next op could read it there; smaller, the output
-may still be in them) and the run has at least STREAM_MIN_LINES lines. A line is 64 bytes: LLVM's SLP
-vectorizer turns each line's stores into one aligned vector store (`vmovntps`), which its loop
-vectorizer would not do for a scalar store marked non-temporal. The stores of a stage that also
-reads the output, of a scatter, or in a loop that carries values, nests control flow or has a body
-too long to copy a line's worth of times (MAX_LINE_OPS) are left alone.
+may still be in them) and the run has at least STREAM_MIN_LINES lines. A line is 64 bytes; the
+buffer is one line on the stack. LLVM's loop vectorizer makes the line's loop one vector iteration
+(a scalar store marked non-temporal it would not vectorize), its SLP vectorizer makes the line's
+stores one aligned vector store (`vmovntps`), and the buffer between them disappears: the same
+machine code as the body copied once per lane (batch norm forward: the same assembly) from a
+sixteenth of the IR. The stores of a stage that also reads the output, of a scatter, or in a loop
+that carries values, nests control flow or has a long body (MAX_LINE_OPS) are left alone.
 
 So is a loop that only copies stage-local buffers out (a GEMM's or a column reduction's
 accumulators): the nest that filled them read far more than the loop writes, so its stores are not
@@ -39,16 +42,16 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect import tg
-from tilegrad.passes.common import arg_info, constant_index, copy_iteration, enclosing_func, functions, viewed
+from tilegrad.passes.common import arg_info, constant_index, enclosing_func, functions, viewed
 from tilegrad.passes.loop_affine import INDEX, IndexBuilder, copy_of_loop
 from tilegrad.passes.lower_to_llvm import element_bytes, static_strides
 from tilegrad.passes.tiling_plan import STREAM_MIN_LINES
 
 LINE_BYTES = 64
 MAX_LINE_OPS = 640
-"""A line's iterations side by side are at most this many ops: a longer body is compute-bound
-(streaming gains little) and costs seconds of compile (divisive normalization: 6.2 s, 3-D max
-pooling, 70 ops a body: 1.9 s, against 1.2 and 0.7 s)."""
+"""A streamed body has at most this many ops per line (40 for float32): a longer body is
+compute-bound. Without the limit the windows of 2-D and 3-D pooling streamed and ran 0.87-0.89x
+as fast."""
 
 
 def _write_only(fn: func.FuncOp, out: SSAValue) -> bool:
@@ -142,6 +145,28 @@ def _footprint_bytes(at: IndexBuilder, fn: func.FuncOp) -> SSAValue:
     return total
 
 
+def _line_into_buffers(loop: scf.ForOp, buffers: dict[memref.StoreOp, memref.AllocaOp], first: SSAValue,
+                       line: int) -> list[Operation]:
+    """The loop's iterations first .. first + line - 1, each streamed store going to its lane of a
+    one-line buffer instead: an ordinary loop of one line, which LLVM's loop vectorizer makes one
+    vector iteration of (its stores, marked non-temporal, it would not vectorize)."""
+    bounds = [arith.ConstantOp(IntegerAttr(value, INDEX)) for value in (0, line, 1)]
+    body = Block(arg_types=[INDEX])
+    lanes = scf.ForOp(*bounds, [], Region([body]))
+    lanes.attributes.update({k: v for k, v in loop.attributes.items() if k != "tg.stage"})
+    lane = body.args[0]
+    position = arith.AddiOp(first, lane)
+    body.add_op(position)
+    mapping: dict[SSAValue, SSAValue] = {loop.body.block.args[0]: position.result}
+    for op in loop.body.block.ops:
+        if op in buffers:
+            assert isinstance(op, memref.StoreOp)
+            body.add_op(memref.StoreOp.get(mapping.get(op.value, op.value), buffers[op], [lane]))
+        else:
+            body.add_op(op.clone(value_mapper=mapping))  # (the yield included)
+    return [*bounds, lanes]
+
+
 def _stream(loop: scf.ForOp, stores: list[memref.StoreOp], min_bytes: int) -> None:
     out = stores[0].memref
     t = out.type
@@ -164,15 +189,20 @@ def _stream(loop: scf.ForOp, stores: list[memref.StoreOp], min_bytes: int) -> No
     by_lines.attributes.update({k: v for k, v in loop.attributes.items() if k != "tg.stage"})
     first = body.args[0]
     body.add_op(tg.AssumeAlignedOp(out, [*prefix, first], LINE_BYTES))
-    for lane in range(line):  # a line's iterations side by side: LLVM's SLP vectorizer makes them one
+    entry = enclosing_func(loop).body.block
+    buffers = {store: memref.AllocaOp.get(store.value.type, shape=[line]) for store in stores}
+    for buffer in buffers.values():
+        entry.insert_op_before(buffer, entry.first_op)
+    body.add_ops(_line_into_buffers(loop, buffers, first, line))
+    for lane in range(line):  # the line's stores side by side: LLVM's SLP vectorizer makes them one
         offset = arith.ConstantOp(IntegerAttr(lane, INDEX))
         position = arith.AddiOp(first, offset)
         body.add_ops([offset, position])
-        copied_from = len(body.ops)
-        copy_iteration(loop, body, position.result)
-        for original, copy in zip(loop.body.block.ops, list(body.ops)[copied_from:]):
-            if original in stores:
-                copy.properties["nontemporal"] = BoolAttr.from_bool(True)
+        for store, buffer in buffers.items():
+            value = memref.LoadOp.get(buffer, [offset])
+            streamed = memref.StoreOp.get(value.res, out, [*store.indices[:-1], position.result])
+            streamed.properties["nontemporal"] = BoolAttr.from_bool(True)
+            body.add_ops([value, streamed])
     body.add_op(scf.YieldOp())
 
     rest = copy_of_loop(loop)
