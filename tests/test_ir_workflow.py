@@ -154,3 +154,25 @@ def test_an_edited_llvm_stage_runs_or_is_refused():
     np.testing.assert_allclose(kernel.from_ir("llvm", llvm)(input_x=x, input_y=y, dloss=g), _bce(x, y, g), rtol=1e-6)
     with pytest.raises(tilegrad.ArgumentError, match="llvm stage given does not compile"):
         kernel.from_ir("llvm", llvm.replace("define ", "defne ", 1))(input_x=x, input_y=y, dloss=g)
+
+
+@pytest.mark.parametrize("guard", [False, True])
+def test_a_compile_verifies_the_tiled_stage_only_in_the_guard_build_or_when_asked(monkeypatch, guard):
+    """Verifying the (largest) tiled stage costs as much as lowering it; its passes are verified one
+    by one in this suite (TILEGRAD_VERIFY_EACH_PASS), and the guard build checks everything."""
+    from xdsl.dialects.builtin import ModuleOp
+
+    import tilegrad.kernel
+    import tilegrad.pipeline
+
+    monkeypatch.setenv("TILEGRAD_CACHE", "0")
+    monkeypatch.setattr(tilegrad.kernel, "_SPECIALIZATIONS", {})
+    monkeypatch.setattr(tilegrad.pipeline, "VERIFY_EACH_PASS", False)
+    verified = []
+    real = ModuleOp.verify
+    monkeypatch.setattr(ModuleOp, "verify", lambda self: verified.append(str(self)) or real(self))
+    x = np.linspace(0.1, 0.9, 100, dtype=np.float32)
+    kernel = tilegrad.compile("binary_cross_entropy_grad", "cpu", guard=guard)
+    kernel(input_x=x, input_y=x, dloss=np.ones(1, np.float32))
+    assert len(verified) == (3 if guard else 2)
+    assert "tg.compute" in verified[0] and "tg.compute" not in verified[1]  # the op, then the loops stage

@@ -297,7 +297,7 @@ class Kernel(Dispatcher):
         from tilegrad.pipeline import lower, to_llvm
 
         lowered = lower(self.op, binding, self.target, num_blocks, hint, untiled=self.untiled,
-                        override=self._lowering_override)
+                        override=self._lowering_override, verify_tiled=self.guard)
         temps = {name: (dtype, [_shape_form(d, self.op.name, name) for d in shape])
                  for name, (dtype, shape) in lowered.temps.items()}
         spec = Specialization(key, lowered.ir, lowered.functions, lowered.layout, lowered.messages,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, math, memref, scf
@@ -102,6 +103,47 @@ def static_strides(t: MemRefType) -> list[int | None]:
             break
     strides = list(reversed(strides))
     return [None] * (len(shape) - len(strides)) + strides
+
+
+@cache
+def predicate(code: int) -> IntegerAttr:
+    """An icmp / fcmp predicate attribute, made once per code."""
+    return IntegerAttr(code, i64)
+
+
+_SSA = object()  # an operand's place in a form's key
+_FORMS: dict[tuple, tuple | None] = {}
+"""A form of op (class, its builder's other arguments, its operands' types) -> what the builder gave
+its first op (result types, properties, attributes), or None where `make` keeps the builder."""
+
+
+def _skeleton(value, operands: list[SSAValue]):
+    if isinstance(value, SSAValue):
+        operands.append(value)
+        return _SSA
+    if isinstance(value, list | tuple):
+        return tuple(_skeleton(v, operands) for v in value)
+    return value
+
+
+def make(cls: type[Operation], *args, **kwargs) -> Operation:
+    """`cls(*args, **kwargs)` for an llvm op without regions or successors, built fast. IRDL's
+    generic builder takes 20-40 µs an op (a third of lowering a large kernel) and `create` 6: the
+    first op of each form is built by the builder, the next ones are created with its result
+    types, properties and attributes (attributes are immutable, so they are shared). A form whose
+    operands are not its SSA arguments in order keeps the builder."""
+    operands: list[SSAValue] = []
+    shape = (cls, _skeleton(args, operands), _skeleton(tuple(kwargs.items()), operands))
+    key = (shape, tuple(o.type for o in operands))
+    known = _FORMS.get(key, False)
+    if known:
+        types, properties, attributes = known
+        return cls.create(operands=operands, result_types=types, properties=properties, attributes=attributes)
+    op = cls(*args, **kwargs)
+    if known is False:
+        same = list(op.operands) == operands and not op.successors and not op.regions
+        _FORMS[key] = (tuple(r.type for r in op.results), op.properties, op.attributes) if same else None
+    return op
 
 
 _INT_BIN: dict[type, type] = {
@@ -245,20 +287,20 @@ class _FunctionLowering:
                 call_args += [self._slot(block, args_ptr, slot + k, i64) for k in range(1, count)]
             elif isinstance(t, (Float32Type, Float64Type)):  # a runtime float attribute, passed as f64
                 value = self._slot(block, args_ptr, slot, f64)
-                call_args.append(value if t == f64 else self.add(block, llvm.FPTruncOp(value, t)))
+                call_args.append(value if t == f64 else self.add(block, make(llvm.FPTruncOp, value, t)))
             else:
                 for k in range(count):
                     kind = PTR if (isinstance(t, MemRefType) and k == 0) else i64
                     call_args.append(self._slot(block, args_ptr, slot + k, kind))
             slot += count
-        block.add_op(llvm.CallOp(f"{name}_impl", *call_args))
+        block.add_op(make(llvm.CallOp, f"{name}_impl", *call_args))
         block.add_op(llvm.ReturnOp())
         return llvm.FuncOp(name, llvm.LLVMFunctionType([PTR, i64, PTR], llvm.LLVMVoidType()),
                            linkage=llvm.LinkageAttr("external"), body=Region([block]))
 
     def _slot(self, block: Block, base: SSAValue, slot: int, t: Attribute) -> SSAValue:
-        address = self.add(block, llvm.GEPOp(base, [slot], i64))
-        return self.add(block, llvm.LoadOp(address, t))
+        address = self.add(block, make(llvm.GEPOp, base, [slot], i64))
+        return self.add(block, make(llvm.LoadOp, address, t))
 
     # ---- structured control flow ----------------------------------------------------------------
     def lower_ops(self, ops: list[Operation], block: Block) -> Block:
@@ -274,7 +316,7 @@ class _FunctionLowering:
                 return self.lower_if(op, block)
             case func.ReturnOp():
                 if self.streams:
-                    block.add_op(llvm.CallIntrinsicOp("llvm.x86.sse.sfence", [], []))
+                    block.add_op(make(llvm.CallIntrinsicOp, "llvm.x86.sse.sfence", [], []))
                 block.add_op(llvm.ReturnOp())
                 return block
             case tg.CopyOp():
@@ -294,7 +336,7 @@ class _FunctionLowering:
         exit_ = self.new_block()
         block.add_op(llvm.BrOp(header, self.v(op.lb), *[self.v(a) for a in op.iter_args]))
         iv, *iters = header.args
-        cond = self.add(header, llvm.ICmpOp(iv, self.v(op.ub), IntegerAttr(2, i64)))  # slt
+        cond = self.add(header, make(llvm.ICmpOp, iv, self.v(op.ub), predicate(2)))  # slt
         header.add_op(llvm.CondBrOp(cond, body, [], exit_, []))
         inner = op.body.block
         self.values[inner.args[0]] = iv
@@ -302,7 +344,7 @@ class _FunctionLowering:
             self.values[arg] = value
         *ops, yield_op = list(inner.ops)
         end = self.lower_ops(ops, body)
-        step = self.add(end, llvm.AddOp(iv, self.v(op.step), overflow=NSW))
+        step = self.add(end, make(llvm.AddOp, iv, self.v(op.step), overflow=NSW))
         end.add_op(llvm.BrOp(header, step, *[self.v(a) for a in yield_op.operands]))
         for result, value in zip(op.results, iters):
             self.values[result] = value
@@ -332,14 +374,14 @@ class _FunctionLowering:
             summed += ((self.v(index), stride),)
             if summed not in self.offsets:
                 one = isinstance(stride.owner, llvm.ConstantOp) and stride.owner.value == _ONE
-                term = self.v(index) if one else self.add(block, llvm.MulOp(self.v(index), stride, overflow=NSW))
-                self.offsets[summed] = term if offset is None else self.add(block, llvm.AddOp(offset, term,
+                term = self.v(index) if one else self.add(block, make(llvm.MulOp, self.v(index), stride, overflow=NSW))
+                self.offsets[summed] = term if offset is None else self.add(block, make(llvm.AddOp, offset, term,
                                                                                                overflow=NSW))
             offset = self.offsets[summed]
         element = llvm_type(d.element)
         if offset is None:
             return d.ptr, element
-        return self.add(block, llvm.GEPOp(d.ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[offset],
+        return self.add(block, make(llvm.GEPOp, d.ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[offset],
                                           inbounds=True)), element
 
     # ---- the guard build ----------------------------------------------------------------------
@@ -355,21 +397,22 @@ class _FunctionLowering:
         for axis, (index, size) in enumerate(zip(indices, d.sizes)):
             index = self.v(index)
             if axis == last and length is not None:
-                end = self.add(block, llvm.AddOp(index, length))  # index <= end <= size (ule; may be empty)
-                inside = self.add(block, llvm.AndOp(self.add(block, llvm.ICmpOp(index, end, IntegerAttr(7, i64))),
-                                                    self.add(block, llvm.ICmpOp(end, size, IntegerAttr(7, i64)))))
+                end = self.add(block, make(llvm.AddOp, index, length))  # index <= end <= size (ule; may be empty)
+                start_ok = self.add(block, make(llvm.ICmpOp, index, end, predicate(7)))
+                end_ok = self.add(block, make(llvm.ICmpOp, end, size, predicate(7)))
+                inside = self.add(block, make(llvm.AndOp, start_ok, end_ok))
             else:
-                inside = self.add(block, llvm.ICmpOp(index, size, IntegerAttr(6, i64)))  # ult: 0 <= index < size
-            outside = self.add(block, llvm.XOrOp(inside, self.const(block, 1, i1)))
-            axis_bad = self.add(block, llvm.SelectOp(outside, self.const(block, axis, i64), axis_bad))
-            index_bad = self.add(block, llvm.SelectOp(outside, index, index_bad))
-            size_bad = self.add(block, llvm.SelectOp(outside, size, size_bad))
-            ok = self.add(block, llvm.AndOp(ok, inside))
+                inside = self.add(block, make(llvm.ICmpOp, index, size, predicate(6)))  # ult: 0 <= index < size
+            outside = self.add(block, make(llvm.XOrOp, inside, self.const(block, 1, i1)))
+            axis_bad = self.add(block, make(llvm.SelectOp, outside, self.const(block, axis, i64), axis_bad))
+            index_bad = self.add(block, make(llvm.SelectOp, outside, index, index_bad))
+            size_bad = self.add(block, make(llvm.SelectOp, outside, size, size_bad))
+            ok = self.add(block, make(llvm.AndOp, ok, inside))
         report, after = self.new_block(), self.new_block()
         block.add_op(llvm.CondBrOp(ok, after, [], report, []))
         for slot, value in enumerate((self.const(report, code, i64), axis_bad, index_bad, size_bad)):
-            address = self.add(report, llvm.GEPOp(self.status.ptr, [slot], i64))
-            report.add_op(llvm.StoreOp(value, address))
+            address = self.add(report, make(llvm.GEPOp, self.status.ptr, [slot], i64))
+            report.add_op(make(llvm.StoreOp, value, address))
         report.add_op(llvm.BrOp(after))
         return ok, after
 
@@ -383,12 +426,12 @@ class _FunctionLowering:
         what = "load" if is_load else "store"
         ok, block = self.bounds_check(block, op.memref, op.indices, what)
         address, element = self.address(block, op.memref, op.indices)
-        sink = self.add(block, llvm.GEPOp(self.status.ptr, [GUARD_SINK_SLOT], i64))
-        address = self.add(block, llvm.SelectOp(ok, address, sink))
+        sink = self.add(block, make(llvm.GEPOp, self.status.ptr, [GUARD_SINK_SLOT], i64))
+        address = self.add(block, make(llvm.SelectOp, ok, address, sink))
         if is_load:
-            self.values[op.res] = self.add(block, llvm.LoadOp(address, element))
+            self.values[op.res] = self.add(block, make(llvm.LoadOp, address, element))
         else:
-            block.add_op(llvm.StoreOp(self.v(op.value), address))
+            block.add_op(make(llvm.StoreOp, self.v(op.value), address))
         return block
 
     def lower_copy(self, op: tg.CopyOp, block: Block) -> Block:
@@ -398,17 +441,17 @@ class _FunctionLowering:
         if self.guard_messages is not None:
             ok_src, block = self.bounds_check(block, op.src, op.src_indices, f"copy ({op.direction.data})", length)
             ok_dst, block = self.bounds_check(block, op.dst, op.dst_indices, f"copy ({op.direction.data})", length)
-            ok = self.add(block, llvm.AndOp(ok_src, ok_dst))
-            length = self.add(block, llvm.SelectOp(ok, length, self.const(block, 0, i64)))
+            ok = self.add(block, make(llvm.AndOp, ok_src, ok_dst))
+            length = self.add(block, make(llvm.SelectOp, ok, length, self.const(block, 0, i64)))
             # an out-of-bounds copy moves nothing; its start addresses are then never dereferenced
         src_ptr, element = self.address(block, op.src, op.src_indices)
         dst_ptr, _ = self.address(block, op.dst, op.dst_indices)
         unit = all(not d.strides or _is_const_one(d.strides[-1]) for d in (src, dst))  # rank 0: one element
         if unit:
             size = self.const(block, element_bytes(src.element), i64)
-            nbytes = self.add(block, llvm.MulOp(length, size, overflow=NSW))
+            nbytes = self.add(block, make(llvm.MulOp, length, size, overflow=NSW))
             false = self.const(block, 0, i1)
-            block.add_op(llvm.CallIntrinsicOp("llvm.memcpy.p0.p0.i64", [dst_ptr, src_ptr, nbytes, false], []))
+            block.add_op(make(llvm.CallIntrinsicOp, "llvm.memcpy.p0.p0.i64", [dst_ptr, src_ptr, nbytes, false], []))
             return block
         header = self.new_block([i64])
         body = self.new_block()
@@ -416,16 +459,16 @@ class _FunctionLowering:
         zero = self.const(block, 0, i64)
         block.add_op(llvm.BrOp(header, zero))
         k = header.args[0]
-        cond = self.add(header, llvm.ICmpOp(k, length, IntegerAttr(2, i64)))
+        cond = self.add(header, make(llvm.ICmpOp, k, length, predicate(2)))
         header.add_op(llvm.CondBrOp(cond, body, [], exit_, []))
-        src_off = self.add(body, llvm.MulOp(k, src.strides[-1], overflow=NSW))
-        dst_off = self.add(body, llvm.MulOp(k, dst.strides[-1], overflow=NSW))
-        s = self.add(body, llvm.GEPOp(src_ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[src_off]))
-        d = self.add(body, llvm.GEPOp(dst_ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[dst_off]))
-        value = self.add(body, llvm.LoadOp(s, element))
-        body.add_op(llvm.StoreOp(value, d))
+        src_off = self.add(body, make(llvm.MulOp, k, src.strides[-1], overflow=NSW))
+        dst_off = self.add(body, make(llvm.MulOp, k, dst.strides[-1], overflow=NSW))
+        s = self.add(body, make(llvm.GEPOp, src_ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[src_off]))
+        d = self.add(body, make(llvm.GEPOp, dst_ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[dst_off]))
+        value = self.add(body, make(llvm.LoadOp, s, element))
+        body.add_op(make(llvm.StoreOp, value, d))
         one = self.const(body, 1, i64)
-        body.add_op(llvm.BrOp(header, self.add(body, llvm.AddOp(k, one, overflow=NSW))))
+        body.add_op(llvm.BrOp(header, self.add(body, make(llvm.AddOp, k, one, overflow=NSW))))
         return exit_
 
 
@@ -460,61 +503,65 @@ def _float_intrinsic(name_of):
     def handler(L: _FunctionLowering, op: Operation, block: Block) -> None:
         t = op.results[0].type
         args = [L.v(o) for o in op.operands]
-        L.values[op.results[0]] = L.add(block, llvm.CallIntrinsicOp(f"{name_of[type(op)]}.{_suffix(t)}", args, [t]))
+        name = f"{name_of[type(op)]}.{_suffix(t)}"
+        L.values[op.results[0]] = L.add(block, make(llvm.CallIntrinsicOp, name, args, [t]))
     return handler
 
 
 def _minmax_si(L: _FunctionLowering, op: Operation, block: Block) -> None:
-    predicate = 4 if isinstance(op, arith.MaxSIOp) else 2  # sgt / slt
+    code = 4 if isinstance(op, arith.MaxSIOp) else 2  # sgt / slt
     a, b = L.v(op.lhs), L.v(op.rhs)
-    cond = L.add(block, llvm.ICmpOp(a, b, IntegerAttr(predicate, i64)))
-    L.values[op.result] = L.add(block, llvm.SelectOp(cond, a, b))
+    cond = L.add(block, make(llvm.ICmpOp, a, b, predicate(code)))
+    L.values[op.result] = L.add(block, make(llvm.SelectOp, cond, a, b))
 
 
 def _cmpi(L: _FunctionLowering, op: arith.CmpiOp, block: Block) -> None:
-    L.values[op.result] = L.add(block, llvm.ICmpOp(L.v(op.lhs), L.v(op.rhs), IntegerAttr(op.predicate.value.data, i64)))
+    code = predicate(op.predicate.value.data)
+    L.values[op.result] = L.add(block, make(llvm.ICmpOp, L.v(op.lhs), L.v(op.rhs), code))
 
 
 def _cmpf(L: _FunctionLowering, op: arith.CmpfOp, block: Block) -> None:
-    L.values[op.result] = L.add(block, llvm.FCmpOp(L.v(op.lhs), L.v(op.rhs), IntegerAttr(op.predicate.value.data, i64)))
+    code = predicate(op.predicate.value.data)
+    L.values[op.result] = L.add(block, make(llvm.FCmpOp, L.v(op.lhs), L.v(op.rhs), code))
 
 
 def _select(L: _FunctionLowering, op: arith.SelectOp, block: Block) -> None:
-    L.values[op.result] = L.add(block, llvm.SelectOp(L.v(op.cond), L.v(op.lhs), L.v(op.rhs)))
+    L.values[op.result] = L.add(block, make(llvm.SelectOp, L.v(op.cond), L.v(op.lhs), L.v(op.rhs)))
 
 
 def _negf(L: _FunctionLowering, op: arith.NegfOp, block: Block) -> None:
-    L.values[op.result] = L.add(block, llvm.FNegOp(L.v(op.operand)))
+    L.values[op.result] = L.add(block, make(llvm.FNegOp, L.v(op.operand)))
 
 
 def _extf(L: _FunctionLowering, op: arith.ExtFOp, block: Block) -> None:
     source = op.input.type
     value = L.v(op.input)
     if isinstance(source, BFloat16Type):
-        wide = L.add(block, llvm.ZExtOp(value, i32))
-        shifted = L.add(block, llvm.ShlOp(wide, L.const(block, 16, i32)))
-        value = L.add(block, llvm.BitcastOp(shifted, f32))
+        wide = L.add(block, make(llvm.ZExtOp, value, i32))
+        shifted = L.add(block, make(llvm.ShlOp, wide, L.const(block, 16, i32)))
+        value = L.add(block, make(llvm.BitcastOp, shifted, f32))
         if op.result.type != f32:
-            value = L.add(block, llvm.FPExtOp(value, op.result.type))
+            value = L.add(block, make(llvm.FPExtOp, value, op.result.type))
         L.values[op.result] = value
         return
-    L.values[op.result] = L.add(block, llvm.FPExtOp(value, op.result.type))
+    L.values[op.result] = L.add(block, make(llvm.FPExtOp, value, op.result.type))
 
 
 def _truncf(L: _FunctionLowering, op: arith.TruncFOp, block: Block) -> None:
     value = L.v(op.input)
     if isinstance(op.result.type, BFloat16Type):
         if op.input.type != f32:
-            value = L.add(block, llvm.FPTruncOp(value, f32))
-        bits = L.add(block, llvm.BitcastOp(value, i32))
-        lsb = L.add(block, llvm.AndOp(L.add(block, llvm.LShrOp(bits, L.const(block, 16, i32))), L.const(block, 1, i32)))
-        bias = L.add(block, llvm.AddOp(lsb, L.const(block, 0x7FFF, i32)))
-        rounded = L.add(block, llvm.LShrOp(L.add(block, llvm.AddOp(bits, bias)), L.const(block, 16, i32)))
-        narrow = L.add(block, llvm.TruncOp(rounded, i16))
-        is_nan = L.add(block, llvm.FCmpOp(value, value, "uno"))
-        L.values[op.result] = L.add(block, llvm.SelectOp(is_nan, L.const(block, 0x7FC0, i16), narrow))
+            value = L.add(block, make(llvm.FPTruncOp, value, f32))
+        bits = L.add(block, make(llvm.BitcastOp, value, i32))
+        high = L.add(block, make(llvm.LShrOp, bits, L.const(block, 16, i32)))
+        lsb = L.add(block, make(llvm.AndOp, high, L.const(block, 1, i32)))
+        bias = L.add(block, make(llvm.AddOp, lsb, L.const(block, 0x7FFF, i32)))
+        rounded = L.add(block, make(llvm.LShrOp, L.add(block, make(llvm.AddOp, bits, bias)), L.const(block, 16, i32)))
+        narrow = L.add(block, make(llvm.TruncOp, rounded, i16))
+        is_nan = L.add(block, make(llvm.FCmpOp, value, value, "uno"))
+        L.values[op.result] = L.add(block, make(llvm.SelectOp, is_nan, L.const(block, 0x7FC0, i16), narrow))
         return
-    L.values[op.result] = L.add(block, llvm.FPTruncOp(value, op.result.type))
+    L.values[op.result] = L.add(block, make(llvm.FPTruncOp, value, op.result.type))
 
 
 def _int_cast(L: _FunctionLowering, op: Operation, block: Block) -> None:
@@ -524,26 +571,26 @@ def _int_cast(L: _FunctionLowering, op: Operation, block: Block) -> None:
     if sw == tw:
         L.values[op.results[0]] = value
     elif tw < sw:
-        L.values[op.results[0]] = L.add(block, llvm.TruncOp(value, target))
+        L.values[op.results[0]] = L.add(block, make(llvm.TruncOp, value, target))
     elif isinstance(op, arith.ExtUIOp):
-        L.values[op.results[0]] = L.add(block, llvm.ZExtOp(value, target))
+        L.values[op.results[0]] = L.add(block, make(llvm.ZExtOp, value, target))
     else:
-        L.values[op.results[0]] = L.add(block, llvm.SExtOp(value, target))
+        L.values[op.results[0]] = L.add(block, make(llvm.SExtOp, value, target))
 
 
 def _sitofp(L: _FunctionLowering, op: arith.SIToFPOp, block: Block) -> None:
-    L.values[op.result] = L.add(block, llvm.SIToFPOp(L.v(op.input), op.result.type))
+    L.values[op.result] = L.add(block, make(llvm.SIToFPOp, L.v(op.input), op.result.type))
 
 
 def _bitcast(L: _FunctionLowering, op: arith.BitcastOp, block: Block) -> None:
-    L.values[op.result] = L.add(block, llvm.BitcastOp(L.v(op.input), op.result.type))
+    L.values[op.result] = L.add(block, make(llvm.BitcastOp, L.v(op.input), op.result.type))
 
 
 def _fptosi(L: _FunctionLowering, op: arith.FPToSIOp, block: Block) -> None:
     # saturating: NaN -> 0 and out-of-range -> the extreme, never undefined behaviour
     t = op.input.type
     name = f"llvm.fptosi.sat.i64.{_suffix(t)}"
-    L.values[op.result] = L.add(block, llvm.CallIntrinsicOp(name, [L.v(op.input)], [i64]))
+    L.values[op.result] = L.add(block, make(llvm.CallIntrinsicOp, name, [L.v(op.input)], [i64]))
 
 
 def _math(L: _FunctionLowering, op: Operation, block: Block) -> None:
@@ -552,43 +599,43 @@ def _math(L: _FunctionLowering, op: Operation, block: Block) -> None:
 
 def _load(L: _FunctionLowering, op: memref.LoadOp, block: Block) -> None:
     address, element = L.address(block, op.memref, op.indices)
-    L.values[op.res] = L.add(block, llvm.LoadOp(address, element))
+    L.values[op.res] = L.add(block, make(llvm.LoadOp, address, element))
 
 
 def _store(L: _FunctionLowering, op: memref.StoreOp, block: Block) -> None:
     address, _ = L.address(block, op.memref, op.indices)
     streaming = op.nontemporal is not None and op.nontemporal.value.data
     L.streams |= bool(streaming)
-    block.add_op(llvm.StoreOp(L.v(op.value), address, nontemporal=bool(streaming)))
+    block.add_op(make(llvm.StoreOp, L.v(op.value), address, nontemporal=bool(streaming)))
 
 
 def _address_bits(L: _FunctionLowering, op: tg.AlignPeelOp | tg.AssumeAlignedOp, block: Block) -> SSAValue:
     """The low bits of the element's address that decide its alignment."""
     address, _ = L.address(block, op.memref, op.indices)
-    integer = L.add(block, llvm.PtrToIntOp(address, i64))
-    return L.add(block, llvm.AndOp(integer, L.const(block, op.alignment.value.data - 1, i64)))
+    integer = L.add(block, make(llvm.PtrToIntOp, address, i64))
+    return L.add(block, make(llvm.AndOp, integer, L.const(block, op.alignment.value.data - 1, i64)))
 
 
 def _align_peel(L: _FunctionLowering, op: tg.AlignPeelOp, block: Block) -> None:
     size = element_bytes(op.memref.type.element_type)
     alignment = op.alignment.value.data
     low = _address_bits(L, op, block)
-    gap = L.add(block, llvm.AndOp(L.add(block, llvm.SubOp(L.const(block, alignment, i64), low)),
+    gap = L.add(block, make(llvm.AndOp, L.add(block, make(llvm.SubOp, L.const(block, alignment, i64), low)),
                                   L.const(block, alignment - 1, i64)))  # bytes to the next aligned address
-    elements = L.add(block, llvm.UDivOp(gap, L.const(block, size, i64)))
-    ragged = L.add(block, llvm.ICmpOp(L.add(block, llvm.AndOp(gap, L.const(block, size - 1, i64))),
-                                      L.const(block, 0, i64), IntegerAttr(1, i64)))  # ne: never aligned
+    elements = L.add(block, make(llvm.UDivOp, gap, L.const(block, size, i64)))
+    ragged = L.add(block, make(llvm.ICmpOp, L.add(block, make(llvm.AndOp, gap, L.const(block, size - 1, i64))),
+                                      L.const(block, 0, i64), predicate(1)))  # ne: never aligned
     limit = L.v(op.limit)
-    fewer = L.add(block, llvm.ICmpOp(elements, limit, IntegerAttr(2, i64)))  # slt
-    peel = L.add(block, llvm.SelectOp(fewer, elements, limit))
-    L.values[op.result] = L.add(block, llvm.SelectOp(ragged, limit, peel))
+    fewer = L.add(block, make(llvm.ICmpOp, elements, limit, predicate(2)))  # slt
+    peel = L.add(block, make(llvm.SelectOp, fewer, elements, limit))
+    L.values[op.result] = L.add(block, make(llvm.SelectOp, ragged, limit, peel))
 
 
 def _assume_aligned(L: _FunctionLowering, op: tg.AssumeAlignedOp, block: Block) -> None:
     if L.guard_messages is not None:  # the guard build computes no address it has not checked
         return
-    aligned = L.add(block, llvm.ICmpOp(_address_bits(L, op, block), L.const(block, 0, i64), IntegerAttr(0, i64)))
-    block.add_op(llvm.CallIntrinsicOp("llvm.assume", [aligned], []))
+    aligned = L.add(block, make(llvm.ICmpOp, _address_bits(L, op, block), L.const(block, 0, i64), predicate(0)))
+    block.add_op(make(llvm.CallIntrinsicOp, "llvm.assume", [aligned], []))
 
 
 def _dim(L: _FunctionLowering, op: memref.DimOp, block: Block) -> None:
@@ -605,7 +652,7 @@ def _dim(L: _FunctionLowering, op: memref.DimOp, block: Block) -> None:
 def _ub_alloc(L: _FunctionLowering, op: tg.UBAllocOp, block: Block) -> None:
     ub = L.memrefs[op.ub]
     t = op.result.type
-    ptr = L.add(block, llvm.GEPOp(ub.ptr, [op.offset.value.data], IntegerType(8)))
+    ptr = L.add(block, make(llvm.GEPOp, ub.ptr, [op.offset.value.data], IntegerType(8)))
     shape = t.get_shape()
     strides, acc = [], 1
     for dim in reversed(shape):
@@ -626,7 +673,7 @@ def _collapse_shape(L: _FunctionLowering, op: memref.CollapseShapeOp, block: Blo
         axes = [a.value.data for a in group.data]
         size = src.sizes[axes[0]]
         for axis in axes[1:]:
-            size = L.add(block, llvm.MulOp(size, src.sizes[axis], overflow=NSW))
+            size = L.add(block, make(llvm.MulOp, size, src.sizes[axis], overflow=NSW))
         sizes.append(size)
         strides.append(src.strides[axes[-1]])
     L.memrefs[op.result] = Descriptor(src.ptr, src.element, sizes, strides, f"{src.name} (rows)")
@@ -640,7 +687,7 @@ def _alloca(L: _FunctionLowering, op: memref.AllocaOp, block: Block) -> None:
     """A small static scratch row on the stack (interchanged sums); it sits in the entry block."""
     t = op.memref.type
     (length,) = t.get_shape()
-    ptr = L.add(block, llvm.AllocaOp(L.const(block, length, i64), llvm_type(t.element_type), alignment=64))
+    ptr = L.add(block, make(llvm.AllocaOp, L.const(block, length, i64), llvm_type(t.element_type), alignment=64))
     L.memrefs[op.memref] = Descriptor(ptr, t.element_type, [L.const(block, length, i64)],
                                       [L.const(block, 1, i64)], "stack row")
 
