@@ -4,15 +4,19 @@ LLVM vectorizes an innermost loop by 16 lanes and leaves what is left (up to 15 
 a remainder loop. On a short row most of the work is that remainder: max pooling's window scan
 over 28 outputs of a 56x56 plane runs 16 of them as a vector and 12 one at a time (with its
 edges, three quarters of the op's time went outside the vector loops). Here a map loop of
-trips in [VECTOR, LONG) that is not a whole number of VECTORs runs as
+trips in [VECTOR, LONG) that is not a whole number of VECTORs runs by whole vectors, the last
+one ending on the loop's last iteration:
 
-    for i in [lb, lb + whole * step): body(i)          (LLVM's loop: its whole vectors)
-    for j in [0, VECTOR):             body(last + j * step),  last = lb + (trips - VECTOR) * step
+    for k in [0, trips / VECTOR + 1):
+      first = min(k * VECTOR, trips - VECTOR)
+      for j in [0, VECTOR): body(lb + (first + j) * step)
 
-The second loop has a constant trip count of one vector: the elements it shares with the loop
-before are computed again and stored again with the same values. Any other loop (shorter, a
-whole number of vectors, or long enough that LLVM's remainder is a small part of it) runs as it
-was, in the other branch of the test.
+The inner loop has a constant trip count of one vector, which LLVM's vectorizer makes one vector
+iteration; the elements the last vector shares with the one before are computed again and stored
+again with the same values. Any other loop (shorter, a whole number of vectors, or long enough
+that LLVM's remainder is a small part of it) runs as it was, in the other branch of the test.
+(The body once for all the vectors, not once for the whole ones and once for the last: max
+pooling 2-D's stage is 14% smaller and compiles 0.06 s faster.)
 
 Only a map is rewritten: no carried values, a body of straight-line arithmetic, loads and
 stores that writes no tensor it reads (a written tensor that is also loaded could be read after
@@ -22,7 +26,7 @@ is computed by the same operations as before: results are bitwise the same.
 Two kinds of loop are left alone because they are never short rows: a loop whose body still
 clamps an index that moves with it (partition-clamped-loops' edges, the few windows that hang
 over a border), and a loop over a plane walked as one row (collapse-contiguous-rows). Each
-rewritten loop costs two more copies of its body, which LLVM compiles.
+rewritten loop costs one more copy of its body, which LLVM compiles.
 """
 
 from __future__ import annotations
@@ -97,22 +101,18 @@ def _overlapped(loop: scf.ForOp) -> list[Operation]:
     short = emit(arith.AndIOp(emit(arith.CmpiOp(trips, vector, "sge")), emit(arith.CmpiOp(trips, const(LONG), "slt"))))
     overlap = emit(arith.AndIOp(short, emit(arith.CmpiOp(whole, trips, "slt"))))
 
-    def at(count: SSAValue) -> SSAValue:  # lb + count * step, in the overlapping branch
-        return emit(arith.AddiOp(loop.lb, emit(arith.MuliOp(count, const(step, overlapping)), overlapping)),
-                    overlapping)
-
-    vectors = loop.clone()
-    vectors.operands = [loop.lb, at(whole), *vectors.operands[2:]]
-    overlapping.add_op(vectors)
-    last = at(emit(arith.SubiOp(trips, vector), overlapping))
     axis = loop.attributes["tg.axis"].value.data if "tg.axis" in loop.attributes else 0
-    chunk, body = make_for(const(0, overlapping), const(VECTOR * step, overlapping), const(step, overlapping),
-                           "parallel", axis)
-    index = emit(arith.AddiOp(last, body.args[0]), body)
-    copy_iteration(loop, body, index)
+    count = emit(arith.AddiOp(emit(arith.DivUIOp(trips, vector), overlapping), const(1, overlapping)), overlapping)
+    vectors, each = make_for(const(0, overlapping), count, const(1, overlapping), "parallel", axis)
+    last = emit(arith.SubiOp(trips, const(VECTOR, each)), each)
+    first = emit(arith.MinSIOp(emit(arith.MuliOp(each.args[0], const(VECTOR, each)), each), last), each)
+    lanes, body = make_for(const(0, each), const(VECTOR, each), const(1, each), "parallel", axis)
+    iteration = emit(arith.AddiOp(first, body.args[0]), body)
+    copy_iteration(loop, body, emit(arith.AddiOp(loop.lb, emit(arith.MuliOp(iteration, const(step, body)), body)),
+                                    body))
     body.add_op(scf.YieldOp())
-    overlapping.add_op(chunk)
-    overlapping.add_op(scf.YieldOp())
+    each.add_ops([lanes, scf.YieldOp()])
+    overlapping.add_ops([vectors, scf.YieldOp()])
 
     loop.detach()
     ops.append(scf.IfOp(overlap, [], Region([overlapping]), Region([Block([loop, scf.YieldOp()])])))
