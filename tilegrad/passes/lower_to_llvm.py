@@ -142,7 +142,7 @@ def make(cls: type[Operation], *args, **kwargs) -> Operation:
     op = cls(*args, **kwargs)
     if known is False:
         same = list(op.operands) == operands and not op.successors and not op.regions
-        _FORMS[key] = (tuple(r.type for r in op.results), op.properties, op.attributes) if same else None
+        _FORMS[key] = (tuple(r.type for r in op.results), dict(op.properties), dict(op.attributes)) if same else None
     return op
 
 
