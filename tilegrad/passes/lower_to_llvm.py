@@ -52,7 +52,6 @@ from tilegrad.dialect import tg
 from tilegrad.passes.common import arg_info
 
 PTR = llvm.LLVMPointerType()
-_ONE = IntegerAttr(1, i64)  # (made once: attributes are costly to build, and this test runs per access)
 NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
 
 
@@ -373,7 +372,7 @@ class _FunctionLowering:
         for index, stride in zip(indices, d.strides):  # the sum of each prefix once per block
             summed += ((self.v(index), stride),)
             if summed not in self.offsets:
-                one = isinstance(stride.owner, llvm.ConstantOp) and stride.owner.value == _ONE
+                one = _is_const_one(stride)
                 term = self.v(index) if one else self.add(block, make(llvm.MulOp, self.v(index), stride, overflow=NSW))
                 self.offsets[summed] = term if offset is None else self.add(block, make(llvm.AddOp, offset, term,
                                                                                                overflow=NSW))

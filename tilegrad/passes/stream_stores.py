@@ -145,6 +145,12 @@ def _footprint_bytes(at: IndexBuilder, fn: func.FuncOp) -> SSAValue:
     return total
 
 
+def _walking_attributes(loop: scf.ForOp) -> dict:
+    """What a loop over part of `loop`'s range keeps of its attributes (its role and axis; only the
+    stage's outermost loop is its stage)."""
+    return {k: v for k, v in loop.attributes.items() if k != "tg.stage"}
+
+
 def _line_into_buffers(loop: scf.ForOp, buffers: dict[memref.StoreOp, memref.AllocaOp], first: SSAValue,
                        line: int) -> list[Operation]:
     """The loop's iterations first .. first + line - 1, each streamed store going to its lane of a
@@ -153,7 +159,7 @@ def _line_into_buffers(loop: scf.ForOp, buffers: dict[memref.StoreOp, memref.All
     bounds = [arith.ConstantOp(IntegerAttr(value, INDEX)) for value in (0, line, 1)]
     body = Block(arg_types=[INDEX])
     lanes = scf.ForOp(*bounds, [], Region([body]))
-    lanes.attributes.update({k: v for k, v in loop.attributes.items() if k != "tg.stage"})
+    lanes.attributes.update(_walking_attributes(loop))
     lane = body.args[0]
     position = arith.AddiOp(first, lane)
     body.add_op(position)
@@ -186,7 +192,7 @@ def _stream(loop: scf.ForOp, stores: list[memref.StoreOp], min_bytes: int) -> No
 
     body = Block(arg_types=[INDEX])
     by_lines = scf.ForOp(start, end, at.const(line), [], Region([body]))
-    by_lines.attributes.update({k: v for k, v in loop.attributes.items() if k != "tg.stage"})
+    by_lines.attributes.update(_walking_attributes(loop))
     first = body.args[0]
     body.add_op(tg.AssumeAlignedOp(out, [*prefix, first], LINE_BYTES))
     entry = enclosing_func(loop).body.block
