@@ -6,6 +6,7 @@ import pytest
 
 import tilegrad
 import tilegrad.dsl as tg
+from tilegrad.codegen.launcher import GUARD_CODE_BASE
 from tilegrad.dialect import make_context
 from tilegrad.inputs import complete_shapes, random_inputs
 from tilegrad.kernel import Specialization
@@ -84,6 +85,25 @@ def test_guard_catches_an_access_outside_its_buffer(target, monkeypatch):
     b = np.ones(2, np.float32)
     with pytest.raises(tilegrad.OutOfBoundsError, match=r"guard_add_rows: guard: stage .*b: index \d+ on axis 0"):
         tilegrad.compile("guard_add_rows", target, guard=True)(x=x, b=b)
+
+
+def test_stages_lowered_apart_keep_their_report_codes_apart():
+    """to_llvm lowers each stage as a module of its own: the second stage's reports number on from
+    the first's, so none overwrites another and every stage's accesses are named."""
+    from tilegrad.pipeline import lower, to_llvm
+
+    op = tilegrad.get_op("divisive_normalization_backward")
+    arrays, attrs = small_call(op.name, "float32")
+    kernel = tilegrad.compile(op, "cpu", guard=True)
+    args, kwargs, _, num_blocks = kernel._split_call((), {**arrays, **attrs})
+    binding = op.bind(kernel.target, args, kwargs)
+    reports = []
+    for after_pass in (None, lambda spec, module: None):  # a module per stage, then one module (`show`)
+        lowered = lower(op, binding, kernel.target, num_blocks, op.schedule_hint(kernel.target, binding))
+        to_llvm(lowered, guard=True, after_pass=after_pass)
+        reports.append(sorted(text for code, text in lowered.messages.items() if code >= GUARD_CODE_BASE))
+    assert len(lowered.functions) >= 2 and reports[0] == reports[1]
+    assert all(any(f"stage {stage}:" in report for report in reports[0]) for stage in lowered.functions)
 
 
 def test_guard_pass_on_hand_written_ir():

@@ -1,16 +1,20 @@
-"""codegen/jit.py: a module's stages optimized and emitted side by side, as parts, and linked."""
+"""codegen/jit.py: a kernel's stages optimized and emitted side by side, as parts, and linked."""
 
 import ctypes
 
+import pytest
+
 from tilegrad.codegen import jit, native
 
-MODULE = """; ModuleID = ""
+HEADER = """; ModuleID = ""
 target triple = "x86_64-unknown-linux-gnu"
 target datalayout = ""
+"""
 
+SQUARE = HEADER + """
 declare void @"llvm.assume"(i1 %".1")
 
-define i64 @"square_impl"(i64 %".1") nounwind
+define internal i64 @"square_impl"(i64 %".1") nounwind
 {
 entry:
   %".3" = mul i64 %".1", %".1"
@@ -23,13 +27,21 @@ entry:
   %".3" = call i64 @"square_impl"(i64 %".1")
   ret i64 %".3"
 }
+"""
 
+TWICE = HEADER + """
 define i64 @"twice"(i64 %".1") nounwind
 {
 entry:
   %".3" = add i64 %".1", %".1"
   ret i64 %".3"
 }
+"""
+
+BOTH = HEADER + """
+declare i64 @"square"(i64 %".1")
+
+declare i64 @"twice"(i64 %".1")
 
 define i64 @"both"(i64 %".1") nounwind
 {
@@ -38,8 +50,6 @@ entry:
   %".4" = call i64 @"twice"(i64 %".3")
   ret i64 %".4"
 }
-
-!0 = !{ i32 1 }
 """
 
 
@@ -57,18 +67,8 @@ def _declared(text):
     return _functions(text, "declare")
 
 
-def test_a_module_splits_into_its_parts_and_the_rest():
-    parts = jit._split_functions(MODULE, [("square", "square_impl"), ("twice",)])
-    assert [_defined(p) for p in parts] == [["square", "square_impl"], ["twice"], ["both"]]
-    assert [_declared(p) for p in parts] == [["both", "llvm.assume", "twice"],
-                                             ["both", "llvm.assume", "square", "square_impl"],
-                                             ["llvm.assume", "square", "square_impl", "twice"]]
-    for part in parts:  # the header and the metadata go with every part
-        assert 'target triple = "x86_64-unknown-linux-gnu"' in part and "!0 = !{ i32 1 }" in part
-
-
 def test_parts_compile_side_by_side_into_one_module_and_one_shared_object():
-    text, objects = jit.compile_parts(MODULE, parts=[("square", "square_impl"), ("twice",)], emit=True)
+    text, objects = jit.compile_parts([SQUARE, TWICE, BOTH], emit=True)
     assert len(objects) == 3
     assert set(_defined(text)) >= {"square", "twice", "both"}  # linked back: all defined, none declared twice
     assert not set(_declared(text)) & set(_defined(text))
@@ -77,6 +77,16 @@ def test_parts_compile_side_by_side_into_one_module_and_one_shared_object():
     assert both(7) == 98
 
 
+def test_a_part_that_fails_fails_the_whole_and_stops_the_workers():
+    with pytest.raises(RuntimeError):
+        with jit.PartCompiler(emit=True) as compiler:
+            compiler.submit(SQUARE)
+            compiler.submit(HEADER + "define i64 @broken(")
+            compiler.finish()
+    assert compiler._pool is None or compiler._pool._shutdown
+
+
 def test_one_part_is_the_module_itself():
-    text, objects = jit.compile_parts(MODULE, emit=True)
-    assert len(objects) == 1 and "define" in text and jit.optimize(MODULE).count("define") == text.count("define")
+    text, objects = jit.compile_parts([SQUARE], emit=True)
+    assert len(objects) == 1 and jit.optimize(SQUARE).count("define") == text.count("define") == 1
+

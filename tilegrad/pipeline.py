@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import ModuleOp, f64
 from xdsl.passes import ModulePass
 
 from tilegrad.call_path import layout_of
+from tilegrad.codegen.launcher import GUARD_CODE_BASE
 from tilegrad.dialect import make_context
 from tilegrad.dsl.bounds import size_form
 from tilegrad.dsl.emit import KernelArg, emit_op
@@ -103,9 +104,9 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
     return {"loops": loops, "tiled": tiled, "llvm": llvm_passes(guard)}
 
 
-def llvm_passes(guard: bool = False) -> list[ModulePass]:
+def llvm_passes(guard: bool = False, first_code: int = 0) -> list[ModulePass]:
     """The passes before xDSL's conversion to llvmlite (then LLVM's own O3)."""
-    return [UnrollShortReductions(), ExpandMath(), LowerToLLVM(guard=guard)]
+    return [UnrollShortReductions(), ExpandMath(), LowerToLLVM(guard=guard, first_code=first_code)]
 
 
 AfterPass = Callable[[str, ModuleOp], None]
@@ -233,34 +234,51 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
 def to_llvm(lowered: Lowered, guard: bool = False, after_pass: AfterPass | None = None,
             emit: bool = False) -> tuple[str, list[bytes]]:
     """unroll-short-reductions, expand-math and lower-to-llvm, then xDSL's llvmlite conversion and
-    LLVM's O3 for this host: the optimized text and, with `emit`, its object code (one object per
-    stage, compiled side by side: codegen/jit.py). With `guard`, every access is bounds-checked
-    (at O1); the report codes join `lowered.messages`."""
-    from tilegrad.codegen.jit import compile_parts
+    LLVM's O3 for this host: the optimized text and, with `emit`, its object code. Each stage, the
+    largest first, is lowered and converted as a module of its own and handed to LLVM at once, so
+    LLVM optimizes one stage while the next is lowered (codegen/jit.py's PartCompiler; the fused
+    linear CE's cold compile: median 1.13 -> 0.92 s, alternating 10 rounds). With `after_pass`
+    (each pass's IR is shown), the stages go as one module. With `guard`, every access is
+    bounds-checked (at O1); the report codes join `lowered.messages`."""
+    from tilegrad.codegen.driver import driver_module
+    from tilegrad.codegen.jit import PartCompiler
 
     name = lowered.module.ops.first.sym_name.data
-    with collector_paused():
-        # (LLVM verifies what lower-to-llvm produces when it parses it)
-        apply_passes(name, llvm_passes(guard), lowered.module, after_pass, verify=False)
-        lowered.messages.update(guard_messages(lowered.module))
-        text = str(_convert(name, lowered))
-    parts = [(stage, f"{stage}_impl") for stage in lowered.functions]  # lower-to-llvm's pair per stage
-    with compiler_step(name, "O3"):
-        # a guard build checks, it need not be fast
-        return compile_parts(text, speed_level=1 if guard else 3, parts=parts, emit=emit)
+    stages = list(lowered.module.ops)
+    sizes = _stage_sizes(lowered.ir.get("tiled", ""))
+    batches = [stages] if after_pass is not None else \
+        [[stage] for stage in sorted(stages, key=lambda s: sizes.get(s.sym_name.data, 0), reverse=True)]
+    with PartCompiler(speed_level=1 if guard else 3, emit=emit) as compiler:  # a guard build need not be fast
+        for batch in batches:
+            module = ModuleOp([], attributes=dict(lowered.module.attributes))
+            for stage in batch:
+                stage.detach()
+                module.body.block.add_op(stage)
+            first_code = sum(code >= GUARD_CODE_BASE for code in lowered.messages)
+            with collector_paused():
+                # (LLVM verifies what lower-to-llvm produces when it parses it)
+                apply_passes(name, llvm_passes(guard, first_code), module, after_pass, verify=False)
+                lowered.messages.update(guard_messages(module))
+                text = str(_convert(name, module))
+            compiler.submit(text)
+        compiler.submit(driver_module(lowered.functions))
+        with compiler_step(name, "O3"):
+            return compiler.finish()
 
 
-def _convert(name: str, lowered: Lowered):
-    """xDSL's llvm dialect as an llvmlite module, with the stores' nontemporal flags and the driver."""
-    from tilegrad.codegen.driver import add_driver
+def _stage_sizes(text: str) -> dict[str, int]:
+    """Each function's length in a stage's text: how long LLVM will take on it, roughly."""
+    return {chunk.split("(", 1)[0]: len(chunk) for chunk in text.split("  func.func @")[1:]}
 
+
+def _convert(name: str, module: ModuleOp):
+    """xDSL's llvm dialect as an llvmlite module, with the stores' nontemporal flags."""
     with compiler_step(name, "llvmlite conversion"):
-        llvm_module = convert_module(lowered.module, fallback_target_triple=None)
-        mark_nontemporal_stores(lowered.module, llvm_module)
+        llvm_module = convert_module(module, fallback_target_triple=None)
+        mark_nontemporal_stores(module, llvm_module)
         for function in llvm_module.functions:
             if not function.is_declaration:
                 function.attributes.add("nounwind")
-        add_driver(llvm_module, lowered.functions)
         return llvm_module
 
 

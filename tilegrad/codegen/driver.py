@@ -14,6 +14,17 @@ from tilegrad.codegen.launcher import DRIVER
 from tilegrad.codegen.pool_module import DRIVER_TYPE, I64, PTR, VOID
 
 BARRIER_TYPE = ir.FunctionType(VOID, [PTR])
+STAGE_TYPE = ir.FunctionType(VOID, [PTR, I64, PTR])
+"""A stage: `@NAME(argument array, block, ub)` (lower-to-llvm's wrapper)."""
+
+
+def driver_module(stages: list[str]) -> str:
+    """The driver as a module of its own, the stages declared (they are compiled apart)."""
+    module = ir.Module()
+    for name in stages:
+        ir.Function(module, STAGE_TYPE, name)
+    add_driver(module, stages)
+    return str(module)
 
 
 def add_driver(module: ir.Module, stages: list[str]) -> None:

@@ -45,35 +45,67 @@ def host_target_machine() -> llb.TargetMachine:
 
 def optimize(module_ir: str, speed_level: int = 3) -> str:
     """LLVM IR text after the O3 (or `speed_level`) pipeline for this host."""
-    return compile_parts(module_ir, speed_level)[0]
+    return compile_parts([module_ir], speed_level)[0]
 
 
-def compile_parts(module_ir: str, speed_level: int = 3, parts: Sequence[Sequence[str]] = (),
-                  emit: bool = False) -> tuple[str, list[bytes]]:
-    """The optimized IR text and, with `emit`, its object code. `parts` groups the module's
-    functions (a stage and its body; the rest, the driver, is one more part): each group is
-    optimized and emitted as a module of its own, side by side on the host's cores, and the texts
-    are linked back into one module (the objects, by the linker). A kernel's stages call nothing
-    of each other, so nothing is lost that one module would have found, and its largest stages
-    no longer wait for each other (the fused linear CE's two GEMM stages: 0.9-1.0 s of O3 in one
-    module, 0.45-0.5 s in two)."""
-    from tilegrad.codegen.runtime import thread_count  # (runtime compiles its pool with this module)
+def compile_parts(texts: Sequence[str], speed_level: int = 3, emit: bool = False) -> tuple[str, list[bytes]]:
+    """The modules optimized side by side (PartCompiler): one linked text, and each one's object."""
+    with PartCompiler(speed_level, emit) as compiler:
+        for text in texts:
+            compiler.submit(text)
+        return compiler.finish()
 
-    _machine()
-    texts = _split_functions(module_ir, parts) if parts else [module_ir]
-    texts.sort(key=len, reverse=True)  # the largest first, so none starts last
-    workers = min(len(texts), thread_count())
-    if workers == 1:
-        done = [_compile_alone(text, speed_level, emit, host_target_machine(), None) for text in texts]
-    else:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tilegrad-llvm") as pool:
-            done = list(pool.map(_compile_on_a_thread, texts, [speed_level] * len(texts), [emit] * len(texts)))
-    if len(done) == 1:
-        return done[0][0], [done[0][1]] if emit else []
-    whole = llb.parse_assembly(done[0][0])
-    for text, _ in done[1:]:
-        whole.link_in(llb.parse_assembly(text))
-    return str(whole), [code for _, code in done] if emit else []
+
+class PartCompiler:
+    """LLVM modules optimized (and with `emit`, compiled to objects) as they are submitted, side by
+    side on the host's cores, while the caller builds the next one: a kernel's stages call nothing
+    of each other, so a module per stage loses nothing one module would have found, its largest
+    stages no longer wait for each other (the fused linear CE's two GEMM stages: 0.9-1.0 s of O3
+    in one module, 0.45-0.5 s in two), and lowering a stage overlaps LLVM's work on the stage
+    before. `finish` links the optimized texts back into one module (the objects: the linker).
+    Parts refer to each other's functions by declaration. One worker thread (TILEGRAD_NUM_THREADS=1)
+    compiles each part on the calling thread as it comes."""
+
+    def __init__(self, speed_level: int = 3, emit: bool = False):
+        from tilegrad.codegen.runtime import thread_count  # (runtime compiles its pool with this module)
+
+        _machine()
+        self.speed_level, self.emit = speed_level, emit
+        workers = thread_count()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tilegrad-llvm") if workers > 1 \
+            else None
+        self._parts: list = []
+        self._running = threading.Semaphore(max(workers - 1, 1))
+        """Parts LLVM works on at once: one core stays the caller's while it builds parts, all of
+        them are LLVM's once it waits in `finish`."""
+
+    def submit(self, module_ir: str) -> None:
+        if self._pool is None:
+            self._parts.append(_compile_alone(module_ir, self.speed_level, self.emit, host_target_machine(), None))
+        else:
+            self._parts.append(self._pool.submit(self._compile, module_ir))
+
+    def _compile(self, module_ir: str) -> tuple[str, bytes | None]:
+        with self._running:
+            return _compile_on_a_thread(module_ir, self.speed_level, self.emit)
+
+    def finish(self) -> tuple[str, list[bytes]]:
+        """The linked optimized text and (with `emit`) one object per part, in submission order."""
+        self._running.release()
+        done = [part if isinstance(part, tuple) else part.result() for part in self._parts]
+        if len(done) == 1:
+            return done[0][0], [done[0][1]] if self.emit else []
+        whole = llb.parse_assembly(done[0][0])
+        for text, _ in done[1:]:
+            whole.link_in(llb.parse_assembly(text))
+        return str(whole), [code for _, code in done] if self.emit else []
+
+    def __enter__(self) -> PartCompiler:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._pool is not None:  # (after a failure, the parts not yet started are dropped)
+            self._pool.shutdown(wait=True, cancel_futures=exc[0] is not None)
 
 
 def _compile_on_a_thread(module_ir: str, speed_level: int, emit: bool) -> tuple[str, bytes | None]:
@@ -120,41 +152,6 @@ def _unlocked(function, context):
     attribute (another llvmlite)."""
     raw = getattr(function, "_cfn", None)
     return function if context is None or raw is None else raw
-
-
-def _split_functions(module_ir: str, parts: Sequence[Sequence[str]]) -> list[str]:
-    """The module as one text per part: the part's function definitions, every other function as
-    a declaration, and the module's own declarations, metadata and header in each. (The text is
-    llvmlite's: a definition runs from its `define` line to a line `}`.)"""
-    shared: list[str] = []
-    definitions: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in module_ir.splitlines():
-        if current is not None:
-            current.append(line)
-            if line == "}":
-                current = None
-        elif line.startswith("define "):
-            current = [line]
-            definitions[line.split("@", 1)[1].split("(", 1)[0].strip('"')] = current
-            shared.append(f"<{len(definitions) - 1}>")
-        else:
-            shared.append(line)
-    names = list(definitions)
-    grouped = [[n for n in part if n in definitions] for part in parts]
-    rest = [n for n in names if not any(n in part for part in grouped)]
-    texts = []
-    for part in [g for g in grouped if g] + ([rest] if rest else []):
-        lines = []
-        for line in shared:
-            if line.startswith("<") and line.endswith(">") and line[1:-1].isdigit():
-                name = names[int(line[1:-1])]
-                body = definitions[name]
-                lines.extend(body if name in part else ["declare " + body[0][len("define "):].rsplit("{", 1)[0]])
-            else:
-                lines.append(line)
-        texts.append("\n".join(lines))
-    return texts
 
 
 def assembly(optimized_ir: str) -> str:

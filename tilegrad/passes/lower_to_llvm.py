@@ -167,8 +167,9 @@ def _suffix(t: Attribute) -> str:
 
 
 class _FunctionLowering:
-    def __init__(self, fn: func.FuncOp, guard_messages: dict[int, str] | None = None):
+    def __init__(self, fn: func.FuncOp, guard_messages: dict[int, str] | None = None, first_code: int = 0):
         self.fn = fn
+        self.first_code = first_code
         self.values: dict[SSAValue, SSAValue] = {}
         self.memrefs: dict[SSAValue, Descriptor] = {}
         self.blocks: list[Block] = []
@@ -388,7 +389,7 @@ class _FunctionLowering:
         """(ok, block): whether every index is inside its axis (and, for a copy, the `length`
         elements from the last index too); a failure stores its report in the status words."""
         d = self.memrefs[mem]
-        code = GUARD_CODE_BASE + len(self.guard_messages)
+        code = GUARD_CODE_BASE + self.first_code + len(self.guard_messages)
         self.guard_messages[code] = f"guard: stage {self.fn.sym_name.data}: {what} of {d.name}"
         ok = self.const(block, 1, i1)
         axis_bad, index_bad, size_bad = (self.const(block, 0, i64) for _ in range(3))
@@ -731,17 +732,19 @@ class LowerToLLVM(ModulePass):
 
     `guard=true` is the guard build: every load, store and copy checks its indices against its
     buffer's sizes first; an access outside stores a report (code, axis, index, size) in the
-    status words and touches a sink instead, so the call raises OutOfBoundsError."""
+    status words and touches a sink instead, so the call raises OutOfBoundsError. Its report codes
+    count on from `first_code` (stages lowered one module at a time keep theirs apart)."""
 
     name = "lower-to-llvm"
     guard: bool = False
+    first_code: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         messages: dict[int, str] = {}
         lowered: list[Operation] = []
         for fn in list(op.ops):
             assert isinstance(fn, func.FuncOp)
-            lowered += _FunctionLowering(fn, messages if self.guard else None).lower()
+            lowered += _FunctionLowering(fn, messages if self.guard else None, self.first_code).lower()
             fn.detach()
             fn.erase()
         op.body.block.add_ops(lowered)
