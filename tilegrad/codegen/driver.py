@@ -21,13 +21,7 @@ STAGE_TYPE = ir.FunctionType(VOID, [PTR, I64, PTR])
 def driver_module(stages: list[str]) -> str:
     """The driver as a module of its own, the stages declared (they are compiled apart)."""
     module = ir.Module()
-    for name in stages:
-        ir.Function(module, STAGE_TYPE, name)
-    add_driver(module, stages)
-    return str(module)
-
-
-def add_driver(module: ir.Module, stages: list[str]) -> None:
+    declared = [ir.Function(module, STAGE_TYPE, name) for name in stages]
     fn = ir.Function(module, DRIVER_TYPE, DRIVER)
     fn.attributes.add("nounwind")
     argv, ub, ub_stride, blocks, worker, workers, pool, barrier = fn.args
@@ -37,8 +31,7 @@ def add_driver(module: ir.Module, stages: list[str]) -> None:
     slot = b.alloca(PTR)  # a typed view of the barrier pointer, so llvmlite can call it
     b.store(barrier, slot)
     barrier = b.load(slot, typ=BARRIER_TYPE.as_pointer())
-    for number, name in enumerate(stages):
-        stage = module.get_global(name)
+    for number, stage in enumerate(declared):
         head, body, after = (fn.append_basic_block(f"stage{number}_{part}") for part in ("head", "body", "after"))
         entry = b.block
         b.branch(head)
@@ -59,3 +52,4 @@ def add_driver(module: ir.Module, stages: list[str]) -> None:
             b.branch(go)
             b.position_at_end(go)
     b.ret_void()
+    return str(module)

@@ -37,10 +37,14 @@ def _machine() -> dict:
                 opt=3, reloc="pic", codemodel="default")
 
 
-@cache
-def host_target_machine() -> llb.TargetMachine:
+def _new_target_machine() -> llb.TargetMachine:
     options = _machine()  # (first: it registers the host target that the triple looks up)
     return llb.Target.from_default_triple().create_target_machine(**options)
+
+
+@cache
+def host_target_machine() -> llb.TargetMachine:
+    return _new_target_machine()
 
 
 def optimize(module_ir: str, speed_level: int = 3) -> str:
@@ -112,9 +116,7 @@ def _compile_on_a_thread(module_ir: str, speed_level: int, emit: bool) -> tuple[
     """One part in an LLVM context and target machine of its own: LLVM runs pipelines on separate
     contexts at once (llvmlite's lock, which serializes every call, is only skipped for the two
     long ones, the pass pipeline and the code generation)."""
-    options = _machine()
-    tm = llb.Target.from_default_triple().create_target_machine(**options)
-    return _compile_alone(module_ir, speed_level, emit, tm, llb.create_context())
+    return _compile_alone(module_ir, speed_level, emit, _new_target_machine(), llb.create_context())
 
 
 def _compile_alone(module_ir: str, speed_level: int, emit: bool, tm: llb.TargetMachine,
