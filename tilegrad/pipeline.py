@@ -26,6 +26,7 @@ from tilegrad.dsl.emit import KernelArg, emit_op
 from tilegrad.dsl.opdef import Binding, OpDef
 from tilegrad.dsl.tensor import TensorArg
 from tilegrad.errors import ArgumentError, InternalError, TilegradError
+from tilegrad.passes.branch_guarded_reads import BranchGuardedReads
 from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps
 from tilegrad.passes.collapse_contiguous_nests import CollapseContiguousNests
 from tilegrad.passes.collapse_contiguous_rows import CollapseContiguousRows
@@ -93,7 +94,7 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
                       ReorderForReuse(target.ub_bytes // 2), UnrollReuseLoops()]
         tiled.append(FuseSiblingReductions())
         if cpu:  # windows become straight-line code LLVM can vectorize
-            tiled += [UnrollShortReductions(), SplitStridePhases(), PartitionClampedLoops(),
+            tiled += [UnrollShortReductions(), BranchGuardedReads(), SplitStridePhases(), PartitionClampedLoops(),
                       SeparateStridedLoadGroups()]
         if cpu and target.stream_store_bytes:
             tiled.append(StreamStores(target.stream_store_bytes))

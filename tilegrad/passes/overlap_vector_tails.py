@@ -19,9 +19,10 @@ that LLVM's remainder is a small part of it) runs as it was, in the other branch
 pooling 2-D's stage is 14% smaller and compiles 0.06 s faster.)
 
 Only a map is rewritten: no carried values, a body of straight-line arithmetic, loads and
-stores that writes no tensor it reads (a written tensor that is also loaded could be read after
-it is overwritten) and no output that may be an input `in place` (`tg.in_place`). Every element
-is computed by the same operations as before: results are bitwise the same.
+stores (and branches of them: branch-guarded-reads' masked reads) that writes no tensor it reads
+(a written tensor that is also loaded could be read after it is overwritten) and no output that
+may be an input `in place` (`tg.in_place`). Every element is computed by the same operations as
+before: results are bitwise the same.
 
 Two kinds of loop are left alone because they are never short rows: a loop whose body still
 clamps an index that moves with it (partition-clamped-loops' edges, the few windows that hang
@@ -67,7 +68,9 @@ def _is_overlappable_map(loop: scf.ForOp) -> bool:
     step, lb, ub = constant_index(loop.step), constant_index(loop.lb), constant_index(loop.ub)
     if step is None or step < 1 or (lb is not None and ub is not None and len(range(lb, ub, step)) <= VECTOR):
         return False
-    for op in loop.body.block.ops:
+    for op in loop.body.walk():
+        if isinstance(op, scf.IfOp):
+            continue
         if op.regions or not (isinstance(op, (memref.LoadOp, memref.StoreOp, memref.DimOp, scf.YieldOp))
                               or op.name.startswith(("arith.", "math."))):
             return False

@@ -13,6 +13,7 @@ from tilegrad.errors import ArgumentError
 
 
 def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    from tilegrad.passes.branch_guarded_reads import BranchGuardedReads
     from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps
     from tilegrad.passes.collapse_contiguous_nests import CollapseContiguousNests
     from tilegrad.passes.collapse_contiguous_rows import CollapseContiguousRows
@@ -36,12 +37,11 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.unroll_short_parallel_loops import UnrollShortParallelLoops
     from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 
-    classes = (ChunkRowSweeps, CollapseContiguousNests, CollapseContiguousRows, ExpandMath, FuseElementwise,
-               FuseSiblingLoops, FuseSiblingReductions, InterchangeColumnReductions, JamRowSweeps, LowerTgToLoops,
-               LowerToLLVM, OverlapVectorTails, PartitionClampedLoops, ReorderForReuse, SeparateStridedLoadGroups,
-               SplitColumnReductions,
-               SplitStridePhases, StreamStores, TileForTarget, UnrollReuseLoops, UnrollShortParallelLoops,
-               UnrollShortReductions)
+    classes = (BranchGuardedReads, ChunkRowSweeps, CollapseContiguousNests, CollapseContiguousRows, ExpandMath,
+               FuseElementwise, FuseSiblingLoops, FuseSiblingReductions, InterchangeColumnReductions, JamRowSweeps,
+               LowerTgToLoops, LowerToLLVM, OverlapVectorTails, PartitionClampedLoops, ReorderForReuse,
+               SeparateStridedLoadGroups, SplitColumnReductions, SplitStridePhases, StreamStores, TileForTarget,
+               UnrollReuseLoops, UnrollShortParallelLoops, UnrollShortReductions)
     return {c.name: (lambda c=c: c) for c in classes}
 
 
