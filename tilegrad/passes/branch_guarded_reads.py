@@ -6,8 +6,8 @@ emitter clamps every computed index, so the read never leaves the tensor even wh
 throws its value away. Where v moves with the innermost loop, the clamp makes neighbouring
 iterations read non-neighbouring elements, so LLVM cannot load them as one vector, and
 partition-clamped-loops peels the iterations where a clamp can bite into scalar copies of the
-body (divisive normalization's 28-wide rows: 4 scalar edges of 3-wide windows in 2-D beside the
-vector loop). Here
+body (divisive normalization's windows of 3x3: the first and last iterations of each row ran
+scalar beside its vector loop, and its tiled stage was three times its size). Here
 
     %t = f(load A[min(max(v, 0), D - 1)])         %r = scf.if %c -> (T) {
     %r = arith.select %c, %t, %f           ->        scf.yield f(load A[v])
