@@ -93,15 +93,11 @@ def _guarded_ops(select: arith.SelectOp) -> list[Operation]:
     read another value)."""
     block = select.parent_block()
     assert block is not None
-    moving = {o for o in feeding_ops([select.lhs], block) if _movable(o)}
-    changed = True
-    while changed:
-        changed = False
-        for op in list(moving):
-            if any(use.operation not in moving and not (use.operation is select and use.index == 1)
-                   for result in op.results for use in result.uses):
-                moving.discard(op)
-                changed = True
+    moving: set[Operation] = set()
+    for op in reversed(feeding_ops([select.lhs], block)):  # every use of an op comes after it
+        if _movable(op) and all(use.operation in moving or (use.operation is select and use.index == 1)
+                                for result in op.results for use in result.uses):
+            moving.add(op)
     ops = list(block.ops)
     ordered = [o for o in ops if o in moving]
     if ordered and not all(_movable(o) for o in ops[ops.index(ordered[0]):ops.index(select)]):
