@@ -30,7 +30,7 @@ from tilegrad.passes.branch_guarded_reads import BranchGuardedReads
 from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps
 from tilegrad.passes.collapse_contiguous_nests import CollapseContiguousNests
 from tilegrad.passes.collapse_contiguous_rows import CollapseContiguousRows
-from tilegrad.passes.common import arg_info
+from tilegrad.passes.common import arg_info, is_part
 from tilegrad.passes.expand_math import ExpandMath
 from tilegrad.passes.fuse_elementwise import FuseElementwise
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
@@ -39,6 +39,7 @@ from tilegrad.passes.interchange_column_reductions import InterchangeColumnReduc
 from tilegrad.passes.jam_row_sweeps import JamRowSweeps
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
 from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout, guard_messages
+from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests
 from tilegrad.passes.overlap_vector_tails import OverlapVectorTails
 from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
 from tilegrad.passes.reorder_for_reuse import ReorderForReuse
@@ -99,7 +100,7 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
         if cpu and target.stream_store_bytes:
             tiled.append(StreamStores(target.stream_store_bytes))
         if cpu:
-            tiled.append(OverlapVectorTails())
+            tiled += [OverlapVectorTails(), OutlineSiblingNests()]
     loops = [FuseElementwise(), LowerTgToLoops(), FuseSiblingLoops(), CollapseContiguousNests(),
              CollapseContiguousRows(), UnrollShortParallelLoops()]
     return {"loops": loops, "tiled": tiled, "llvm": llvm_passes(guard)}
@@ -215,7 +216,7 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
         if plan is not None:
             plan.streamed = streamed_outputs(module)
         ir["tiled"] = str(module)
-    functions = [f.sym_name.data for f in module.ops]
+    functions = [f.sym_name.data for f in module.ops if not is_part(f)]
     layout = argument_layout(next(iter(module.ops)))
     kept = {name for name, role, _ in layout if role == "temp"}
     temps = {b.name: (b.dtype.name, b.shape) for b in trace.temps if b.name in kept}
@@ -270,8 +271,10 @@ def to_llvm(lowered: Lowered, guard: bool = False, after_pass: AfterPass | None 
 
 
 def _stage_sizes(text: str) -> dict[str, int]:
-    """Each function's length in a stage's text: how long LLVM will take on it, roughly."""
-    return {chunk.split("(", 1)[0]: len(chunk) for chunk in text.split("  func.func @")[1:]}
+    """Each function's length in a stage's text (stages and their parts): how long LLVM will take
+    on it, roughly."""
+    return {chunk.split("(", 1)[0].removeprefix("private ").removeprefix("@"): len(chunk)
+            for chunk in text.split("  func.func ")[1:]}
 
 
 def _convert(name: str, module: ModuleOp):

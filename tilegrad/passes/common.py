@@ -101,6 +101,11 @@ def functions(module: Operation) -> list[func.FuncOp]:
     return [fn for fn in module.ops if isinstance(fn, func.FuncOp)]
 
 
+def is_part(fn: func.FuncOp) -> bool:
+    """A private function is part of a stage (outline-sibling-nests), not a stage the driver calls."""
+    return fn.sym_visibility is not None and fn.sym_visibility.data == "private"
+
+
 def enclosing_func(op: Operation) -> func.FuncOp:
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, func.FuncOp):

@@ -49,7 +49,7 @@ from xdsl.passes import ModulePass
 
 from tilegrad.codegen.launcher import GUARD_CODE_BASE, GUARD_SINK_SLOT
 from tilegrad.dialect import tg
-from tilegrad.passes.common import arg_info
+from tilegrad.passes.common import arg_info, is_part
 
 PTR = llvm.LLVMPointerType()
 NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
@@ -181,9 +181,12 @@ class _FunctionLowering:
         self.constants: dict[tuple, SSAValue] = {}
         self.offsets: dict[tuple, SSAValue] = {}
         """An element offset already summed in a block: (block, ((index, stride), ...)) -> value."""
+        self.callees: dict[str, list[Attribute]] = {}
+        """The parts this function calls: name -> argument types (declared where not defined)."""
         self.streams = False
         """A store is non-temporal: the function ends with a store fence (streaming stores are
-        weakly ordered, and the caller reads the output on another thread)."""
+        weakly ordered, and the caller reads the output on another thread); a stage that calls a
+        part fences for it."""
 
     # ---- emission helpers -----------------------------------------------------------------------
     def new_block(self, arg_types=()) -> Block:
@@ -260,11 +263,12 @@ class _FunctionLowering:
             layout.append(("alias", list(self.fn.body.block.args).index(alias.source)))
         last = self.lower_ops(list(self.fn.body.block.ops), entry)
         del last
-        impl = llvm.FuncOp(f"{name}_impl", llvm.LLVMFunctionType(impl_types, llvm.LLVMVoidType()),
-                           linkage=llvm.LinkageAttr("internal"), body=Region(self.blocks))
+        part = is_part(self.fn)  # (called from another module: outline-sibling-nests)
+        impl = llvm.FuncOp(name if part else f"{name}_impl", llvm.LLVMFunctionType(impl_types, llvm.LLVMVoidType()),
+                           linkage=llvm.LinkageAttr("external" if part else "internal"), body=Region(self.blocks))
         impl.properties["arg_attrs"] = ArrayAttr(impl_attrs)
         self.entry = None
-        return [impl, self.wrapper(name, layout, impl_types)]
+        return [impl] if part else [impl, self.wrapper(name, layout, impl_types)]
 
     def wrapper(self, name: str, layout, impl_types) -> llvm.FuncOp:
         """`@NAME(ptr args, i64 block, ptr ub)`: unpack the argument array and call the impl."""
@@ -315,12 +319,14 @@ class _FunctionLowering:
             case scf.IfOp():
                 return self.lower_if(op, block)
             case func.ReturnOp():
-                if self.streams:
+                if self.streams and not is_part(self.fn):  # (a part's stores are fenced by its stage)
                     block.add_op(make(llvm.CallIntrinsicOp, "llvm.x86.sse.sfence", [], []))
                 block.add_op(llvm.ReturnOp())
                 return block
             case tg.CopyOp():
                 return self.lower_copy(op, block)
+            case func.CallOp():
+                return self.lower_call(op, block)
             case memref.LoadOp() | memref.StoreOp() if self.guard_messages is not None:
                 return self.lower_guarded(op, block)
         handler = _HANDLERS.get(type(op))
@@ -349,6 +355,21 @@ class _FunctionLowering:
         for result, value in zip(op.results, iters):
             self.values[result] = value
         return exit_
+
+    def lower_call(self, op: func.CallOp, block: Block) -> Block:
+        """A call of a part: each memref as its descriptor (pointer, sizes, strides), as the part's
+        lowering takes it."""
+        args: list[SSAValue] = []
+        for value in op.arguments:
+            if isinstance(value.type, MemRefType):
+                d = self.memrefs[value]
+                args += [d.ptr, *d.sizes, *d.strides]
+            else:
+                args.append(self.v(value))
+        block.add_op(make(llvm.CallOp, op.callee.string_value(), *args))
+        self.callees[op.callee.string_value()] = [a.type for a in args]
+        self.streams = True  # (the part may store non-temporally: the stage fences once, as it returns)
+        return block
 
     def lower_if(self, op: scf.IfOp, block: Block) -> Block:
         merge = self.new_block([llvm_type(r.type) for r in op.results])
@@ -742,11 +763,18 @@ class LowerToLLVM(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         messages: dict[int, str] = {}
         lowered: list[Operation] = []
+        callees: dict[str, list[Attribute]] = {}
         for fn in list(op.ops):
             assert isinstance(fn, func.FuncOp)
-            lowered += _FunctionLowering(fn, messages if self.guard else None, self.first_code).lower()
+            lowering = _FunctionLowering(fn, messages if self.guard else None, self.first_code)
+            lowered += lowering.lower()
+            callees.update(lowering.callees)
             fn.detach()
             fn.erase()
+        defined = {fn.sym_name.data for fn in lowered}
+        lowered += [llvm.FuncOp(name, llvm.LLVMFunctionType(types, llvm.LLVMVoidType()),
+                                linkage=llvm.LinkageAttr("external"))
+                    for name, types in callees.items() if name not in defined]  # (in a module of its own)
         op.body.block.add_ops(lowered)
         if messages:
             op.attributes["tg.guard_messages"] = DictionaryAttr({str(k): StringAttr(v) for k, v in messages.items()})

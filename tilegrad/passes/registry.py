@@ -25,6 +25,7 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.jam_row_sweeps import JamRowSweeps
     from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
     from tilegrad.passes.lower_to_llvm import LowerToLLVM
+    from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests
     from tilegrad.passes.overlap_vector_tails import OverlapVectorTails
     from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
     from tilegrad.passes.reorder_for_reuse import ReorderForReuse
@@ -39,9 +40,9 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
     classes = (BranchGuardedReads, ChunkRowSweeps, CollapseContiguousNests, CollapseContiguousRows, ExpandMath,
                FuseElementwise, FuseSiblingLoops, FuseSiblingReductions, InterchangeColumnReductions, JamRowSweeps,
-               LowerTgToLoops, LowerToLLVM, OverlapVectorTails, PartitionClampedLoops, ReorderForReuse,
-               SeparateStridedLoadGroups, SplitColumnReductions, SplitStridePhases, StreamStores, TileForTarget,
-               UnrollReuseLoops, UnrollShortParallelLoops, UnrollShortReductions)
+               LowerTgToLoops, LowerToLLVM, OutlineSiblingNests, OverlapVectorTails, PartitionClampedLoops,
+               ReorderForReuse, SeparateStridedLoadGroups, SplitColumnReductions, SplitStridePhases, StreamStores,
+               TileForTarget, UnrollReuseLoops, UnrollShortParallelLoops, UnrollShortReductions)
     return {c.name: (lambda c=c: c) for c in classes}
 
 

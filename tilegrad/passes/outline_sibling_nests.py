@@ -1,0 +1,242 @@
+"""outline-sibling-nests: a stage's large sibling loop nests become functions LLVM compiles apart.
+
+LLVM optimizes and compiles a function on one thread. Max pooling 2-D's stage is one function
+holding, for each plane, the window scan and the gather: 0.40 s of LLVM on one core after all of
+its Python work, the longest cold compile of the library. Where a large stage (STAGE_OPS ops)
+has a block that holds two or more large nests of loops (each at least NEST_OPS ops and more than
+one loop deep, so that a call runs a plane, not a row), every one of them but the largest moves
+into a private function of its own, called from where it was; `pipeline.to_llvm` hands each function
+to LLVM as a module of its own, so the parts are optimized side by side.
+
+What the call passes:
+- each tensor the nest uses, as the stage's own argument with its tg attributes (so it stays
+  `noalias` and keeps its role: the guard build's status words) or as the opaque alias the nest
+  reads it through (separate-strided-load-groups: a read-only name, `noalias` as in the stage);
+  a row view of either (collapse-contiguous-rows) is made again inside;
+- constants are made again inside (LLVM still folds them into the loops);
+- every other value the nest uses (loop variables, bounds, parameters) as a scalar;
+- the stage's status words, where the guard build reports an access out of bounds.
+
+A nest is left where it is if it carries values out (scf.for results) or uses a memref made
+inside the stage otherwise.
+The same operations run on the same values: results are bitwise the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, MemRefType, ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from tilegrad.dialect.tg import OpaqueAliasOp
+from tilegrad.passes.common import args_by_role, feeding_ops, functions, is_part, pure_arith, viewed
+
+STAGE_OPS = 2000
+"""Ops in a stage worth splitting: LLVM takes about 0.3 s on one of this size (max pooling 2-D's:
+about 2700 ops, 0.40 s), a stage of half that about 0.15 s."""
+NEST_OPS = 300
+"""Ops in a nest worth a function of its own (max pooling 2-D's scan: about 600 ops, 0.15 s of
+LLVM)."""
+
+
+def _size(op: Operation) -> int:
+    return sum(1 for _ in op.walk())
+
+
+def _holds_loop(nest: scf.ForOp) -> bool:
+    """A nest of loops, not one loop: a call per row costs more than a call per plane."""
+    return any(isinstance(op, scf.ForOp) for op in nest.walk() if op is not nest)
+
+
+def _live_ins(nest: Operation) -> list[SSAValue]:
+    """The values the nest uses that are defined outside it, in first-use order."""
+    ops = list(nest.walk())
+    inside = set(ops)
+    seen: dict[SSAValue, None] = {}
+    for op in ops:
+        for value in op.operands:
+            owner = value.owner
+            defined_inside = owner in inside if isinstance(owner, Operation) else owner.parent_op() in inside
+            if not defined_inside and value not in seen:
+                seen[value] = None
+    return list(seen)
+
+
+def _view_chain(value: SSAValue, fn: func.FuncOp) -> tuple[SSAValue, list[memref.CollapseShapeOp]] | None:
+    """The memref to pass for `value` (a stage argument, or an opaque alias of one) and the row
+    views from it to `value`, outermost first; None if `value` is neither seen through row views."""
+    chain: list[memref.CollapseShapeOp] = []
+    while isinstance(value.owner, memref.CollapseShapeOp):
+        chain.insert(0, value.owner)
+        value = value.owner.src
+    if isinstance(value, BlockArgument) and value.block is fn.body.block:
+        return value, chain
+    if isinstance(value.owner, OpaqueAliasOp) and value.owner.parent_op() is fn:
+        return value, chain
+    return None
+
+
+class _Outline:
+    def __init__(self, fn: func.FuncOp, nest: scf.ForOp, name: str):
+        self.fn, self.nest, self.name = fn, nest, name
+
+    def build(self) -> func.FuncOp | None:
+        """The function that runs the nest, and the call in its place; None: the nest stays."""
+        if self.nest.results:
+            return None
+        body = Block()
+        mapping: dict[SSAValue, SSAValue] = {}
+        call_args: list[SSAValue] = []
+        arg_attrs: list[DictionaryAttr] = []
+
+        def parameter(value: SSAValue, attrs: DictionaryAttr) -> SSAValue:
+            if value not in mapping:
+                mapping[value] = body.insert_arg(value.type, len(body.args))
+                mapping[value].name_hint = value.name_hint
+                call_args.append(value)
+                arg_attrs.append(attrs)
+            return mapping[value]
+
+        made: list[Operation] = []
+        for value in _live_ins(self.nest):
+            owner = value.owner
+            if isinstance(owner, arith.ConstantOp):
+                made.append(owner.clone(value_mapper=mapping))
+                mapping[value] = made[-1].results[0]
+            elif isinstance(value.type, MemRefType):
+                found = _view_chain(value, self.fn)
+                if found is None:
+                    return None
+                root, chain = found
+                tensor = viewed(root)
+                parameter(root, self.fn.arg_attrs.data[tensor.index] if self.fn.arg_attrs else DictionaryAttr({}))
+                for view in chain:
+                    if view.result not in mapping:
+                        made.append(view.clone(value_mapper=mapping))
+                        mapping[view.result] = made[-1].results[0]
+            else:
+                parameter(value, DictionaryAttr({}))
+        for status in args_by_role(self.fn, "status"):  # where the guard build reports
+            parameter(status, self.fn.arg_attrs.data[status.index])
+        body.add_ops(made)
+        self.nest.parent_block().insert_op_before(func.CallOp(self.name, call_args, []), self.nest)
+        _move(self.nest, body, mapping)
+        body.add_op(func.ReturnOp())
+        return func.FuncOp(self.name, ([a.type for a in body.args], []), Region([body]), visibility="private",
+                           arg_attrs=ArrayAttr(arg_attrs))
+
+
+def _large_nests(block: Block, nest_ops: int) -> list[tuple[int, scf.ForOp]]:
+    return [(size, op) for op in block.ops
+            if isinstance(op, scf.ForOp) and (size := _size(op)) >= nest_ops and _holds_loop(op)]
+
+
+def _simple(op: Operation) -> bool:
+    """Loops, branches, arithmetic, loads and stores: the only effects are the loads and stores."""
+    return (isinstance(op, (scf.ForOp, scf.IfOp, scf.YieldOp, memref.LoadOp, memref.StoreOp)) or pure_arith(op)
+            or op.name.startswith("math."))
+
+
+def _accesses(op: Operation) -> list[tuple[SSAValue, Sequence[SSAValue], bool]]:
+    """(tensor, indices, is a store) of every load and store in `op`."""
+    return [(viewed(o.memref), o.indices, isinstance(o, memref.StoreOp)) for o in op.walk()
+            if isinstance(o, (memref.LoadOp, memref.StoreOp))]
+
+
+def _split_loop(loop: scf.ForOp, nest_ops: int) -> bool:
+    """Run the loop's large nests each in a loop of its own over the same range (the index
+    arithmetic before them made again in each), where that keeps every result: the loop's body
+    is its large nests and index arithmetic, and every tensor one nest writes and another
+    touches is indexed by the loop's own variable on the same axis in each access, so that no
+    iteration of one nest touches what another iteration of the other writes."""
+    body = loop.body.block
+    nests = [op for _, op in _large_nests(body, nest_ops)]
+    if loop.results or any(not (o in nests or pure_arith(o) or isinstance(o, scf.YieldOp)) for o in body.ops):
+        return False
+    if not all(_simple(o) for nest in nests for o in nest.walk()):
+        return False
+    variable = body.args[0]
+    last: Operation = loop
+    accesses = [_accesses(nest) for nest in nests]
+    for i, mine in enumerate(accesses):
+        written = {tensor for tensor, _, store in mine if store}
+        for j, theirs in enumerate(accesses):
+            touched = {tensor for tensor, _, _ in theirs} & written if i != j else set()
+            shared = [(t, ix) for t, ix, _ in mine + theirs if t in touched]
+            if not shared:
+                continue
+            axes = {tuple(k for k, index in enumerate(ix) if index is variable) for _, ix in shared}
+            if len(axes) != 1 or not next(iter(axes)):
+                return False
+    for nest in nests[1:]:  # each moves into a loop of its own, after the loop; the first stays
+        new_body = Block(arg_types=[variable.type])
+        feeding = feeding_ops(_live_ins(nest), body)
+        mapping: dict[SSAValue, SSAValue] = {variable: new_body.args[0]}
+        new_body.add_ops(op.clone(value_mapper=mapping) for op in feeding)  # (index arithmetic)
+        _move(nest, new_body, mapping)
+        new_body.add_op(scf.YieldOp())
+        for op in reversed(feeding):  # (what only the moved nest used)
+            if not any(result.uses for result in op.results):
+                op.detach()
+                op.erase()
+        split = scf.ForOp(loop.lb, loop.ub, loop.step, [], Region([new_body]))
+        split.attributes.update(loop.attributes)
+        loop.parent_block().insert_op_after(split, last)
+        last = split
+    return True
+
+
+def _move(nest: Operation, into: Block, mapping: dict[SSAValue, SSAValue]) -> None:
+    """Move the nest to the end of `into`, its uses of the values in `mapping` replaced."""
+    inside = set(nest.walk())
+    nest.detach()
+    into.add_op(nest)
+    for old, new in mapping.items():
+        old.replace_uses_with_if(new, lambda use: use.operation in inside)
+
+
+def _outline_in(fn: func.FuncOp, block: Block, made: list[func.FuncOp], nest_ops: int) -> None:
+    """The first block (outermost) that holds two or more large nests: all but its largest move
+    out; a block with one large nest is searched inside it. Where a loop's body holds them, the
+    loop is split first, so that a call runs the whole loop, not one iteration; where it cannot
+    be, nothing moves."""
+    nests = _large_nests(block, nest_ops)
+    if len(nests) == 1:
+        inner = nests[0][1]
+        if len(_large_nests(inner.body.block, nest_ops)) < 2:
+            _outline_in(fn, inner.body.block, made, nest_ops)
+            return
+        if not _split_loop(inner, nest_ops):
+            return  # (a call per iteration: max pooling 2-D ran 0.95x as fast, a call per plane)
+        nests = _large_nests(block, nest_ops)
+    if not nests:
+        return
+    largest = max(nests, key=lambda pair: pair[0])[1]
+    for _, nest in nests:
+        if nest is not largest:
+            callee = _Outline(fn, nest, f"{fn.sym_name.data}_nest{len(made)}").build()
+            if callee is not None:
+                made.append(callee)
+
+
+@dataclass(frozen=True)
+class OutlineSiblingNests(ModulePass):
+    """Move all but the largest of a stage's large sibling nests into private functions."""
+
+    name = "outline-sibling-nests"
+    stage_ops: int = STAGE_OPS
+    nest_ops: int = NEST_OPS
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in functions(op):
+            if is_part(fn):
+                continue
+            made: list[func.FuncOp] = []
+            if _size(fn) >= self.stage_ops:
+                _outline_in(fn, fn.body.block, made, self.nest_ops)
+            op.body.block.add_ops(made)
