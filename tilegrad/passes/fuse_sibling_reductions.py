@@ -37,18 +37,19 @@ def _congruent(a: Operation, b: Operation) -> bool:
 def _hoist_operands(b: Operation, a: Operation, over: list[Operation]) -> bool:
     """Move the bounds and index arithmetic that `b` takes from `over` above `a` (a dim, a
     constant: the second reduction's own copies); False if `b` needs anything else from them."""
-    needed: list[Operation] = []
+    position = {op: k for k, op in enumerate(over)}
+    needed: set[Operation] = set()
     pending = [v for o in b.walk() for v in o.operands]
     while pending:
         owner = pending.pop().owner
         if owner is a:
             return False
-        if owner in over and owner not in needed:
+        if owner in position and owner not in needed:
             if owner.regions or not is_side_effect_free(owner):
                 return False
-            needed.append(owner)
+            needed.add(owner)
             pending.extend(owner.operands)
-    for op in sorted(needed, key=over.index):
+    for op in sorted(needed, key=position.__getitem__):
         op.detach()
         a.parent_block().insert_op_before(op, a)
     return True
