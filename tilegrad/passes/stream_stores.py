@@ -236,7 +236,8 @@ def streamed_outputs(module: Operation) -> dict[str, list[int]]:
     found: dict[str, list[int]] = {}
     for fn in functions(module):
         stage = fn.sym_name.data.rsplit("_stage", 1)
-        number = int(stage[1]) if len(stage) == 2 and stage[1].isdigit() else 0
+        digits = stage[1].split("_")[0] if len(stage) == 2 else ""  # (a part: STAGE_nestK)
+        number = int(digits) if digits.isdigit() else 0
         for op in fn.walk():
             if isinstance(op, tg.AssumeAlignedOp):
                 index = fn.body.block.args.index(viewed(op.memref))
