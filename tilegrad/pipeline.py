@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from xdsl.backend.llvm.convert import convert_module
-from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp, f64
 from xdsl.passes import ModulePass
 
@@ -31,7 +30,7 @@ from tilegrad.passes.branch_guarded_reads import BranchGuardedReads
 from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps
 from tilegrad.passes.collapse_contiguous_nests import CollapseContiguousNests
 from tilegrad.passes.collapse_contiguous_rows import CollapseContiguousRows
-from tilegrad.passes.common import arg_info, is_part
+from tilegrad.passes.common import arg_info, is_part, ops_and_loops
 from tilegrad.passes.expand_math import ExpandMath
 from tilegrad.passes.fuse_elementwise import FuseElementwise
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
@@ -274,10 +273,7 @@ def _llvm_work(function) -> int:
     """How long LLVM will take on a function, roughly: its ops, and each loop as 20 (LLVM's loop
     passes run per loop: the fused linear CE's GEMM stages, 624 ops in 38 loops, take 0.26 s
     where its 749-op stage in 6 loops takes 0.15 s)."""
-    ops = loops = 0
-    for op in function.walk():
-        ops += 1
-        loops += isinstance(op, scf.ForOp)
+    ops, loops = ops_and_loops(function)
     return ops + 20 * loops
 
 

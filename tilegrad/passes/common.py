@@ -101,6 +101,16 @@ def functions(module: Operation) -> list[func.FuncOp]:
     return [fn for fn in module.ops if isinstance(fn, func.FuncOp)]
 
 
+def ops_and_loops(op: Operation) -> tuple[int, int]:
+    """How many ops `op` holds (itself included) and how many of them are scf.for loops: what
+    LLVM's time on it grows with."""
+    ops = loops = 0
+    for inner in op.walk():
+        ops += 1
+        loops += isinstance(inner, scf.ForOp)
+    return ops, loops
+
+
 def is_part(fn: func.FuncOp) -> bool:
     """A private function is part of a stage (outline-sibling-nests), not a stage the driver calls."""
     return fn.sym_visibility is not None and fn.sym_visibility.data == "private"

@@ -42,10 +42,11 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir.region_utils import iter_used_values_defined_above
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import OpaqueAliasOp
-from tilegrad.passes.common import args_by_role, feeding_ops, functions, is_part, pure_arith, viewed
+from tilegrad.passes.common import args_by_role, feeding_ops, functions, is_part, ops_and_loops, pure_arith, viewed
 
 STAGE_OPS = 2000
 """Ops in a stage worth splitting: LLVM takes about 0.3 s on one of this size (max pooling 2-D's:
@@ -55,27 +56,9 @@ NEST_OPS = 300
 LLVM)."""
 
 
-def _size(op: Operation) -> int:
-    return sum(1 for _ in op.walk())
-
-
-def _holds_loop(nest: scf.ForOp) -> bool:
-    """A nest of loops, not one loop: a call per row costs more than a call per plane."""
-    return any(isinstance(op, scf.ForOp) for op in nest.walk() if op is not nest)
-
-
-def _live_ins(nest: Operation) -> list[SSAValue]:
-    """The values the nest uses that are defined outside it, in first-use order."""
-    ops = list(nest.walk())
-    inside = set(ops)
-    seen: dict[SSAValue, None] = {}
-    for op in ops:
-        for value in op.operands:
-            owner = value.owner
-            defined_inside = owner in inside if isinstance(owner, Operation) else owner.parent_op() in inside
-            if not defined_inside and value not in seen:
-                seen[value] = None
-    return list(seen)
+def _live_ins(nest: scf.ForOp) -> list[SSAValue]:
+    """The values the nest uses that are defined outside it (its bounds first), each once."""
+    return list(dict.fromkeys([*nest.operands, *iter_used_values_defined_above(nest.body)]))
 
 
 def _view_chain(value: SSAValue, fn: func.FuncOp) -> tuple[SSAValue, list[memref.CollapseShapeOp]] | None:
@@ -143,8 +126,15 @@ class _Outline:
 
 
 def _large_nests(block: Block, nest_ops: int) -> list[tuple[int, scf.ForOp]]:
-    return [(size, op) for op in block.ops
-            if isinstance(op, scf.ForOp) and (size := _size(op)) >= nest_ops and _holds_loop(op)]
+    """(ops, nest) of the block's nests of at least `nest_ops` ops and more than one loop deep (a
+    call per row costs more than a call per plane)."""
+    found = []
+    for op in block.ops:
+        if isinstance(op, scf.ForOp):
+            ops, loops = ops_and_loops(op)
+            if ops >= nest_ops and loops > 1:
+                found.append((ops, op))
+    return found
 
 
 def _simple(op: Operation) -> bool:
@@ -159,14 +149,13 @@ def _accesses(op: Operation) -> list[tuple[SSAValue, Sequence[SSAValue], bool]]:
             if isinstance(o, (memref.LoadOp, memref.StoreOp))]
 
 
-def _split_loop(loop: scf.ForOp, nest_ops: int) -> bool:
+def _split_loop(loop: scf.ForOp, nests: list[scf.ForOp]) -> bool:
     """Run the loop's large nests each in a loop of its own over the same range (the index
     arithmetic before them made again in each), where that keeps every result: the loop's body
     is its large nests and index arithmetic, and every tensor one nest writes and another
     touches is indexed by the loop's own variable on the same axis in each access, so that no
     iteration of one nest touches what another iteration of the other writes."""
     body = loop.body.block
-    nests = [op for _, op in _large_nests(body, nest_ops)]
     if loop.results or any(nest.results for nest in nests):
         return False
     if any(not (o in nests or pure_arith(o) or isinstance(o, scf.YieldOp)) for o in body.ops):
@@ -222,10 +211,11 @@ def _outline_in(fn: func.FuncOp, block: Block, made: list[func.FuncOp], nest_ops
     nests = _large_nests(block, nest_ops)
     if len(nests) == 1:
         inner = nests[0][1]
-        if len(_large_nests(inner.body.block, nest_ops)) < 2:
+        inside = [nest for _, nest in _large_nests(inner.body.block, nest_ops)]
+        if len(inside) < 2:
             _outline_in(fn, inner.body.block, made, nest_ops)
             return
-        if not _split_loop(inner, nest_ops):
+        if not _split_loop(inner, inside):
             return  # (a call per iteration: max pooling 2-D ran 0.95x as fast, a call per plane)
         nests = _large_nests(block, nest_ops)
     if not nests:
@@ -251,6 +241,6 @@ class OutlineSiblingNests(ModulePass):
             if is_part(fn):
                 continue
             made: list[func.FuncOp] = []
-            if _size(fn) >= self.stage_ops:
+            if ops_and_loops(fn)[0] >= self.stage_ops:
                 _outline_in(fn, fn.body.block, made, self.nest_ops)
             op.body.block.add_ops(made)
