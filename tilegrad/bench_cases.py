@@ -108,8 +108,10 @@ def embedding(rng, size, Case):
     for scale in (False, True):
         forms = {}
         if torch is not None:
-            gt, it = _t(grad), _t(idx)
-            forms = {"aten": lambda s=scale: torch.ops.aten.embedding_dense_backward(gt, it, num, -1, s)}
+            gt, it, ot = _t(grad), _t(idx), torch.empty((num, e))
+            forms = {"aten": lambda s=scale: torch.ops.aten.embedding_dense_backward(gt, it, num, -1, s),
+                     "aten out=": lambda s=scale: torch.ops.aten.embedding_dense_backward.out(gt, it, num, -1, s,
+                                                                                              out=ot)}
 
         def numpy_fn(s=scale):
             result = np.zeros((num, e), F32)
@@ -252,13 +254,24 @@ def batch_norm(rng, size, Case):
         xt, dyt, gt, bt, mt, it = _t(x), _t(dy), _t(g), _t(b), _t(mean), _t(inv)
         rmt, rvt, yt = _t(rm.copy()), _t(rv.copy()), _t(y)
         mask = [True, True, True]
-        forms["bwd"] = {"aten": lambda: torch.ops.aten.native_batch_norm_backward(
-            dyt, xt, gt, None, None, mt, it, True, 1e-5, mask)}
-        forms["bwd_ex"] = {"aten (threshold, bn backward)": lambda: torch.ops.aten.native_batch_norm_backward(
-            torch.ops.aten.threshold_backward(dyt, yt, 0.0), xt, gt, None, None, mt, it, True, 1e-5, mask)}
-        forms["fwd"] = {"aten": lambda: torch.ops.aten.native_batch_norm(xt, gt, bt, rmt, rvt, True, 0.1, 1e-5)}
-        forms["fwd_ex"] = {"aten (bn, relu)": lambda: torch.relu_(
-            torch.ops.aten.native_batch_norm(xt, gt, bt, rmt, rvt, True, 0.1, 1e-5)[0])}
+        bn_backward, bn = torch.ops.aten.native_batch_norm_backward, torch.ops.aten.native_batch_norm
+        outs = dict(out0=torch.empty_like(xt), out1=torch.empty_like(gt), out2=torch.empty_like(gt))
+        relu_grad, stats = torch.empty_like(xt), dict(save_mean=torch.empty_like(gt), save_invstd=torch.empty_like(gt))
+        forms["bwd"] = {"aten": lambda: bn_backward(dyt, xt, gt, None, None, mt, it, True, 1e-5, mask),
+                        "aten out=": lambda: bn_backward.out(dyt, xt, gt, None, None, mt, it, True, 1e-5, mask,
+                                                             **outs)}
+        forms["bwd_ex"] = {
+            "aten (threshold, bn backward)": lambda: bn_backward(
+                torch.ops.aten.threshold_backward(dyt, yt, 0.0), xt, gt, None, None, mt, it, True, 1e-5, mask),
+            "aten out= (threshold, bn backward)": lambda: bn_backward.out(
+                torch.ops.aten.threshold_backward.grad_input(dyt, yt, 0.0, grad_input=relu_grad), xt, gt, None,
+                None, mt, it, True, 1e-5, mask, **outs)}
+        forms["fwd"] = {"aten": lambda: bn(xt, gt, bt, rmt, rvt, True, 0.1, 1e-5),
+                        "aten out=": lambda: bn.out(xt, gt, bt, rmt, rvt, True, 0.1, 1e-5, out=outs["out0"], **stats)}
+        forms["fwd_ex"] = {
+            "aten (bn, relu)": lambda: torch.relu_(bn(xt, gt, bt, rmt, rvt, True, 0.1, 1e-5)[0]),
+            "aten out= (bn, relu)": lambda: torch.relu_(
+                bn.out(xt, gt, bt, rmt, rvt, True, 0.1, 1e-5, out=outs["out0"], **stats)[0])}
     bwd, bwd_ex = _kernel("batch_norm_backward"), _kernel("batch_norm_backward_ex")
     fwd, fwd_ex = _kernel("batch_norm_forward_training"), _kernel("batch_norm_forward_training_ex")
     gp, bp, mp, ip = p(g), p(b), p(mean), p(inv)
@@ -293,9 +306,14 @@ def group_norm(rng, size, Case):
     forms = {"bwd": {}, "fwd": {}}
     if torch is not None:
         xt, dyt, gt, bt, mt, rt = _t(x), _t(dy), _t(g), _t(b), _t(mean), _t(rstd)
-        forms["bwd"] = {"aten": lambda: torch.ops.aten.native_group_norm_backward(
-            dyt, xt, mt, rt, gt, n, c, hw, groups, [True, True, True])}
-        forms["fwd"] = {"aten": lambda: torch.ops.aten.native_group_norm(xt, gt, bt, n, c, hw, groups, 1e-5)}
+        gn_backward, gn = torch.ops.aten.native_group_norm_backward, torch.ops.aten.native_group_norm
+        outs = dict(out0=torch.empty_like(xt), out1=torch.empty_like(gt), out2=torch.empty_like(gt))
+        stats = dict(out1=torch.empty_like(mt), out2=torch.empty_like(rt))
+        forms["bwd"] = {"aten": lambda: gn_backward(dyt, xt, mt, rt, gt, n, c, hw, groups, [True, True, True]),
+                        "aten out=": lambda: gn_backward.out(dyt, xt, mt, rt, gt, n, c, hw, groups, [True, True, True],
+                                                             **outs)}
+        forms["fwd"] = {"aten": lambda: gn(xt, gt, bt, n, c, hw, groups, 1e-5),
+                        "aten out=": lambda: gn.out(xt, gt, bt, n, c, hw, groups, 1e-5, out0=outs["out0"], **stats)}
     bwd, fwd = _kernel("normalization_backward"), _kernel("normalization_forward_training")
     gp, bp = g.reshape(1, c, 1, 1).copy(), b.reshape(1, c, 1, 1).copy()
     return [
@@ -386,17 +404,21 @@ def pooling(rng, size, Case):
             dy = rng.standard_normal(tuple(yt.shape)).astype(F32)
             back = torch.ops.aten.max_pool3d_with_indices_backward if three else \
                 torch.ops.aten.max_pool2d_with_indices_backward
-            dyt = _t(dy)
+            dyt, dxt = _t(dy), torch.empty_like(xt)
             forms = {"aten": lambda b=back, d=dyt, xx=xt, i=idx, w=window, s=stride, p=padding: b(
-                d, xx, list(w), list(s), list(p), [1] * len(w), False, i)}
+                d, xx, list(w), list(s), list(p), [1] * len(w), False, i),
+                "aten out=": lambda b=back, d=dyt, xx=xt, i=idx, w=window, s=stride, p=padding, o=dxt: b.grad_input(
+                d, xx, list(w), list(s), list(p), [1] * len(w), False, i, grad_input=o)}
         elif torch is not None:
             fwd = torch.ops.aten.avg_pool3d if three else torch.ops.aten.avg_pool2d
             yt = fwd(xt, list(window), list(stride), list(padding), False, True)
             dy = rng.standard_normal(tuple(yt.shape)).astype(F32)
             back = torch.ops.aten.avg_pool3d_backward if three else torch.ops.aten.avg_pool2d_backward
-            dyt = _t(dy)
+            dyt, dxt = _t(dy), torch.empty_like(xt)
             forms = {"aten": lambda b=back, d=dyt, xx=xt, w=window, s=stride, p=padding: b(
-                d, xx, list(w), list(s), list(p), False, True, None)}
+                d, xx, list(w), list(s), list(p), False, True, None),
+                "aten out=": lambda b=back, d=dyt, xx=xt, w=window, s=stride, p=padding, o=dxt: b.grad_input(
+                d, xx, list(w), list(s), list(p), False, True, None, grad_input=o)}
         else:
             continue
         y = yt.numpy()
@@ -423,8 +445,10 @@ def spatial_tf(rng, size, Case):
     if torch is not None:
         dgt, xt, gt, dyt = _t(dgrid), _t(x), _t(grid), _t(dy)
         forms["gen"] = {"aten": lambda: torch.ops.aten.affine_grid_generator_backward(dgt, [n, c, h, w], True)}
-        forms["sampler"] = {"aten": lambda: torch.ops.aten.grid_sampler_2d_backward(
-            dyt, xt, gt, 0, 0, True, [True, True])}
+        sampler_backward = torch.ops.aten.grid_sampler_2d_backward
+        outs = dict(out0=torch.empty_like(xt), out1=torch.empty_like(gt))
+        forms["sampler"] = {"aten": lambda: sampler_backward(dyt, xt, gt, 0, 0, True, [True, True]),
+                            "aten out=": lambda: sampler_backward.out(dyt, xt, gt, 0, 0, True, [True, True], **outs)}
     return [
         Case("spatial_tf_grid_generator_backward", f"N={n} {h}x{w}", 8 * dgrid.size,
              lambda: gen(dgrid=dgrid, dtheta=dtheta), forms["gen"]),
