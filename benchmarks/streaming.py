@@ -50,7 +50,7 @@ def rows(n: int, rng: np.random.Generator):
     bce = tilegrad.compile("binary_cross_entropy_grad", "cpu")
     yield ("binary_cross_entropy_grad", 12 * n, lambda: bce(input_x=x, input_y=y, dloss=g, dx=dx),
            aten_forms(torch, "binary_cross_entropy_backward", (torch.tensor(1.0), xt, yt, None, 1), "grad_input",
-                      "grad_input", out))
+                      grad_input=out))
 
     shape = (n // (64 * 128 * 128), 64, 128, 128)
     dy = rng.standard_normal(shape).astype(f32)
@@ -59,7 +59,7 @@ def rows(n: int, rng: np.random.Generator):
     dyt, mt = torch.from_numpy(dy), torch.from_numpy(mask.astype(bool))
     dropout = tilegrad.compile("dropout_backward", "cpu")
     yield ("dropout_backward", 9 * dy.size, lambda: dropout(dy=dy, reserve_space=mask, dropout=0.1, dx=dx4),
-           aten_forms(torch, "native_dropout_backward", (dyt, mt, 1 / 0.9), "out", "out", torch.empty_like(dyt)))
+           aten_forms(torch, "native_dropout_backward", (dyt, mt, 1 / 0.9), "out", out=torch.empty_like(dyt)))
 
     x4 = rng.standard_normal(shape).astype(f32)
     y4 = np.tanh(x4)
@@ -80,7 +80,7 @@ def rows(n: int, rng: np.random.Generator):
         yield (f"softmax_backward {algorithm}", 12 * ys.size,
                lambda a=algorithm: softmax(y=ys, dy=dys, mode="instance", algorithm=a, dx=dxs),
                aten_forms(torch, aten, (dyst, yst, 1, torch.float32), "out",
-                          "out" if algorithm == "log" else "grad_input", torch.empty_like(yst)))
+                          **{"out" if algorithm == "log" else "grad_input": torch.empty_like(yst)}))
 
     gelu = tilegrad.compile("gelu_tanh_backward", "cpu")
     xg, dyg, dxg = rng.standard_normal(n).astype(f32), rng.standard_normal(n).astype(f32), np.empty(n, f32)

@@ -108,10 +108,8 @@ def embedding(rng, size, Case):
     for scale in (False, True):
         forms = {}
         if torch is not None:
-            gt, it, ot = _t(grad), _t(idx), torch.empty((num, e))
-            forms = {"aten": lambda s=scale: torch.ops.aten.embedding_dense_backward(gt, it, num, -1, s),
-                     "aten out=": lambda s=scale: torch.ops.aten.embedding_dense_backward.out(gt, it, num, -1, s,
-                                                                                              out=ot)}
+            forms = aten_forms(torch, "embedding_dense_backward", (_t(grad), _t(idx), num, -1, scale), "out",
+                               out=torch.empty((num, e)))
 
         def numpy_fn(s=scale):
             result = np.zeros((num, e), F32)
@@ -169,16 +167,17 @@ ACTIVATION_ATEN = {
 """Per activation mode: torch's aten backward op and its arguments from (dy, x, y)."""
 
 
-def aten_forms(torch, name: str, args: tuple, out_overload: str, out_name: str, out) -> dict:
-    """torch's two forms of an aten op: plain (allocates its result) and `out=` into `out`."""
+def aten_forms(torch, name: str, args: tuple, out_overload: str, **outs) -> dict:
+    """torch's two forms of an aten op: plain (allocates its results) and its `out=` overload
+    writing into the preallocated tensors `outs` (by the overload's keyword names)."""
     packet = getattr(torch.ops.aten, name)
     return {"aten": lambda: packet(*args),
-            "aten out=": lambda: getattr(packet, out_overload)(*args, **{out_name: out})}
+            "aten out=": lambda: getattr(packet, out_overload)(*args, **outs)}
 
 
 def activation_forms(torch, mode: str, dy, x, y) -> dict:
     name, args = ACTIVATION_ATEN[mode]
-    return aten_forms(torch, name, args(dy, x, y), "grad_input", "grad_input", torch.empty_like(dy))
+    return aten_forms(torch, name, args(dy, x, y), "grad_input", grad_input=torch.empty_like(dy))
 
 
 ACTIVATION_BYTES = {"relu": 12, "sigmoid": 12, "tanh": 12, "elu": 16, "swish": 12}
@@ -221,7 +220,7 @@ def softmax(rng, size, Case):
             rows = (shape[0], y.size // shape[0]) if mode == "instance" else shape
             name = "_log_softmax_backward_data" if algorithm == "log" else "_softmax_backward_data"
             forms = aten_forms(torch, name, (_t(dy.reshape(rows)), _t(y.reshape(rows)), 1, torch.float32), "out",
-                               "out" if algorithm == "log" else "grad_input", torch.empty(rows))
+                               **{"out" if algorithm == "log" else "grad_input": torch.empty(rows)})
         cases.append(Case("softmax_backward", f"{mode} {algorithm} {'x'.join(map(str, shape))}", 12 * y.size,
                           lambda a=y, d=dy, o=dx, m=mode, al=algorithm: k(y=a, dy=d, mode=m, algorithm=al, dx=o),
                           forms))
@@ -257,17 +256,16 @@ def batch_norm(rng, size, Case):
         bn_backward, bn = torch.ops.aten.native_batch_norm_backward, torch.ops.aten.native_batch_norm
         outs = dict(out0=torch.empty_like(xt), out1=torch.empty_like(gt), out2=torch.empty_like(gt))
         relu_grad, stats = torch.empty_like(xt), dict(save_mean=torch.empty_like(gt), save_invstd=torch.empty_like(gt))
-        forms["bwd"] = {"aten": lambda: bn_backward(dyt, xt, gt, None, None, mt, it, True, 1e-5, mask),
-                        "aten out=": lambda: bn_backward.out(dyt, xt, gt, None, None, mt, it, True, 1e-5, mask,
-                                                             **outs)}
+        forms["bwd"] = aten_forms(torch, "native_batch_norm_backward", (dyt, xt, gt, None, None, mt, it, True, 1e-5,
+                                                                        mask), "out", **outs)
         forms["bwd_ex"] = {
             "aten (threshold, bn backward)": lambda: bn_backward(
                 torch.ops.aten.threshold_backward(dyt, yt, 0.0), xt, gt, None, None, mt, it, True, 1e-5, mask),
             "aten out= (threshold, bn backward)": lambda: bn_backward.out(
                 torch.ops.aten.threshold_backward.grad_input(dyt, yt, 0.0, grad_input=relu_grad), xt, gt, None,
                 None, mt, it, True, 1e-5, mask, **outs)}
-        forms["fwd"] = {"aten": lambda: bn(xt, gt, bt, rmt, rvt, True, 0.1, 1e-5),
-                        "aten out=": lambda: bn.out(xt, gt, bt, rmt, rvt, True, 0.1, 1e-5, out=outs["out0"], **stats)}
+        forms["fwd"] = aten_forms(torch, "native_batch_norm", (xt, gt, bt, rmt, rvt, True, 0.1, 1e-5), "out",
+                                  out=outs["out0"], **stats)
         forms["fwd_ex"] = {
             "aten (bn, relu)": lambda: torch.relu_(bn(xt, gt, bt, rmt, rvt, True, 0.1, 1e-5)[0]),
             "aten out= (bn, relu)": lambda: torch.relu_(
@@ -306,14 +304,12 @@ def group_norm(rng, size, Case):
     forms = {"bwd": {}, "fwd": {}}
     if torch is not None:
         xt, dyt, gt, bt, mt, rt = _t(x), _t(dy), _t(g), _t(b), _t(mean), _t(rstd)
-        gn_backward, gn = torch.ops.aten.native_group_norm_backward, torch.ops.aten.native_group_norm
-        outs = dict(out0=torch.empty_like(xt), out1=torch.empty_like(gt), out2=torch.empty_like(gt))
-        stats = dict(out1=torch.empty_like(mt), out2=torch.empty_like(rt))
-        forms["bwd"] = {"aten": lambda: gn_backward(dyt, xt, mt, rt, gt, n, c, hw, groups, [True, True, True]),
-                        "aten out=": lambda: gn_backward.out(dyt, xt, mt, rt, gt, n, c, hw, groups, [True, True, True],
-                                                             **outs)}
-        forms["fwd"] = {"aten": lambda: gn(xt, gt, bt, n, c, hw, groups, 1e-5),
-                        "aten out=": lambda: gn.out(xt, gt, bt, n, c, hw, groups, 1e-5, out0=outs["out0"], **stats)}
+        y_or_dx = torch.empty_like(xt)
+        forms["bwd"] = aten_forms(torch, "native_group_norm_backward", (dyt, xt, mt, rt, gt, n, c, hw, groups,
+                                                                        [True, True, True]), "out",
+                                  out0=y_or_dx, out1=torch.empty_like(gt), out2=torch.empty_like(gt))
+        forms["fwd"] = aten_forms(torch, "native_group_norm", (xt, gt, bt, n, c, hw, groups, 1e-5), "out",
+                                  out0=y_or_dx, out1=torch.empty_like(mt), out2=torch.empty_like(rt))
     bwd, fwd = _kernel("normalization_backward"), _kernel("normalization_forward_training")
     gp, bp = g.reshape(1, c, 1, 1).copy(), b.reshape(1, c, 1, 1).copy()
     return [
@@ -336,7 +332,7 @@ def dropout(rng, size, Case):
     forms = {}
     if torch is not None:
         dyt, mt = _t(dy), _t(mask.astype(bool))
-        forms = aten_forms(torch, "native_dropout_backward", (dyt, mt, 1 / 0.9), "out", "out", torch.empty_like(dyt))
+        forms = aten_forms(torch, "native_dropout_backward", (dyt, mt, 1 / 0.9), "out", out=torch.empty_like(dyt))
     return [Case("dropout_backward", f"{_count(dy.size)} f32, p=0.1", 9 * dy.size,
                  lambda: k(dy=dy, reserve_space=mask, dropout=0.1, dx=dx), forms, lambda: dy * mask / 0.9)]
 
@@ -402,23 +398,16 @@ def pooling(rng, size, Case):
             fwd = torch.ops.aten.max_pool3d_with_indices if three else torch.ops.aten.max_pool2d_with_indices
             yt, idx = fwd(xt, list(window), list(stride), list(padding))
             dy = rng.standard_normal(tuple(yt.shape)).astype(F32)
-            back = torch.ops.aten.max_pool3d_with_indices_backward if three else \
-                torch.ops.aten.max_pool2d_with_indices_backward
-            dyt, dxt = _t(dy), torch.empty_like(xt)
-            forms = {"aten": lambda b=back, d=dyt, xx=xt, i=idx, w=window, s=stride, p=padding: b(
-                d, xx, list(w), list(s), list(p), [1] * len(w), False, i),
-                "aten out=": lambda b=back, d=dyt, xx=xt, i=idx, w=window, s=stride, p=padding, o=dxt: b.grad_input(
-                d, xx, list(w), list(s), list(p), [1] * len(w), False, i, grad_input=o)}
+            back = f"max_pool{len(window)}d_with_indices_backward"
+            forms = aten_forms(torch, back, (_t(dy), xt, list(window), list(stride), list(padding), [1] * len(window),
+                                             False, idx), "grad_input", grad_input=torch.empty_like(xt))
         elif torch is not None:
             fwd = torch.ops.aten.avg_pool3d if three else torch.ops.aten.avg_pool2d
             yt = fwd(xt, list(window), list(stride), list(padding), False, True)
             dy = rng.standard_normal(tuple(yt.shape)).astype(F32)
-            back = torch.ops.aten.avg_pool3d_backward if three else torch.ops.aten.avg_pool2d_backward
-            dyt, dxt = _t(dy), torch.empty_like(xt)
-            forms = {"aten": lambda b=back, d=dyt, xx=xt, w=window, s=stride, p=padding: b(
-                d, xx, list(w), list(s), list(p), False, True, None),
-                "aten out=": lambda b=back, d=dyt, xx=xt, w=window, s=stride, p=padding, o=dxt: b.grad_input(
-                d, xx, list(w), list(s), list(p), False, True, None, grad_input=o)}
+            back = f"avg_pool{len(window)}d_backward"
+            forms = aten_forms(torch, back, (_t(dy), xt, list(window), list(stride), list(padding), False, True, None),
+                               "grad_input", grad_input=torch.empty_like(xt))
         else:
             continue
         y = yt.numpy()
@@ -445,10 +434,8 @@ def spatial_tf(rng, size, Case):
     if torch is not None:
         dgt, xt, gt, dyt = _t(dgrid), _t(x), _t(grid), _t(dy)
         forms["gen"] = {"aten": lambda: torch.ops.aten.affine_grid_generator_backward(dgt, [n, c, h, w], True)}
-        sampler_backward = torch.ops.aten.grid_sampler_2d_backward
-        outs = dict(out0=torch.empty_like(xt), out1=torch.empty_like(gt))
-        forms["sampler"] = {"aten": lambda: sampler_backward(dyt, xt, gt, 0, 0, True, [True, True]),
-                            "aten out=": lambda: sampler_backward.out(dyt, xt, gt, 0, 0, True, [True, True], **outs)}
+        forms["sampler"] = aten_forms(torch, "grid_sampler_2d_backward", (dyt, xt, gt, 0, 0, True, [True, True]),
+                                      "out", out0=torch.empty_like(xt), out1=torch.empty_like(gt))
     return [
         Case("spatial_tf_grid_generator_backward", f"N={n} {h}x{w}", 8 * dgrid.size,
              lambda: gen(dgrid=dgrid, dtheta=dtheta), forms["gen"]),
