@@ -40,7 +40,7 @@ def test_a_sum_over_a_runtime_extent_is_blocked_with_float64_partials():
     module.verify()
     text = str(module)
     assert f"arith.constant {REDUCE_BLOCK} : index" in text
-    assert 'tg.loop = "reduce_part"' in text  # the vectorized block: f32, reassociated
+    assert '#tg.loop<reduce_part,' in text  # the vectorized block: f32, reassociated
     assert "arith.addf" in text and "fastmath<reassoc>" in text
     assert "arith.extf" in text and ": f32 to f64" in text  # partials combine in float64
     assert "arith.truncf" in text

@@ -33,7 +33,7 @@ builtin.module {
       %inside = arith.andi %above, %below : i1
       %w = arith.select %inside, %twice, %zero : f32
       memref.store %w, %y[%o] : memref<?xf32>
-    } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+    } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
     func.return
   }
 }

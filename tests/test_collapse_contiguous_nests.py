@@ -32,9 +32,9 @@ builtin.module {{
           %scale = memref.load %s[%c0] : memref<1xf32>
           %r = arith.mulf %v, %scale : f32
           memref.store %r, %y[%i, %j, %k] : {T3}
-        }} {{tg.loop = "parallel", tg.axis = 2 : i64}}
-      }} {{tg.loop = "parallel", tg.axis = 1 : i64}}
-    }} {{tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}}
+        }} {{tg.loop = #tg.loop<parallel, axis = 2>}}
+      }} {{tg.loop = #tg.loop<parallel, axis = 1>}}
+    }} {{tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}}
     func.return
   }}
 }}
@@ -54,7 +54,7 @@ def test_an_elementwise_nest_over_contiguous_tensors_becomes_one_flat_loop():
     assert "memref.store %r, %y[%i] : memref<?xf32>" in out
     assert "memref.load %s[%c0] : memref<1xf32>" in out  # a load the loop variables do not index stays
     assert re.search(r"memref.dim %x, %\w+ : memref<\?xf32>", out)  # the flat extent
-    assert "tg.stage = 0" in out and "tg.axis = 0" in out
+    assert "tg.stage = 0" in out and "axis = 0>" in out
 
 
 @pytest.mark.parametrize("change, why", [
@@ -93,10 +93,10 @@ def test_a_tensor_another_stage_reads_by_its_axes_keeps_its_shape_and_so_do_its_
           %e = memref.load %x[%a, %b, %k2] : {T3}
           %acc2 = arith.addf %acc, %e : f32
           scf.yield %acc2 : f32
-        }} {{tg.loop = "reduce", tg.axis = 2 : i64}}
+        }} {{tg.loop = #tg.loop<reduce, axis = 2>}}
         memref.store %sum, %z[%a, %b] : memref<?x?xf32>
-      }} {{tg.loop = "parallel", tg.axis = 1 : i64}}
-    }} {{tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 1 : i64}}
+      }} {{tg.loop = #tg.loop<parallel, axis = 1>}}
+    }} {{tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 1 : i64}}
     func.return"""
     text = KERNEL.replace("    func.return", second, 1).replace(
         'tg.role = "output", tg.dims = "N C W"})', 'tg.role = "output", tg.dims = "N C W"}, '

@@ -36,10 +36,10 @@ MAP = HEAD + f"""
             %v = memref.load %x[%i, %j, %k, %l] : {T4}
             %r = arith.mulf %v, %v : f32
             memref.store %r, %y[%i, %j, %k, %l] : {T4}
-          }} {{tg.loop = "parallel", tg.axis = 3 : i64}}
-        }} {{tg.loop = "parallel", tg.axis = 2 : i64}}
-      }} {{tg.loop = "parallel", tg.axis = 1 : i64}}
-    }} {{tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}}
+          }} {{tg.loop = #tg.loop<parallel, axis = 3>}}
+        }} {{tg.loop = #tg.loop<parallel, axis = 2>}}
+      }} {{tg.loop = #tg.loop<parallel, axis = 1>}}
+    }} {{tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}}
     func.return
   }}
 }}
@@ -53,13 +53,13 @@ SUM = HEAD + f"""
             %v = memref.load %x[%i, %j, %k, %l] : {T4}
             %a = arith.addf %racc, %v fastmath<reassoc> : f32
             scf.yield %a : f32
-          }} {{tg.loop = "reduce", tg.axis = 0 : i64}}
+          }} {{tg.loop = #tg.loop<reduce, axis = 0>}}
           %b = arith.addf %acc, %row fastmath<reassoc> : f32
           scf.yield %b : f32
-        }} {{tg.loop = "reduce", tg.axis = 0 : i64}}
+        }} {{tg.loop = #tg.loop<reduce, axis = 0>}}
         memref.store %t, %s[%i, %j] : memref<?x?xf32>
-      }} {{tg.loop = "parallel", tg.axis = 1 : i64}}
-    }} {{tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}}
+      }} {{tg.loop = #tg.loop<parallel, axis = 1>}}
+    }} {{tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}}
     func.return
   }}
 }}
@@ -79,7 +79,7 @@ def test_a_map_over_whole_planes_walks_each_plane_as_one_row():
     assert "scf.for %i_1 = %c0 to %0 step %c1 {" in out
     assert "%v = memref.load %x_rows[%i, %j, %i_1] : memref<?x?x?xf32>" in out
     assert "memref.store %r, %y_rows[%i, %j, %i_1] : memref<?x?x?xf32>" in out
-    assert out.count("scf.for") == 3 and 'tg.axis = 2 : i64}' in out
+    assert out.count("scf.for") == 3 and 'axis = 2>}' in out
 
 
 def test_a_sum_over_whole_planes_is_one_sum_over_the_row():

@@ -74,6 +74,17 @@ def test_opt_refuses_unknown_passes_and_bad_ir(capsys, tmp_path):
     assert code == 1 and "no such file" in err
 
 
+def test_loop_roles_are_typed_and_a_misspelt_role_does_not_parse(capsys, tmp_path):
+    loops = tilegrad.compile("softmax_backward", "cpu").ir("loops", **ROUND_TRIPS[1][2])
+    roles = set(re.findall(r"#tg\.loop<(\w+), axis = \d+>", loops))
+    assert roles == {"parallel", "reduce", "reduce_part"} and '"parallel"' not in loops
+    assert parse_ir(loops).is_structurally_equivalent(parse_ir(str(parse_ir(loops))))
+    source = tmp_path / "misspelt.mlir"
+    source.write_text(loops.replace("#tg.loop<parallel,", "#tg.loop<paralel,", 1))
+    code, _, err = run(capsys, "opt", str(source))
+    assert code == 1 and "does not parse or verify" in err
+
+
 def test_ir_after_each_pass_names_every_pass_in_order():
     call = ROUND_TRIPS[1][2]
     kernel = tilegrad.compile("softmax_backward", "cpu")

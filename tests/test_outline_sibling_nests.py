@@ -34,17 +34,17 @@ builtin.module {
           %v = memref.load %x[%p, %h, %w] : memref<?x?x?xf32>
           %d = arith.mulf %v, %two : f32
           memref.store %d, %t[%p, %h, %w] : memref<?x?x?xf32>
-        } {tg.loop = "parallel", tg.axis = 2 : i64}
-      } {tg.loop = "parallel", tg.axis = 1 : i64}
+        } {tg.loop = #tg.loop<parallel, axis = 2>}
+      } {tg.loop = #tg.loop<parallel, axis = 1>}
       scf.for %h2 = %c0 to %nh step %c1 {
         scf.for %w2 = %c0 to %nw step %c1 {
           %u = memref.load %t[%p, %h2, %w2] : memref<?x?x?xf32>
           %e = arith.addf %u, %two : f32
           %f = arith.mulf %e, %e : f32
           memref.store %f, %y[%q, %h2, %w2] : memref<?x?x?xf32>
-        } {tg.loop = "parallel", tg.axis = 2 : i64}
-      } {tg.loop = "parallel", tg.axis = 1 : i64}
-    } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+        } {tg.loop = #tg.loop<parallel, axis = 2>}
+      } {tg.loop = #tg.loop<parallel, axis = 1>}
+    } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
     func.return
   }
 }

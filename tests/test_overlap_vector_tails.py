@@ -26,8 +26,8 @@ builtin.module {
         %v = memref.load %x[%i, %j] : memref<?x?xf32>
         %d = arith.addf %v, %v : f32
         memref.store %d, %out[%i, %j] : memref<?x?xf32>
-      } {tg.loop = "parallel", tg.axis = 1 : i64}
-    } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+      } {tg.loop = #tg.loop<parallel, axis = 1>}
+    } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
     func.return
   }
 }
@@ -59,7 +59,7 @@ def test_a_short_map_ends_on_an_overlapping_vector_and_keeps_its_loop_for_the_re
     (lambda t: t.replace("scf.for %j = %c0 to %w", "%c9 = arith.constant 9 : index\n      scf.for %j = %c0 to %c9"),
      "a constant trip count of one vector or less"),
     (lambda t: t.replace("scf.for %j = %c0 to %w step %c1", "scf.for %j = %c0 to %w step %n"), "a step not constant"),
-    (lambda t: t.replace('tg.loop = "parallel", tg.axis = 1', 'tg.loop = "scatter", tg.axis = 1'), "not a map"),
+    (lambda t: t.replace('#tg.loop<parallel, axis = 1>', '#tg.loop<scatter, axis = 1>'), "not a map"),
     (lambda t: t.replace("%v = memref.load %x[%i, %j]", "%jc = arith.minsi %j, %n : index\n"
                          "        %v = memref.load %x[%i, %jc]"), "an edge: it clamps its index"),
     (lambda t: t.replace("%w = memref.dim %x, %c1 : memref<?x?xf32>",

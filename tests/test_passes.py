@@ -179,8 +179,8 @@ def test_fuse_elementwise_keeps_reductions_materialized():
     loops = tilegrad.compile("test_row_sum_scale", "cpu").ir("loops", y=y, dy=y)
     # the row total stays a temporary; fuse-sibling-loops then runs its consumer row by row
     assert "%total" in loops and loops.count("tg.stage") == 1
-    row = loops[loops.index('tg.loop = "reduce"'):]
-    assert "memref.store" in row and 'tg.loop = "parallel", tg.axis = 1' in row
+    row = loops[loops.index('#tg.loop<reduce,'):]
+    assert "memref.store" in row and '#tg.loop<parallel, axis = 1>' in row
 
 
 def test_a_reduction_written_twice_is_emitted_once():
@@ -196,7 +196,7 @@ def test_a_reduction_written_twice_is_emitted_once():
     y = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
     dy = np.random.default_rng(1).standard_normal((4, 8)).astype(np.float32)
     kernel = tilegrad.compile("test_twice_reduced", "cpu")
-    assert kernel.ir("loops", y=y, dy=dy).count('tg.loop = "reduce"') == 2  # dy's row max once, y's once
+    assert kernel.ir("loops", y=y, dy=dy).count('#tg.loop<reduce,') == 2  # dy's row max once, y's once
     m = dy.max(axis=1, keepdims=True)
     np.testing.assert_allclose(kernel(y=y, dy=dy), (y - m) * m + y.max(axis=1, keepdims=True), rtol=1e-6)
 
@@ -251,17 +251,17 @@ func.func @rows(%y: memref<?x?xf32>, %dx: memref<?x?xf32>, %total: memref<?xf32>
       %v = memref.load %y[%i, %r] : memref<?x?xf32>
       %a = arith.addf %acc, %v : f32
       scf.yield %a : f32
-    } {tg.loop = "reduce", tg.axis = 0 : i64}
+    } {tg.loop = #tg.loop<reduce, axis = 0>}
     memref.store %s, %total[%i] : memref<?xf32>
-  } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+  } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
   scf.for %i2 = %c0 to %n step %c1 {
     scf.for %j = %c0 to %m step %c1 {
       %t = memref.load %total[INDEX] : memref<?xf32>
       %w = memref.load %y[%i2, %j] : memref<?x?xf32>
       %p = arith.mulf %w, %t : f32
       memref.store %p, %dx[%i2, %j] : memref<?x?xf32>
-    } {tg.loop = "parallel", tg.axis = 1 : i64}
-  } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 1 : i64}
+    } {tg.loop = #tg.loop<parallel, axis = 1>}
+  } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 1 : i64}
   func.return
 }
 """
@@ -280,7 +280,7 @@ def test_fuse_sibling_loops_runs_a_row_reduction_and_its_consumer_row_by_row(ind
     assert text.count("tg.stage") == (1 if fused else 2)
     if fused:
         nest = text[text.index("scf.for %i"):]
-        assert nest.index('tg.loop = "reduce"') < nest.index("memref.store %s, %total") < nest.index("scf.for %j")
+        assert nest.index('#tg.loop<reduce,') < nest.index("memref.store %s, %total") < nest.index("scf.for %j")
         assert "memref.load %total[%i]" in text
 
 
@@ -297,10 +297,10 @@ func.func @column_sum(%x: memref<?x?xf32>, %out: memref<?x?xf32>) {
         %v = memref.load %x[%r, %j] : memref<?x?xf32>
         %a = arith.addf %acc, %v : f32
         scf.yield %a : f32
-      } {tg.loop = "reduce", tg.axis = 0 : i64}
+      } {tg.loop = #tg.loop<reduce, axis = 0>}
       memref.store %s, %out[%i, %j] : memref<?x?xf32>
-    } {tg.loop = "parallel", tg.axis = 1 : i64}
-  } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+    } {tg.loop = #tg.loop<parallel, axis = 1>}
+  } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
   func.return
 }
 """
@@ -325,7 +325,7 @@ def test_interchange_column_reductions_accumulates_a_row():
         "%v = memref.load %x[%8, %9] : memref<?x?xf32>",  # a contiguous row of x
         "%a = arith.addf %11, %v : f32",
         f"memref.store %a, %0[%10] : memref<{ROW}xf32>",
-        '} {tg.loop = "reduce", tg.axis = 0 : i64}',
+        '} {tg.loop = #tg.loop<reduce, axis = 0>}',
         "scf.for %j = %2 to %4 step %c1 {",
         f"%s = memref.load %0[%12] : memref<{ROW}xf32>",
         "memref.store %s, %out[%i, %j] : memref<?x?xf32>",
@@ -370,16 +370,16 @@ builtin.module {
         %v = memref.load %x[%i, %j] : memref<?x?xf32>
         %w = arith.addf %v, %v : f32
         memref.store %w, %y[%i, %j] : memref<?x?xf32>
-      } {tg.loop = "parallel", tg.axis = 1 : i64}
-    } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+      } {tg.loop = #tg.loop<parallel, axis = 1>}
+    } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
     scf.for %d = %c0 to %m step %c1 {
       %s = scf.for %r = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f32) {
         %u = memref.load %x[%r, %d] : memref<?x?xf32>
         %a = arith.addf %acc, %u : f32
         scf.yield %a : f32
-      } {tg.loop = "reduce", tg.axis = 0 : i64}
+      } {tg.loop = #tg.loop<reduce, axis = 0>}
       memref.store %s, %col[%d] : memref<?xf32>
-    } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 1 : i64}
+    } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 1 : i64}
     func.return
   }
 }
@@ -405,7 +405,7 @@ def test_split_column_reductions_sums_by_row_chunks():
         "scf.for %10 = %0 to %9 step %1 {",  # the row stage, by chunks
         "%11 = arith.muli %10, %6 : index",
         "scf.for %i = %11 to %13 step %c1 {",
-        '} {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}',
+        '} {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}',
         "scf.for %14 = %0 to %9 step %1 {",  # the partial sums, by the same chunks
         "scf.for %18 = %15 to %17 step %1 {",
         "scf.for %19 = %c0 to %m step %c1 {",
@@ -414,7 +414,7 @@ def test_split_column_reductions_sums_by_row_chunks():
         "%u = memref.load %x[%18, %19] : memref<?x?xf32>",
         "%a = arith.addf %22, %u : f32",
         "memref.store %a, %column_partials0[%14, %19] : memref<2x?xf32, strided<[?, 1]>>",
-        '} {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 1 : i64}',
+        '} {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 1 : i64}',
         "scf.for %d = %c0 to %m step %c1 {",  # the combine: chunk 0, then 1
         "%s = scf.for %23 = %0 to %9 step %1 iter_args(%24 = %zero) -> (f32) {",
         "%25 = memref.load %column_partials0[%23, %d] : memref<2x?xf32, strided<[?, 1]>>",
@@ -428,8 +428,8 @@ def test_split_column_reductions_sums_by_row_chunks():
         "memref.store %w, %y[%i, %j] : memref<?x?xf32>",
         "%u = memref.load %x[%i, %j] : memref<?x?xf32>",
         "memref.store %a, %column_partials0[%10, %j] : memref<2x?xf32, strided<[?, 1]>>",
-        '} {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}',
-        '} {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 1 : i64}',
+        '} {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}',
+        '} {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 1 : i64}',
     ])
 
 
@@ -486,12 +486,12 @@ func.func @windows(%x: memref<?xf32>, %out: memref<2xf32>) {
     %v = memref.load %x[%k] : memref<?xf32>
     %a = arith.addf %acc, %v : f32
     scf.yield %a : f32
-  } {tg.loop = "reduce", tg.axis = 0 : i64}
+  } {tg.loop = #tg.loop<reduce, axis = 0>}
   %long = scf.for %k2 = %c0 to %c100 step %c1 iter_args(%acc2 = %zero) -> (f32) {
     %v2 = memref.load %x[%k2] : memref<?xf32>
     %a2 = arith.addf %acc2, %v2 : f32
     scf.yield %a2 : f32
-  } {tg.loop = "reduce", tg.axis = 0 : i64}
+  } {tg.loop = #tg.loop<reduce, axis = 0>}
   memref.store %short, %out[%c0] : memref<2xf32>
   memref.store %long, %out[%c1] : memref<2xf32>
   func.return
@@ -522,7 +522,7 @@ func.func @two_sums(%x: memref<?x?xf32>, %dy: memref<?x?xf32>, %db: memref<?xf32
       %v = memref.load %dy[%r, %c] : memref<?x?xf32>
       %a = arith.addf %acc, %v : f32
       scf.yield %a : f32
-    } {tg.loop = "reduce", tg.axis = 0 : i64}
+    } {tg.loop = #tg.loop<reduce, axis = 0>}
     memref.store %s, %db[%c] : memref<?xf32>
     %n2 = memref.dim %x, %c0 : memref<?x?xf32>
     %t = scf.for %r2 = %c0 to %n2 step %c1 iter_args(%acc2 = %zero) -> (f32) {
@@ -531,9 +531,9 @@ func.func @two_sums(%x: memref<?x?xf32>, %dy: memref<?x?xf32>, %db: memref<?xf32
       %p = arith.mulf %w, %u : f32
       %b = arith.addf %acc2, %p : f32
       scf.yield %b : f32
-    } {tg.loop = "reduce", tg.axis = 0 : i64}
+    } {tg.loop = #tg.loop<reduce, axis = 0>}
     memref.store %t, %dg[%c] : memref<?xf32>
-  } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+  } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
   func.return
 }
 """
@@ -585,10 +585,10 @@ func.func @logits(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %out: memref<?x?xf32
         %p = arith.mulf %a, %b : f32
         %t = arith.addf %acc, %p : f32
         scf.yield %t : f32
-      } {tg.loop = "reduce", tg.axis = 0 : i64}
+      } {tg.loop = #tg.loop<reduce, axis = 0>}
       memref.store %s, %out[%i, %j] : memref<?x?xf32>
-    } {tg.loop = "parallel", tg.axis = 1 : i64}
-  } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+    } {tg.loop = #tg.loop<parallel, axis = 1>}
+  } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
   func.return
 }
 """
@@ -666,10 +666,10 @@ TILE_LOOP = """    %c64 = arith.constant 64 : index
     %end = arith.addi %t0, %c64 : index
     %stop = arith.minsi %end, %v : index
     scf.for %j = %t0 to %stop step %c1 {"""
-ROW_END = """    } {tg.loop = "parallel", tg.axis = 1 : i64}"""
+ROW_END = """    } {tg.loop = #tg.loop<parallel, axis = 1>}"""
 TILED_DOT_PRODUCTS = DOT_PRODUCTS.replace(ROW_LOOP, TILE_LOOP).replace(
     ROW_END, ROW_END + """
-    } {tg.loop = "tile", tg.axis = 1 : i64}""")
+    } {tg.loop = #tg.loop<tile, axis = 1>}""")
 
 
 def test_reorder_for_reuse_keeps_a_tile_of_w_in_cache():
@@ -689,8 +689,8 @@ def test_reorder_for_reuse_keeps_a_tile_of_w_in_cache():
         "%end = arith.addi %t0, %reuse_tile : index",
         "scf.for %j = %t0 to %stop step %c1 {",
         "%b = memref.load %w[%j, %r] : memref<?x?xf32>",
-        '} {tg.loop = "parallel", tg.axis = 0 : i64}',
-        '} {tg.loop = "tile", tg.axis = 1 : i64, tg.stage = 0 : i64}',
+        '} {tg.loop = #tg.loop<parallel, axis = 0>}',
+        '} {tg.loop = #tg.loop<tile, axis = 1>, tg.stage = 0 : i64}',
     ]
     assert_lines_in_order(str(module), expected)
 
@@ -715,9 +715,9 @@ func.func @scaled_row_sums(%x: memref<?x?xf32> {tg.name = "x", tg.role = "input"
       %p = arith.mulf %v, %u : f32
       %a = arith.addf %acc, %p : f32
       scf.yield %a : f32
-    } {tg.loop = "reduce", tg.axis = 0 : i64}
+    } {tg.loop = #tg.loop<reduce, axis = 0>}
     memref.store %s, %out[%i] : memref<?xf32>
-  } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+  } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
   func.return
 }
 """
@@ -742,8 +742,8 @@ def test_tile_for_target_stages_reduction_runs_and_single_elements():
         'tg.copy "gm_to_ub" %x[%i, ',  # one run of the row
         "scf.for %r = ",  # the reduction, within the strip
         'tg.copy "gm_to_ub" %w[%r, %i] to ',  # the column element
-        '} {tg.loop = "reduce", tg.axis = 0 : i64}',
-        '} {tg.loop = "run", tg.axis = 0 : i64}',
+        '} {tg.loop = #tg.loop<reduce, axis = 0>}',
+        '} {tg.loop = #tg.loop<run, axis = 0>}',
     ]
     assert_lines_in_order(text, expected, whole=False)
     assert plan.direct_gm == {} and plan.num_blocks == 24
@@ -783,9 +783,9 @@ func.func @planes(%dy: memref<?x?x?xf32>, %where: memref<?x?x?xindex>, %dx: memr
     scf.for %y = %c0 to %h step %c1 {
       scf.for %x = %c0 to %w step %c1 {
         memref.store %zero, %dx[%i, %y, %x] : memref<?x?x?xf32>
-      } {tg.loop = "parallel", tg.axis = 2 : i64}
-    } {tg.loop = "parallel", tg.axis = 1 : i64}
-  } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+      } {tg.loop = #tg.loop<parallel, axis = 2>}
+    } {tg.loop = #tg.loop<parallel, axis = 1>}
+  } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
   scf.for %i2 = %c0 to %n step %c1 {
     scf.for %p = %c0 to %oh step %c1 {
       scf.for %q = %c0 to %ow step %c1 {
@@ -794,9 +794,9 @@ func.func @planes(%dy: memref<?x?x?xf32>, %where: memref<?x?x?xindex>, %dx: memr
         %old = memref.load %dx[ROW, %k, %q] : memref<?x?x?xf32>
         %new = arith.addf %old, %g : f32
         memref.store %new, %dx[ROW, %k, %q] : memref<?x?x?xf32>
-      } {tg.loop = "scatter", tg.axis = 2 : i64}
-    } {tg.loop = "scatter", tg.axis = 1 : i64}
-  } {tg.loop = "scatter", tg.axis = 0 : i64, tg.stage = 1 : i64}
+      } {tg.loop = #tg.loop<scatter, axis = 2>}
+    } {tg.loop = #tg.loop<scatter, axis = 1>}
+  } {tg.loop = #tg.loop<scatter, axis = 0>, tg.stage = 1 : i64}
   func.return
 }
 """
@@ -850,7 +850,7 @@ func.func @clamped(%x: memref<?xf32>, %y: memref<?xf32>) {
     %inside = arith.andi %above, %below : i1
     %w = arith.select %inside, %v, %zero : f32
     memref.store %w, %y[%o] : memref<?xf32>
-  } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+  } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
   func.return
 }
 """
@@ -895,7 +895,7 @@ func.func @gather(%dy: memref<?xf32>, %dx: memref<?xf32>) {
     %f = arith.sitofp %k : i64 to f32
     %w = arith.mulf %v, %f : f32
     memref.store %w, %dx[%p] : memref<?xf32>
-  } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+  } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
   func.return
 }
 """
@@ -984,7 +984,7 @@ builtin.module {
     scf.for %i = %c0 to %rows step %c1 {
       scf.for %h = %c0 to %h_end step %c1 {
         memref.store %zero, %acc[%h] : memref<512xf32>
-      } {tg.loop = "row", tg.axis = 0 : i64}
+      } {tg.loop = #tg.loop<row, axis = 0>}
       scf.for %v = %c0 to %v_end step %c1 {
         scf.for %h = %c0 to %h_end step %c1 {
           %a = memref.load %acc[%h] : memref<512xf32>
@@ -993,13 +993,13 @@ builtin.module {
           %p = arith.mulf %x, %y : f32
           %s = arith.addf %a, %p : f32
           memref.store %s, %acc[%h] : memref<512xf32>
-        } {tg.loop = "row", tg.axis = 0 : i64}
-      } {tg.loop = "reduce", tg.axis = 0 : i64}
+        } {tg.loop = #tg.loop<row, axis = 0>}
+      } {tg.loop = #tg.loop<reduce, axis = 0>}
       scf.for %h = %c0 to %h_end step %c1 {
         %a = memref.load %acc[%h] : memref<512xf32>
         memref.store %a, %out[%i, %h] : memref<?x?xf32>
-      } {tg.loop = "parallel", tg.axis = 1 : i64}
-    } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+      } {tg.loop = #tg.loop<parallel, axis = 1>}
+    } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
     func.return
   }
 }
@@ -1012,9 +1012,9 @@ def test_jam_row_sweeps_runs_rows_in_one_sweep_of_w():
 
     text = str(run_passes(ROWS_SWEEPING_W, "jam-row-sweeps"))
     assert text.count("memref.alloca()") == ROWS  # a stack row per copy
-    main_loop, remainder = text.split("tg.loop = \"parallel\", tg.axis = 0 : i64}", 1)
+    main_loop, remainder = text.split("tg.loop = #tg.loop<parallel, axis = 0>}", 1)
     # the main loop steps by ROWS and sweeps w once: one v loop, one h loop, a product per row in it
-    assert main_loop.count("tg.loop = \"reduce\"") == 1 and main_loop.count("arith.mulf") == ROWS
+    assert main_loop.count("#tg.loop<reduce,") == 1 and main_loop.count("arith.mulf") == ROWS
     assert main_loop.count("memref.load %w") == ROWS and main_loop.count("memref.dim") == 3
     assert f"arith.constant {ROWS} : index" in main_loop
     # the rows left over run in the original loop, which keeps the stage mark
@@ -1071,15 +1071,15 @@ def test_chunk_row_sweeps_keeps_a_chunk_of_columns_across_the_sweep():
     from tilegrad.pipeline import run_passes
 
     text = str(run_passes(ROWS_SWEEPING_W, "jam-row-sweeps,chunk-row-sweeps"))
-    main_loop = text.split("tg.loop = \"parallel\", tg.axis = 0 : i64}", 1)[0]
+    main_loop = text.split("tg.loop = #tg.loop<parallel, axis = 0>}", 1)[0]
     # the chunk loop (step 16) holds the sweep over v, which holds the 16 columns: a product per row
     assert_lines_in_order(main_loop, ["arith.constant 16 : index", "scf.for", "scf.for", "scf.for",
                                       *["arith.mulf"] * ROWS,
-                                      '} {tg.loop = "row", tg.axis = 0 : i64}',
-                                      '} {tg.loop = "reduce", tg.axis = 0 : i64}',
-                                      '} {tg.loop = "tile", tg.axis = 0 : i64}'], whole=False)
+                                      '} {tg.loop = #tg.loop<row, axis = 0>}',
+                                      '} {tg.loop = #tg.loop<reduce, axis = 0>}',
+                                      '} {tg.loop = #tg.loop<tile, axis = 0>}'], whole=False)
     # the columns left over run in the original sweep, from the split on
-    assert main_loop.count('tg.loop = "reduce"') == 2
+    assert main_loop.count('#tg.loop<reduce,') == 2
     # one row alone (no jam) is not chunked: every chunk would sweep w again
     assert "arith.constant 16 : index" not in str(run_passes(ROWS_SWEEPING_W, "chunk-row-sweeps"))
 

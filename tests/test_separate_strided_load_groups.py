@@ -36,8 +36,8 @@ builtin.module {
         %nan = arith.cmpf une, %b, %b : f32
         %r = arith.select %nan, %b, %abc : f32
         memref.store %r, %out[%i, %j] : memref<?x?xf32>
-      } {tg.loop = "parallel", tg.axis = 1 : i64}
-    } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+      } {tg.loop = #tg.loop<parallel, axis = 1>}
+    } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
     func.return
   }
 }

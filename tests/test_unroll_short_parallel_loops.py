@@ -30,10 +30,10 @@ builtin.module {
           %p = arith.mulf %v, %af : f32
           %t = arith.addf %acc, %p : f32
           scf.yield %t : f32
-        } {tg.loop = "reduce", tg.axis = 0 : i64}
+        } {tg.loop = #tg.loop<reduce, axis = 0>}
         memref.store %s, %out[%i, %a] : memref<?x2xf32>
-      } {tg.loop = "parallel", tg.axis = 1 : i64}
-    } {tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}
+      } {tg.loop = #tg.loop<parallel, axis = 1>}
+    } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
     func.return
   }
 }
@@ -54,7 +54,7 @@ def test_a_short_axis_around_a_sum_becomes_one_sweep_with_an_accumulator_per_val
     (lambda t: t.replace("scf.for %a = %c0 to %c2", "%c5 = arith.constant 5 : index\n      scf.for %a = %c0 to %c5"),
      "more than MAX_TRIPS trips"),
     (lambda t: t.replace("scf.for %a = %c0 to %c2", "scf.for %a = %c0 to %c"), "a bound that is not a constant"),
-    (lambda t: t.replace('{tg.loop = "reduce", tg.axis = 0 : i64}', '{tg.loop = "scatter", tg.axis = 0 : i64}'),
+    (lambda t: t.replace('{tg.loop = #tg.loop<reduce, axis = 0>}', '{tg.loop = #tg.loop<scatter, axis = 0>}'),
      "no reduction inside"),
 ])
 def test_other_loops_stay_loops(change, why):
@@ -85,10 +85,10 @@ builtin.module {{
 {term}
           %a = arith.addf %acc, %p : f32
           scf.yield %a : f32
-        }} {{tg.loop = "reduce", tg.axis = 0 : i64}}
+        }} {{tg.loop = #tg.loop<reduce, axis = 0>}}
         memref.store %s, %out[%i, %j] : memref<?x?xf32>
-      }} {{tg.loop = "parallel", tg.axis = 1 : i64}}
-    }} {{tg.loop = "parallel", tg.axis = 0 : i64, tg.stage = 0 : i64}}
+      }} {{tg.loop = #tg.loop<parallel, axis = 1>}}
+    }} {{tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}}
     func.return
   }}
 }}

@@ -11,6 +11,8 @@ Tiled level (what `tile-for-target` adds on scratchpad targets):
 Streaming stores (what `stream-stores` adds on the cpu target):
 - `tg.align_peel`: how many elements from an element's address to the next aligned one;
 - `tg.assume_aligned`: an element's address is aligned (the peel made it so).
+Loop roles (on every `scf.for` the loops stage builds, and on the passes' loops):
+- `#tg.loop<role, axis = k>`: what a loop walks (`LoopRole`) and which axis of its stage's domain.
 Strided loads (what `separate-strided-load-groups` adds on the cpu target):
 - `tg.opaque_alias`: a read-only buffer under a second name the code generator cannot relate to
   the first.
@@ -19,20 +21,24 @@ Strided loads (what `separate-strided-load-groups` adds on the cpu target):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import auto
 
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     I64,
     IndexType,
+    IntAttr,
     IntegerAttr,
     MemRefType,
     StringAttr,
     i64,
 )
-from xdsl.ir import Block, BlockArgument, Dialect, Operation, Region, SSAValue
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Block, BlockArgument, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     prop_def,
@@ -41,8 +47,11 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, MemoryWriteEffect, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 _INDEX = IndexType()
 
@@ -325,8 +334,52 @@ def _writes(op: Operation) -> SSAValue | None:
     return written
 
 
+class LoopRole(StrEnum):
+    """What a loop walks; the passes choose what to rewrite by it."""
+
+    PARALLEL = auto()  # points of a stage's domain, each computed on its own
+    SCATTER = auto()  # points of a scatter_add's domain: iterations may add to one element
+    CHECK = auto()  # points a tg.check tests
+    REDUCE = auto()  # a tg.reduce's axis, carrying the partial result
+    REDUCE_PART = auto()  # one block of a reduction split in blocks (pairwise combining)
+    TILE = auto()  # a tile of a parallel axis (tile-for-target, chunk-row-sweeps)
+    ROW = auto()  # the rows a column reduction streams (interchange-column-reductions)
+    RUN = auto()  # a run of consecutive elements staged in the UB at once (ub-run-staging)
+    COPY = auto()  # the rows of a GM<->UB copy (ub-staging)
+
+
+class LoopRoleAttr(EnumAttribute[LoopRole]):
+    name = "tg.loop_role"
+
+
+@irdl_attr_definition
+class LoopAttr(ParametrizedAttribute):
+    """`#tg.loop<parallel, axis = 2>`: an scf.for (or the scf.if choosing between two forms of one
+    reduction) is a loop of this role over axis `axis` of its stage's domain."""
+
+    name = "tg.loop"
+    role: LoopRoleAttr
+    axis: IntAttr
+
+    def __init__(self, role: LoopRole | str, axis: int = 0):
+        super().__init__(LoopRoleAttr(LoopRole(role)), IntAttr(axis))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.role.data.value}, axis = {self.axis.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            role = LoopRoleAttr(LoopRoleAttr.parse_parameter(parser))
+            parser.parse_punctuation(",")
+            parser.parse_keyword("axis")
+            parser.parse_punctuation("=")
+            axis = IntAttr(parser.parse_integer(allow_boolean=False, allow_negative=False))
+        return [role, axis]
+
+
 TG = Dialect("tg", [ComputeOp, ScatterAddOp, CheckOp, ReduceOp, YieldOp, UBAllocOp, CopyOp, AlignPeelOp,
-                    AssumeAlignedOp, OpaqueAliasOp], [])
+                    AssumeAlignedOp, OpaqueAliasOp], [LoopAttr, LoopRoleAttr])
 
 
 def body_region(arg_count: int) -> tuple[Region, Block]:
@@ -334,5 +387,5 @@ def body_region(arg_count: int) -> tuple[Region, Block]:
     return Region([block]), block
 
 
-__all__ = ["TG", "ComputeOp", "ScatterAddOp", "CheckOp", "ReduceOp", "YieldOp", "UBAllocOp",
+__all__ = ["TG", "LoopAttr", "LoopRole", "ComputeOp", "ScatterAddOp", "CheckOp", "ReduceOp", "YieldOp", "UBAllocOp",
            "CopyOp", "AlignPeelOp", "AssumeAlignedOp", "OpaqueAliasOp", "body_region"]

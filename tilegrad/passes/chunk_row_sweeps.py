@@ -28,11 +28,21 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import depends_on, functions, loop_role, pure_arith, whole_steps
+from tilegrad.dialect.tg import LoopRole
+from tilegrad.passes.common import (
+    REDUCTION_ROLES,
+    depends_on,
+    functions,
+    loop_axis,
+    loop_role,
+    mark_loop,
+    pure_arith,
+    whole_steps,
+)
 
 CHUNK = 16
 """Columns per chunk: two 8-lane vectors of float32 per accumulator row."""
@@ -48,11 +58,11 @@ def _column_of(index: SSAValue, column: SSAValue) -> bool:
 
 def _row_loop(sweep: Operation) -> scf.ForOp | None:
     """The row loop of a sweep that can run chunk by chunk, else None."""
-    if not isinstance(sweep, scf.ForOp) or loop_role(sweep) not in ("reduce", "reduce_part") or sweep.iter_args:
+    if not isinstance(sweep, scf.ForOp) or loop_role(sweep) not in REDUCTION_ROLES or sweep.iter_args:
         return None
     ops = [o for o in sweep.body.block.ops if not isinstance(o, scf.YieldOp)]
     rows = [o for o in ops if isinstance(o, scf.ForOp)]
-    if len(rows) != 1 or loop_role(rows[0]) != "row" or rows[0].iter_args:
+    if len(rows) != 1 or loop_role(rows[0]) != LoopRole.ROW or rows[0].iter_args:
         return None
     row = rows[0]
     if any(o is not row and not pure_arith(o) for o in ops):
@@ -107,7 +117,8 @@ def _chunk(sweep: scf.ForOp, row: scf.ForOp) -> None:
     inner_sweep.attributes.update(sweep.attributes)
     chunk_body.add_ops([inner_sweep, scf.YieldOp()])
     chunked = scf.ForOp(start, split, size, [], Region([chunk_body]))
-    chunked.attributes.update({**row.attributes, "tg.loop": StringAttr("tile")})
+    chunked.attributes.update(row.attributes)
+    mark_loop(chunked, LoopRole.TILE, loop_axis(row))
     block.insert_op_before(chunked, sweep)
     row.operands = (split, *row.operands[1:])  # the columns left over, in the original sweep
 

@@ -42,6 +42,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.transforms.dead_code_elimination import region_dce
 
+from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import INDEX
 from tilegrad.passes.common import (
     arg_dims,
@@ -79,7 +80,7 @@ def _perfect_parallel_nest(fn: func.FuncOp, nest: scf.ForOp) -> _Nest | None:
     if len(loops) < 2 or any(o.regions for o in ops):
         return None
     for loop in loops:
-        if (loop_role(loop) != "parallel" or loop.iter_args or constant_index(loop.lb) != 0
+        if (loop_role(loop) != LoopRole.PARALLEL or loop.iter_args or constant_index(loop.lb) != 0
                 or constant_index(loop.step) != 1 or extent_symbol(fn, loop.ub) is None):
             return None
     ivs = [loop.body.block.args[0] for loop in loops]
@@ -146,9 +147,9 @@ def _collapse(nest: _Nest, entry: Block) -> None:
     one = arith.ConstantOp(IntegerAttr(1, INDEX))
     for op in (zero, total, one):
         entry.insert_op_before(op, outer)
-    loop, body = make_for(zero.result, total.result, one.result, "parallel", 0)
+    loop, body = make_for(zero.result, total.result, one.result, LoopRole.PARALLEL, 0)
     for name, value in outer.attributes.items():
-        if name != "tg.axis":
+        if name != "tg.loop":  # the new loop walks axis 0
             loop.attributes[name] = value
     entry.insert_op_before(loop, outer)
     flat_index = body.args[0]

@@ -32,6 +32,7 @@ from xdsl.ir import Block, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.hints import isa
 
+from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import INDEX
 from tilegrad.passes.common import arg_dims, arg_roles, constant_index, extent_symbol, functions, loop_role, sum_loop
 
@@ -68,16 +69,16 @@ def _sum_into(outer: scf.ForOp, inner: scf.ForOp) -> bool:
 
 def _row_pair(fn: func.FuncOp, outer: scf.ForOp, roles: dict[SSAValue, str]) -> _Pair | None:
     role = loop_role(outer)
-    if role not in ("parallel", "reduce") or not _from_zero_by_one(outer):
+    if role not in (LoopRole.PARALLEL, LoopRole.REDUCE) or not _from_zero_by_one(outer):
         return None
     body = [o for o in outer.body.block.ops if not isinstance(o, (scf.YieldOp, arith.ConstantOp))]
     loops = [o for o in body if isinstance(o, scf.ForOp)]
     if len(loops) != 1 or loop_role(loops[0]) != role or not _from_zero_by_one(loops[0]):
         return None
     inner = loops[0]
-    if role == "parallel" and (outer.iter_args or inner.iter_args or len(body) != 1):
+    if role == LoopRole.PARALLEL and (outer.iter_args or inner.iter_args or len(body) != 1):
         return None
-    if role == "reduce" and (len(body) != 2 or not _sum_into(outer, inner)):
+    if role == LoopRole.REDUCE and (len(body) != 2 or not _sum_into(outer, inner)):
         return None
     width = extent_symbol(fn, inner.ub)
     if width is None or any(o.regions for o in inner.body.block.ops):

@@ -8,7 +8,7 @@ from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, Float64Type, IntegerAttr, StringAttr, i64
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
-from tilegrad.dialect.tg import OpaqueAliasOp
+from tilegrad.dialect.tg import LoopAttr, LoopRole, OpaqueAliasOp
 from tilegrad.dialect.values import INDEX
 
 
@@ -124,15 +124,20 @@ def enclosing_func(op: Operation) -> func.FuncOp:
     return parent
 
 
-def make_for(lb: SSAValue, ub: SSAValue, step: SSAValue, role: str, axis: int,
+def make_for(lb: SSAValue, ub: SSAValue, step: SSAValue, role: LoopRole, axis: int,
              iter_args: Sequence[SSAValue] = ()) -> tuple[scf.ForOp, Block]:
-    """An scf.for tagged with the role ("parallel", "scatter", "check", "reduce", "tile", "block")
-    and the axis it walks, which the tiler reads."""
+    """An scf.for marked `#tg.loop<role, axis = axis>`: what it walks, which the passes read."""
     body = Block(arg_types=[INDEX, *(v.type for v in iter_args)])
     loop = scf.ForOp(lb, ub, step, iter_args, Region([body]))
-    loop.attributes["tg.loop"] = StringAttr(role)
-    loop.attributes["tg.axis"] = IntegerAttr(axis, i64)
+    mark_loop(loop, role, axis)
     return loop, body
+
+
+REDUCTION_ROLES = (LoopRole.REDUCE, LoopRole.REDUCE_PART)
+
+
+def mark_loop(op: Operation, role: LoopRole, axis: int) -> None:
+    op.attributes["tg.loop"] = LoopAttr(role, axis)
 
 
 def copy_iteration(loop: scf.ForOp, into: Block, at: SSAValue) -> dict[SSAValue, SSAValue]:
@@ -163,9 +168,15 @@ def pure_arith(op: Operation) -> bool:
     return isinstance(op, memref.DimOp) or (op.name.startswith("arith.") and not op.regions)
 
 
-def loop_role(op: Operation) -> str | None:
+def loop_role(op: Operation) -> LoopRole | None:
     attr = op.attributes.get("tg.loop")
-    return attr.data if isinstance(attr, StringAttr) else None
+    return attr.role.data if isinstance(attr, LoopAttr) else None
+
+
+def loop_axis(op: Operation) -> int:
+    """The axis of its stage's domain a loop walks (0 for an op that is not a marked loop)."""
+    attr = op.attributes.get("tg.loop")
+    return attr.axis.data if isinstance(attr, LoopAttr) else 0
 
 
 def stage_nests(block: Block) -> list[scf.ForOp]:
@@ -262,7 +273,7 @@ def inside_reduction(op: Operation) -> bool:
     parent = op.parent_op()
     while parent is not None:
         if isinstance(parent, tg.ReduceOp) or (isinstance(parent, scf.ForOp) and
-                                               loop_role(parent) in ("reduce", "reduce_part")):
+                                               loop_role(parent) in REDUCTION_ROLES):
             return True
         parent = parent.parent_op()
     return False
@@ -313,4 +324,4 @@ def blocked_shape(choice: scf.IfOp) -> bool:
     if len(outer) != 1 or len(outer[0].iter_args) != 1:
         return False
     parts = [o for o in outer[0].body.block.ops if isinstance(o, scf.ForOp)]
-    return len(parts) == 1 and loop_role(parts[0]) == "reduce_part" and sum_loop(parts[0]) is not None
+    return len(parts) == 1 and loop_role(parts[0]) == LoopRole.REDUCE_PART and sum_loop(parts[0]) is not None

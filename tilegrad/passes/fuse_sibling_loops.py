@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
+from tilegrad.dialect.tg import LoopRole
 from tilegrad.passes.common import (
     depends_on,
     functions,
@@ -32,7 +33,7 @@ from tilegrad.passes.common import (
     viewed,
 )
 
-FUSABLE = ("parallel", "scatter")
+FUSABLE = (LoopRole.PARALLEL, LoopRole.SCATTER)
 
 
 def _in_slab(access: Operation, ivs: list) -> bool:
@@ -54,7 +55,7 @@ def _independent(first: list[scf.ForOp], second: list[scf.ForOp], depth: int) ->
                 accesses.setdefault(viewed(op.memref), ([], []))[nest].append((op, ivs))
     for loops in (first, second):  # a scatter's rows follow its data: they must stay in the slab
         ivs = [loop.body.block.args[0] for loop in loops[:depth]]
-        if loop_role(loops[0]) == "scatter" and not all(
+        if loop_role(loops[0]) == LoopRole.SCATTER and not all(
                 _in_slab(op, ivs) for op in loops[0].walk() if isinstance(op, memref.StoreOp)):
             return False
     for mem, (in_first, in_second) in accesses.items():
@@ -72,7 +73,7 @@ def _sweeps_data_of_every_slab(loops: list[scf.ForOp], depth: int) -> bool:
     every row's sum sweeps all of W). Left as its own stage, its rows can share each sweep
     (jam-row-sweeps); fused with a producer, each slab would sweep it alone."""
     ivs = [loop.body.block.args[0] for loop in loops[:depth]]
-    for reduce in (o for o in loops[0].walk() if isinstance(o, scf.ForOp) and loop_role(o) == "reduce"):
+    for reduce in (o for o in loops[0].walk() if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.REDUCE):
         term = reduce.body.block.args[0]
         for load in (o for o in reduce.walk() if isinstance(o, memref.LoadOp)):
             indices = list(load.indices)
@@ -106,7 +107,7 @@ def fuse_siblings(block: Block, stages: bool) -> None:
                 continue
             a, b = perfect_chain(first), perfect_chain(second)
             depth = _shared_depth(a, b)
-            if depth == 0 or (loop_role(first) == "scatter" and depth < len(a)):
+            if depth == 0 or (loop_role(first) == LoopRole.SCATTER and depth < len(a)):
                 continue  # (a scatter nest keeps its own loops whole)
             between = list(block.ops)
             between = between[between.index(first) + 1: between.index(second)]

@@ -19,13 +19,15 @@ from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 
-from tilegrad.passes.common import loop_role, read_memrefs, same_range, same_value, written_memrefs
+from tilegrad.dialect.tg import LoopRole
+from tilegrad.passes.common import REDUCTION_ROLES, loop_role, read_memrefs, same_range, same_value, written_memrefs
 
 
 def _is_reduction(op: Operation) -> bool:
     if isinstance(op, scf.ForOp):
-        return loop_role(op) in ("reduce", "reduce_part") and bool(op.results)
-    return isinstance(op, scf.IfOp) and loop_role(op) == "reduce" and bool(op.results) and bool(op.false_region.blocks)
+        return loop_role(op) in REDUCTION_ROLES and bool(op.results)
+    return (isinstance(op, scf.IfOp) and loop_role(op) == LoopRole.REDUCE and bool(op.results)
+            and bool(op.false_region.blocks))
 
 
 def _congruent(a: Operation, b: Operation) -> bool:

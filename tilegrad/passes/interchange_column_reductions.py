@@ -25,12 +25,14 @@ from xdsl.dialects.builtin import Float64Type, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import BlockBuilder
 from tilegrad.passes.common import (
     blocked_shape,
     depends_within,
     feeding_ops,
     functions,
+    loop_axis,
     loop_role,
     make_for,
     same_range,
@@ -47,9 +49,9 @@ def _candidates(p: scf.ForOp) -> list[Operation]:
     """The float sums directly in innermost parallel loop `p`, if every one walks a column and
     none reads another's result (else none)."""
     body = [o for o in p.body.block.ops if not isinstance(o, scf.YieldOp)]
-    if any(isinstance(o, scf.ForOp) and loop_role(o) != "reduce" for o in body):
+    if any(isinstance(o, scf.ForOp) and loop_role(o) != LoopRole.REDUCE for o in body):
         return []
-    sums = [o for o in body if loop_role(o) == "reduce"]
+    sums = [o for o in body if loop_role(o) == LoopRole.REDUCE]
     column = p.body.block.args[0]
     results = {r for o in sums for r in o.results}
     for reduce in sums:
@@ -99,7 +101,7 @@ class _Rewrite:
         parent = p.parent_block()
         b = BlockBuilder(parent, p)
         size = b.index(ROW)
-        tile, tile_body = make_for(p.lb, p.ub, size, "tile", p.attributes["tg.axis"].value.data)
+        tile, tile_body = make_for(p.lb, p.ub, size, LoopRole.TILE, loop_axis(p))
         parent.insert_op_before(tile, p)
         tb = BlockBuilder(tile_body)
         self.start = tile_body.args[0]
@@ -125,7 +127,7 @@ class _Rewrite:
 
     def each(self, into: Block, build) -> None:
         """for j in the tile: build(builder, j, j - start), at the end of `into`."""
-        loop, body = make_for(self.start, self.end, self.one, "row", 0)
+        loop, body = make_for(self.start, self.end, self.one, LoopRole.ROW, 0)
         into.add_op(loop)
         b = BlockBuilder(body)
         build(b, body.args[0], b.add(arith.SubiOp(body.args[0], self.start)))
@@ -151,7 +153,7 @@ class _Rewrite:
         """for r in the loops' range: for j in the tile: row[j] = row[j] + term(r, j), per loop."""
         first = sweep[0][0]
         lb, ub, step = (self.outside(v, into, mapping) for v in (first.lb, first.ub, first.step))
-        outer, outer_body = make_for(lb, ub, step, loop_role(first), first.attributes["tg.axis"].value.data)
+        outer, outer_body = make_for(lb, ub, step, loop_role(first), loop_axis(first))
         into.add_op(outer)
 
         def accumulate(b: BlockBuilder, j: SSAValue, at: SSAValue) -> None:
@@ -204,7 +206,7 @@ class _Rewrite:
         blocks = next(o for o in choice.true_region.block.ops if isinstance(o, scf.ForOp))
         part = next(o for o in blocks.body.block.ops if isinstance(o, scf.ForOp))
         lb, ub, step = (self.outside(v, long_arm, mapping) for v in (blocks.lb, blocks.ub, blocks.step))
-        over, over_body = make_for(lb, ub, step, "reduce", blocks.attributes["tg.axis"].value.data)
+        over, over_body = make_for(lb, ub, step, LoopRole.REDUCE, loop_axis(blocks))
         long_arm.add_op(over)
         inner = {blocks.body.block.args[0]: over_body.args[0]}
         for op in blocks.body.block.ops:  # the block's bounds (t, min(t + B, extent))
@@ -274,8 +276,8 @@ def _retarget(part: scf.ForOp, mapping: dict, first: scf.ForOp) -> scf.ForOp:
 
 def interchange_function(fn: func.FuncOp) -> None:
     entry = fn.body.block
-    for p in [o for o in fn.walk() if isinstance(o, scf.ForOp) and loop_role(o) == "parallel"]:
-        if any(isinstance(o, scf.ForOp) and loop_role(o) == "parallel" for o in p.body.walk() if o is not p):
+    for p in [o for o in fn.walk() if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL]:
+        if any(isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL for o in p.body.walk() if o is not p):
             continue  # not innermost
         if not isinstance(p.parent_op(), scf.ForOp):
             continue  # the stage's own outer loop: cores split it

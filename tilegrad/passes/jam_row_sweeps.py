@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from tilegrad.dialect.tg import LoopRole
 from tilegrad.passes.common import (
     constant_index,
     depends_on,
@@ -56,7 +57,7 @@ def _sweeps_shared_data(loop: scf.ForOp) -> bool:
     """Whether an interchanged row loop inside reads data the row does not choose (w[v, h]) beside
     data it does (g[i, v]): the reuse that jamming turns into fewer loads."""
     iv = loop.body.block.args[0]
-    for row in (o for o in loop.body.walk() if isinstance(o, scf.ForOp) and loop_role(o) == "row"):
+    for row in (o for o in loop.body.walk() if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.ROW):
         loads = [o for o in row.body.walk() if isinstance(o, memref.LoadOp)
                  and not isinstance(o.memref.owner, memref.AllocaOp)]
         varying = [any(depends_on(i, iv) for i in load.indices) for load in loads]
@@ -66,12 +67,12 @@ def _sweeps_shared_data(loop: scf.ForOp) -> bool:
 
 
 def _candidate(loop: Operation) -> bool:
-    if not isinstance(loop, scf.ForOp) or loop_role(loop) != "parallel" or "tg.stage" not in loop.attributes:
+    if not isinstance(loop, scf.ForOp) or loop_role(loop) != LoopRole.PARALLEL or "tg.stage" not in loop.attributes:
         return False
     if constant_index(loop.step) != 1 or loop.iter_args:
         return False
     inner = [o for o in loop.body.walk() if o is not loop]
-    if not any(isinstance(o, scf.ForOp) and loop_role(o) == "row" for o in inner):
+    if not any(isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.ROW for o in inner):
         return False  # no interchanged sums
     if any(isinstance(o, scf.ForOp) and o.iter_args for o in inner):
         return False  # a carried value per copy: not zipped here

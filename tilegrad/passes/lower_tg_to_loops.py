@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr, f64, i1, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, UnitAttr, f64, i1, i64
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -26,11 +26,13 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from tilegrad.dialect import tg
+from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import BlockBuilder, to_compute, to_storage
-from tilegrad.passes.common import constant_index, inside_reduction, make_for, number_stages, status_arg
+from tilegrad.passes.common import constant_index, inside_reduction, make_for, mark_loop, number_stages, status_arg
 
 
-def _nest(extents, role: str, rewriter: PatternRewriter, anchor: Operation) -> tuple[list[SSAValue], Block, Operation]:
+def _nest(extents, role: LoopRole, rewriter: PatternRewriter,
+          anchor: Operation) -> tuple[list[SSAValue], Block, Operation]:
     """Loops 0..extent for each extent, inserted before `anchor`; returns ivs and innermost body."""
     zero = arith.ConstantOp(IntegerAttr.from_index_int_value(0))
     one = arith.ConstantOp(IntegerAttr.from_index_int_value(1))
@@ -81,7 +83,7 @@ def _report(code: int, status: SSAValue) -> Region:
 class LowerCompute(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tg.ComputeOp, rewriter: PatternRewriter) -> None:
-        ivs, body, _ = _nest(list(op.extents), "parallel", rewriter, op)
+        ivs, body, _ = _nest(list(op.extents), LoopRole.PARALLEL, rewriter, op)
         yield_op = _inline_body(op, ivs, body, rewriter)
         store = memref.StoreOp.get(yield_op.arguments[0], op.dest, ivs)
         rewriter.replace(yield_op, store)
@@ -93,7 +95,7 @@ class LowerCheck(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tg.CheckOp, rewriter: PatternRewriter) -> None:
         status = status_arg(op)
-        ivs, body, _ = _nest(list(op.extents), "check", rewriter, op)
+        ivs, body, _ = _nest(list(op.extents), LoopRole.CHECK, rewriter, op)
         yield_op = _inline_body(op, ivs, body, rewriter)
         ok = yield_op.arguments[0]
         true = arith.ConstantOp(IntegerAttr(1, i1))
@@ -125,7 +127,7 @@ class LowerScatterAdd(RewritePattern):
         index_ops = [o for o in _slice(checked, block) if all(depth[r] <= split for r in o.results)]
 
         extents = list(op.extents)
-        outer_ivs, outer_body, _ = _nest(extents[: split + 1], "scatter", rewriter, op)
+        outer_ivs, outer_body, _ = _nest(extents[: split + 1], LoopRole.SCATTER, rewriter, op)
         for o in index_ops:
             o.detach()
             outer_body.add_op(o)
@@ -143,7 +145,7 @@ class LowerScatterAdd(RewritePattern):
         inner_ivs, inner_body = [], in_range
         zero, one = BlockBuilder(in_range).index(0), BlockBuilder(in_range).index(1)
         for axis in range(split + 1, len(extents)):
-            loop, body = make_for(zero, extents[axis], one, "scatter", axis)
+            loop, body = make_for(zero, extents[axis], one, LoopRole.SCATTER, axis)
             inner_body.add_op(loop)
             if inner_body is not in_range:
                 inner_body.add_op(scf.YieldOp())
@@ -249,7 +251,7 @@ class LowerReduce(RewritePattern):
         loop = self.plain(op, op.body, zero.result, one.result, rewriter)
         short.add_ops([loop, scf.YieldOp(loop.results[0])])
         choice = scf.IfOp(long.result, [op.init.type], Region([blocked]), Region([short]))
-        choice.attributes["tg.loop"] = StringAttr("reduce")  # one reduction, in two forms
+        mark_loop(choice, LoopRole.REDUCE, 0)  # one reduction, in two forms
         rewriter.replace(op, [zero, one, block, long, choice], [choice.results[0]])
 
     @staticmethod
@@ -273,7 +275,7 @@ class LowerReduce(RewritePattern):
         rewriter.replace(yield_op, [combined, scf.YieldOp(combined)])
 
     def plain(self, op: tg.ReduceOp, body: Region, zero, one, rewriter: PatternRewriter) -> scf.ForOp:
-        loop, loop_body = make_for(zero, op.extent, one, "reduce", 0, [op.init])
+        loop, loop_body = make_for(zero, op.extent, one, LoopRole.REDUCE, 0, [op.init])
         self.term(op, body, loop_body, loop_body.args[0], loop_body.args[1], rewriter)
         return loop
 
@@ -282,12 +284,12 @@ class LowerReduce(RewritePattern):
         """for t in [0, extent) step B: part = Σ_{k in [t, min(t+B, extent))} term; acc += f64(part)."""
         float_type = op.init.type
         wide_zero = arith.ConstantOp(FloatAttr(0.0, f64))
-        outer, outer_body = make_for(zero, op.extent, block, "reduce", 0, [wide_zero.result])
+        outer, outer_body = make_for(zero, op.extent, block, LoopRole.REDUCE, 0, [wide_zero.result])
         t, acc = outer_body.args
         end = arith.AddiOp(t, block)
         stop = arith.MinSIOp(end, op.extent)
         outer_body.add_ops([end, stop])
-        inner, inner_body = make_for(t, stop.result, one, "reduce_part", 0, [op.init])
+        inner, inner_body = make_for(t, stop.result, one, LoopRole.REDUCE_PART, 0, [op.init])
         self.term(op, body, inner_body, inner_body.args[0], inner_body.args[1], rewriter)
         part = inner.results[0]
         ops = [inner]

@@ -40,12 +40,14 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from tilegrad.dialect.tg import LoopRole
 from tilegrad.passes.common import (
     arg_info,
     constant_index,
     copy_iteration,
     depends_on,
     enclosing_func,
+    loop_axis,
     loop_role,
     make_for,
     read_memrefs,
@@ -63,7 +65,7 @@ def _may_be_inputs(fn: func.FuncOp) -> set[SSAValue]:
 
 
 def _is_overlappable_map(loop: scf.ForOp) -> bool:
-    if loop_role(loop) != "parallel" or "tg.stage" in loop.attributes or loop.iter_args:
+    if loop_role(loop) != LoopRole.PARALLEL or "tg.stage" in loop.attributes or loop.iter_args:
         return False
     step, lb, ub = constant_index(loop.step), constant_index(loop.lb), constant_index(loop.ub)
     if step is None or step < 1 or (lb is not None and ub is not None and len(range(lb, ub, step)) <= VECTOR):
@@ -104,12 +106,12 @@ def _overlapped(loop: scf.ForOp) -> list[Operation]:
     short = emit(arith.AndIOp(emit(arith.CmpiOp(trips, vector, "sge")), emit(arith.CmpiOp(trips, const(LONG), "slt"))))
     overlap = emit(arith.AndIOp(short, emit(arith.CmpiOp(whole, trips, "slt"))))
 
-    axis = loop.attributes["tg.axis"].value.data if "tg.axis" in loop.attributes else 0
+    axis = loop_axis(loop)
     count = emit(arith.AddiOp(emit(arith.DivUIOp(trips, vector), overlapping), const(1, overlapping)), overlapping)
-    vectors, each = make_for(const(0, overlapping), count, const(1, overlapping), "parallel", axis)
+    vectors, each = make_for(const(0, overlapping), count, const(1, overlapping), LoopRole.PARALLEL, axis)
     last = emit(arith.SubiOp(trips, const(VECTOR, each)), each)
     first = emit(arith.MinSIOp(emit(arith.MuliOp(each.args[0], const(VECTOR, each)), each), last), each)
-    lanes, body = make_for(const(0, each), const(VECTOR, each), const(1, each), "parallel", axis)
+    lanes, body = make_for(const(0, each), const(VECTOR, each), const(1, each), LoopRole.PARALLEL, axis)
     iteration = emit(arith.AddiOp(first, body.args[0]), body)
     copy_iteration(loop, body, emit(arith.AddiOp(loop.lb, emit(arith.MuliOp(iteration, const(step, body)), body)),
                                     body))

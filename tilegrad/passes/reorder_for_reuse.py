@@ -19,7 +19,8 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import depends_on, loop_role
+from tilegrad.dialect.tg import LoopRole
+from tilegrad.passes.common import REDUCTION_ROLES, depends_on, loop_role
 
 MIN_TILE = 16
 
@@ -29,15 +30,15 @@ def _reused_rows(outer: scf.ForOp, tile: scf.ForOp) -> tuple[SSAValue, memref.Lo
     variable (the rows every outer iteration re-reads): its extent and that load, else None."""
     i = outer.body.block.args[0]
     points = [o.body.block.args[0] for o in tile.walk() if isinstance(o, scf.ForOp) and o is not tile
-              and loop_role(o) == "parallel"]
+              and loop_role(o) == LoopRole.PARALLEL]
     for reduction in tile.walk():
-        if not (isinstance(reduction, scf.ForOp) and loop_role(reduction) in ("reduce", "reduce_part")):
+        if not (isinstance(reduction, scf.ForOp) and loop_role(reduction) in REDUCTION_ROLES):
             continue
         for load in (o for o in reduction.walk() if isinstance(o, memref.LoadOp)):
             if any(depends_on(x, i) for x in load.indices):
                 continue
             if any(depends_on(x, j) for x in load.indices for j in points):
-                return (reduction.ub, load) if loop_role(reduction) == "reduce" else None
+                return (reduction.ub, load) if loop_role(reduction) == LoopRole.REDUCE else None
     return None
 
 
@@ -73,9 +74,9 @@ def _reorder(outer: scf.ForOp, tile: scf.ForOp, extent: SSAValue, cache_bytes: i
 
 
 def reorder_function(root: Operation, cache_bytes: int) -> None:
-    for outer in [o for o in root.walk() if isinstance(o, scf.ForOp) and loop_role(o) == "parallel"]:
+    for outer in [o for o in root.walk() if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL]:
         inner = [o for o in outer.body.block.ops if isinstance(o, scf.ForOp)]
-        if len(inner) != 1 or loop_role(inner[0]) != "tile":
+        if len(inner) != 1 or loop_role(inner[0]) != LoopRole.TILE:
             continue
         tile = inner[0]
         reused = _reused_rows(outer, tile)

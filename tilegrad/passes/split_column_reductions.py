@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import BlockBuilder
 from tilegrad.passes.common import (
     add_function_arg,
@@ -51,8 +52,10 @@ from tilegrad.passes.common import (
     constant_index,
     feeding_ops,
     functions,
+    loop_axis,
     loop_role,
     make_for,
+    mark_loop,
     number_stages,
     perfect_chain,
     same_value,
@@ -102,7 +105,7 @@ def _needed(loop: scf.ForOp, body: Block) -> list[Operation] | None:
 def find_column_sums(fn: func.FuncOp, row: scf.ForOp, column: scf.ForOp) -> ColumnSums | None:
     roles = arg_roles(fn)
     written = written_memrefs(fn)
-    if loop_role(row) != "parallel" or loop_role(column) != "parallel":
+    if loop_role(row) != LoopRole.PARALLEL or loop_role(column) != LoopRole.PARALLEL:
         return None
     if constant_index(row.lb) != 0 or constant_index(row.step) != 1 or _size_form(fn, row.ub) is None:
         return None
@@ -112,9 +115,9 @@ def find_column_sums(fn: func.FuncOp, row: scf.ForOp, column: scf.ForOp) -> Colu
         return None
     inner = chain[-1].body.block
     body = [o for o in inner.ops if not isinstance(o, scf.YieldOp)]
-    if any(isinstance(o, scf.ForOp) and loop_role(o) != "reduce" for o in body):
+    if any(isinstance(o, scf.ForOp) and loop_role(o) != LoopRole.REDUCE for o in body):
         return None
-    sums = [o for o in body if loop_role(o) == "reduce"]
+    sums = [o for o in body if loop_role(o) == LoopRole.REDUCE]
     results = {r for s in sums for r in s.results}
     blocks = set()
     for s in sums:
@@ -192,7 +195,7 @@ class _Split:
 
     def chunk_loop(self, before: Operation) -> tuple[scf.ForOp, Block, SSAValue, SSAValue, SSAValue]:
         """for k < chunks (the stage's loop, split over cores), with chunk k's rows [lo, hi)."""
-        loop, body = make_for(self.zero, self.chunks, self.one, "parallel", 0)
+        loop, body = make_for(self.zero, self.chunks, self.one, LoopRole.PARALLEL, 0)
         self.entry.insert_op_before(loop, before)
         b = BlockBuilder(body)
         lo = b.add(arith.MuliOp(body.args[0], self.length))
@@ -207,8 +210,8 @@ class _Split:
         row.detach()
         row.operands = [lo, hi, row.step]
         for op in row.walk():
-            if isinstance(op, scf.ForOp) and loop_role(op) == "parallel":
-                op.attributes["tg.axis"] = IntegerAttr(op.attributes["tg.axis"].value.data + 1, i64)
+            if isinstance(op, scf.ForOp) and loop_role(op) == LoopRole.PARALLEL:
+                mark_loop(op, LoopRole.PARALLEL, loop_axis(op) + 1)
         body.add_ops([row, scf.YieldOp()])
 
     def partial_sums(self) -> None:
@@ -216,11 +219,11 @@ class _Split:
         found = self.found
         loop, body, k, lo, hi = self.chunk_loop(found.column)
         loop.attributes["tg.stage"] = IntegerAttr(0, i64)
-        rows, rows_body = make_for(lo, hi, self.one, "parallel", 1)
+        rows, rows_body = make_for(lo, hi, self.one, LoopRole.PARALLEL, 1)
         body.add_ops([rows, scf.YieldOp()])
         n, into, columns = rows_body.args[0], rows_body, []
         for axis, column in enumerate(found.chain):
-            inner, inner_body = make_for(column.lb, column.ub, column.step, "parallel", axis + 2)
+            inner, inner_body = make_for(column.lb, column.ub, column.step, LoopRole.PARALLEL, axis + 2)
             into.add_ops([inner, scf.YieldOp()])
             columns.append(inner_body.args[0])
             into = inner_body
@@ -253,7 +256,7 @@ class _Split:
         term = sum_loop(s)
 
         def over_chunks(b: BlockBuilder, init: SSAValue, wide: bool) -> SSAValue:
-            loop, body = make_for(self.zero, self.chunks, self.one, "reduce", 0, [init])
+            loop, body = make_for(self.zero, self.chunks, self.one, LoopRole.REDUCE, 0, [init])
             inner = BlockBuilder(body)
             value = inner.add(memref.LoadOp.get(partial, [body.args[0], *columns]))
             if wide:

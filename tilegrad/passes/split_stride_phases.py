@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from tilegrad.dialect.tg import LoopRole
 from tilegrad.passes.common import constant_index, copy_iteration, loop_role
 from tilegrad.passes.loop_affine import INDEX, IndexBuilder, LoopAffine, copy_of_loop
 
@@ -36,9 +37,9 @@ def _divisions(loop: scf.ForOp, affine: LoopAffine) -> list[Operation]:
 
 
 def _split(loop: scf.ForOp) -> bool:
-    if constant_index(loop.step) != 1 or loop_role(loop) != "parallel" or loop.results:
+    if constant_index(loop.step) != 1 or loop_role(loop) != LoopRole.PARALLEL or loop.results:
         return False
-    if any(isinstance(o, scf.ForOp) and loop_role(o) == "parallel" for o in loop.body.walk()):
+    if any(isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL for o in loop.body.walk()):
         return False
     affine = LoopAffine(loop)
     divisions = _divisions(loop, affine)

@@ -46,6 +46,7 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from tilegrad.dialect import tg
+from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import INDEX, BlockBuilder
 from tilegrad.errors import InternalError, UBCapacityError
 from tilegrad.passes.common import (
@@ -53,6 +54,7 @@ from tilegrad.passes.common import (
     arg_info,
     arg_roles,
     args_by_role,
+    loop_axis,
     loop_role,
     make_for,
     number_stages,
@@ -163,35 +165,36 @@ class _Tiler:
         hi = b.add(arith.AddiOp(lo, mine))
         return lo, hi
 
-    def loops(self, nest: scf.ForOp, role: str | None = None) -> dict[int, scf.ForOp]:
+    def loops(self, nest: scf.ForOp, role: LoopRole | None = None) -> dict[int, scf.ForOp]:
         role = role or loop_role(nest)
         found = {}
         for op in nest.walk():
             if isinstance(op, scf.ForOp) and loop_role(op) == role:
-                found[op.attributes["tg.axis"].value.data] = op
+                found[loop_axis(op)] = op
         return found
 
     def split_stage(self, number: int, nest: scf.ForOp) -> StageState:
         kind = loop_role(nest)
         loops = self.loops(nest)
         if nest.attributes.get("tg.split") == StringAttr("reduction"):
-            reduce = next(o for o in nest.body.block.ops if loop_role(o) == "reduce")
+            reduce = next(o for o in nest.body.block.ops if loop_role(o) == LoopRole.REDUCE)
             extent = _plain_loop(reduce).ub
             lo, hi = self.split(extent, nest)
             for loop in _reduction_loops(reduce):
                 loop.operands = [lo, hi, loop.step, *loop.iter_args]
-                part = next((o for o in loop.body.block.ops if loop_role(o) == "reduce_part"), None)
+                part = next((o for o in loop.body.block.ops if loop_role(o) == LoopRole.REDUCE_PART), None)
                 if part is not None:  # a blocked sum: its last block ends where this core's range does
                     stop = part.ub.owner
                     stop.operands = [stop.operands[0], hi]
             split = "reduction axis split over cores, per-core partials in the workspace"
-        elif kind != "scatter" or self._scatters_own_rows(nest, loops):
+        elif kind != LoopRole.SCATTER or self._scatters_own_rows(nest, loops):
             # the outermost axis that is not statically 1 (a 1xCx1x1 parameter splits over C)
             outer = next((loops[a] for a in sorted(loops) if _const_value(loops[a].ub) != 1), loops[0])
             extent = outer.ub
             lo, hi = self.split(extent, nest)
             outer.operands = [lo, hi, outer.step, *outer.iter_args]
-            split = "outer axis split over cores" if kind != "scatter" else "rows split over cores (row = destination)"
+            split = ("outer axis split over cores" if kind != LoopRole.SCATTER
+                     else "rows split over cores (row = destination)")
         else:
             store = next(o for o in nest.walk() if isinstance(o, memref.StoreOp) and "tg.scatter_store" in o.attributes)
             b = BlockBuilder(self.entry, nest)
@@ -279,7 +282,7 @@ class _Tiler:
         parent = point.parent_block()
         size_op = arith.ConstantOp(IntegerAttr(tiled.size, INDEX))
         parent.insert_op_before(size_op, point)
-        tile, body = make_for(point.lb, point.ub, size_op.result, "tile", tiled.axis)
+        tile, body = make_for(point.lb, point.ub, size_op.result, LoopRole.TILE, tiled.axis)
         parent.insert_op_before(tile, point)
         t = body.args[0]
         b = BlockBuilder(body)
@@ -290,7 +293,6 @@ class _Tiler:
         if state.nest is point:
             state.nest = tile
             tile.attributes["tg.stage"] = point.attributes.pop("tg.stage")
-            tile.attributes["tg.loop"] = StringAttr("tile")
         tiled.strip_mined(tile, t, end, size_op.result)
 
     def ub_alloc(self, buffer: UBBuffer, element_type) -> SSAValue:
@@ -309,10 +311,10 @@ class _Tiler:
         if self.num_blocks < 2:
             return
         for nest in stage_nests(self.entry):
-            if loop_role(nest) != "parallel" or _const_value(nest.ub) != 1:
+            if loop_role(nest) != LoopRole.PARALLEL or _const_value(nest.ub) != 1:
                 continue
             body = nest.body.block
-            reduce = next((o for o in body.ops if loop_role(o) == "reduce"), None)
+            reduce = next((o for o in body.ops if loop_role(o) == LoopRole.REDUCE), None)
             if reduce is None or len(reduce.results) != 1:
                 continue
             init = _plain_loop(reduce).iter_args[0].owner
@@ -341,12 +343,12 @@ class _Tiler:
         b.add(memref.StoreOp.get(reduce.results[0], partials, [self.block_id]))
         # the combine stage: acc = combine over cores of partials[core], then the rest of the body
         zero, one = self.top_zero, self.top_one
-        combine, combine_body = make_for(zero, one, one, "parallel", 0)
+        combine, combine_body = make_for(zero, one, one, LoopRole.PARALLEL, 0)
         self.entry.insert_op_after(combine, nest)
         cb = BlockBuilder(combine_body)
         blocks = cb.index(self.num_blocks)
         init = cb.add(plain.iter_args[0].owner.clone())  # the reduction's identity
-        loop, loop_body = make_for(zero, blocks, one, "reduce", 0, [init])
+        loop, loop_body = make_for(zero, blocks, one, LoopRole.REDUCE, 0, [init])
         lb = BlockBuilder(loop_body)
         part = lb.add(memref.LoadOp.get(partials, [loop_body.args[0]]))
         merged = lb.add(type(combine_op)(loop_body.args[1], part))
@@ -372,7 +374,7 @@ class _Tiler:
         states = [self.split_stage(i, n) for i, n in enumerate(nests)]
         for state in states:
             depth = len(self.loops(state.nest, state.plan.kind))
-            row_tile = self.hint.scatter_row_tile if state.plan.kind == "scatter" and depth >= 2 else None
+            row_tile = self.hint.scatter_row_tile if state.plan.kind == LoopRole.SCATTER and depth >= 2 else None
             if row_tile:
                 self.plan_axis(state, depth - 2, row_tile, False)
                 self.plan_axis(state, depth - 1, self.hint.scatter_whole_inner or 1, True)

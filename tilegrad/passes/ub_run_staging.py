@@ -24,8 +24,9 @@ from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
 from tilegrad.dialect import tg
+from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import INDEX, BlockBuilder
-from tilegrad.passes.common import constant_index, loop_role, make_for, viewed, written_memrefs
+from tilegrad.passes.common import constant_index, loop_axis, loop_role, make_for, viewed, written_memrefs
 from tilegrad.passes.tiling_plan import UBBuffer
 from tilegrad.passes.ub_staging import defined_outside
 
@@ -79,7 +80,8 @@ def find_leftovers(nest: Operation, gm: set[SSAValue], covered: set[Operation],
 
 
 def _walks_run(load: memref.LoadOp, loop: Operation | None, points: set[scf.ForOp]) -> bool:
-    if not isinstance(loop, scf.ForOp) or loop in points or loop_role(loop) in ("tile", "copy", "run"):
+    if (not isinstance(loop, scf.ForOp) or loop in points
+            or loop_role(loop) in (LoopRole.TILE, LoopRole.COPY, LoopRole.RUN)):
         return False
     indices = list(load.indices)
     if not indices or indices[-1] is not loop.body.block.args[0] or constant_index(loop.step) != 1:
@@ -96,8 +98,8 @@ def stage_runs(runs: list[Run], buffers: dict[int, SSAValue], length: int) -> No
         parent = loop.parent_block()
         size = arith.ConstantOp(IntegerAttr(length, INDEX))
         parent.insert_op_before(size, loop)
-        axis = loop.attributes["tg.axis"].value.data if "tg.axis" in loop.attributes else 0
-        strip, body = make_for(loop.lb, loop.ub, size.result, "run", axis, list(loop.iter_args))
+        axis = loop_axis(loop)
+        strip, body = make_for(loop.lb, loop.ub, size.result, LoopRole.RUN, axis, list(loop.iter_args))
         parent.insert_op_before(strip, loop)
         if "tg.stage" in loop.attributes:  # the stage's outer loop: the strip is the stage now
             strip.attributes["tg.stage"] = loop.attributes.pop("tg.stage")

@@ -14,6 +14,7 @@ from xdsl.dialects import arith, memref, scf
 from xdsl.ir import Operation, SSAValue
 
 from tilegrad.dialect import tg
+from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import BlockBuilder
 from tilegrad.passes.common import make_for
 from tilegrad.passes.tiling_plan import UBBuffer
@@ -125,7 +126,7 @@ def stage_group(group: StagingGroup, buffer_value: SSAValue, double: bool) -> No
             _copy(builder, direction, group.mem, gm_idx, buffer_value, slot + [ub_zero], length)
             return
         row_pos = group.positions[0][0]
-        loop, row_body = make_for(level.tile_start, level.tile_end, builder.index(1), "copy", level.axis)
+        loop, row_body = make_for(level.tile_start, level.tile_end, builder.index(1), LoopRole.COPY, level.axis)
         rb = BlockBuilder(row_body)
         row = row_body.args[0]
         gm_idx = []

@@ -22,21 +22,22 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
+from tilegrad.dialect.tg import LoopRole
 from tilegrad.passes.common import constant_index, copy_iteration, loop_role
 
 MAX_TRIPS = 4
 
 
 def _is_short_axis_around_sums(loop: scf.ForOp) -> bool:
-    if loop_role(loop) != "parallel" or "tg.stage" in loop.attributes or loop.iter_args:
+    if loop_role(loop) != LoopRole.PARALLEL or "tg.stage" in loop.attributes or loop.iter_args:
         return False
     bounds = [constant_index(v) for v in (loop.lb, loop.ub, loop.step)]
     if None in bounds or bounds[2] <= 0 or len(range(*bounds)) > MAX_TRIPS:
         return False
     inner: list[Operation] = [o for o in loop.body.walk() if o is not loop]
-    if any(isinstance(o, scf.ForOp) and loop_role(o) == "parallel" for o in inner):
+    if any(isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL for o in inner):
         return False
-    return any(isinstance(o, scf.ForOp) and loop_role(o) == "reduce" for o in inner)
+    return any(isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.REDUCE for o in inner)
 
 
 def _unroll(loop: scf.ForOp) -> None:

@@ -18,6 +18,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 from xdsl.transforms.scf_for_loop_unroll import UnrollLoopPattern
 
+from tilegrad.dialect.tg import LoopRole
 from tilegrad.passes.common import constant_index, loop_role
 
 MAX_TRIPS = 8
@@ -27,7 +28,7 @@ MAX_OPS = 400
 class _UnrollShort(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:
-        if loop_role(op) != "reduce":
+        if loop_role(op) != LoopRole.REDUCE:
             return
         bounds = [constant_index(v) for v in (op.lb, op.ub, op.step)]
         if None in bounds or bounds[2] <= 0:
