@@ -135,6 +135,43 @@ def test_tile_pass_on_loops_ir_directly():
     assert plan.ub_used < plan.capacity
 
 
+SCALE_ROWS = """
+builtin.module {
+  func.func @scale_rows(%x: memref<?x?xf32> {tg.name = "x", tg.role = "input", tg.dims = "R C"},
+                        %y: memref<?x?xf32> {tg.name = "y", tg.role = "output", tg.dims = "R C"},
+                        %status: memref<1xi32> {tg.name = "status", tg.role = "status"}) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %r = memref.dim %x, %c0 : memref<?x?xf32>
+    %c = memref.dim %x, %c1 : memref<?x?xf32>
+    tg.compute %y over(%r, %c) {
+    ^bb0(%i: index, %j: index):
+      %v = memref.load %x[%i, %j] : memref<?x?xf32>
+      %w = arith.addf %v, %v : f32
+      tg.yield %w : f32
+    } : memref<?x?xf32>
+    func.return
+  }
+}
+"""
+
+
+def test_a_schedule_tiles_inner_axes_in_general_terms():
+    """tile_role / tile_sizes / whole_axes: 4 rows per tile, the C axis whole; the UB buffers are then
+    affine in C, so the plan states the bound in C."""
+    module = parse(SCALE_ROWS)
+    ctx = make_context()
+    LowerTgToLoops().apply(ctx, module)
+    spec = 'tile-for-target{target=ascend910b num_blocks=4 tile_role="parallel" tile_sizes=4,96 whole_axes=1}'
+    TileForTarget.from_pass_spec(list(parse_pipeline(spec))[0]).apply(ctx, module)
+    plan = tiling_plan(module, keep=False)
+    module.verify()
+    assert plan.stages[0].tiles == {0: 4, 1: 96}
+    assert {b.name: b.affine for b in plan.stages[0].buffers} == {"x": {"C": 16}, "y": {"C": 16}}
+    assert plan.bound() == "32*C < 180224"  # 196608 B less the reserve; two buffers of 4 rows of C float32
+    assert [b.shape for b in plan.stages[0].buffers] == [(4, 96), (4, 96)]
+
+
 def test_llvm_stage_uses_gep_noalias_and_vectorizes():
     kernel = tilegrad.compile("binary_cross_entropy_grad", "cpu", guard=False)  # (a guard build is O1)
     llvm = kernel.ir("llvm", **BCE)

@@ -66,10 +66,12 @@ def _numel(shape) -> int:
 def _vendor_layout(target, binding) -> ScheduleHint:
     """On Atlas training (ascend910) with scale_grad_by_freq, lay out UB as the vendor kernel does
     (seed 002): per core a counts buffer for its rows, then for each 32-byte block of indices
-    (8 int32 / 4 int64) that many whole grad rows and one accumulation row, packed. This is
-    what makes the documented bound `36*E < 180192 - 4*counts_size` come out of the UB model."""
+    (8 int32 / 4 int64) that many whole grad rows and one accumulation row, packed, the rows split
+    over cores the vendor way. So the scatter's rows are tiled by a block of indices and its E axis
+    is one whole tile. This is what makes the documented bound `36*E < 180192 - 4*counts_size`
+    come out of the UB model."""
     if target.name != "ascend910" or not binding.attrs["scale_grad_by_freq"]:
         return ScheduleHint()
     rows_per_index_block = max(1, 32 // binding.dtypes["indices"].itemsize)
-    return ScheduleHint(scatter_row_tile=rows_per_index_block,
-                        scatter_whole_inner=int(binding.symbols["E"]), packed=True, vendor_split=True)
+    return ScheduleHint(tile_role="scatter", tile_sizes=(rows_per_index_block, int(binding.symbols["E"])),
+                        whole_axes=1, packed=True, vendor_split=True)

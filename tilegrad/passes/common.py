@@ -38,10 +38,16 @@ def extent_symbol(fn: func.FuncOp, extent: SSAValue) -> str | None:
     if value is not None:
         return str(value)
     owner = extent.owner
-    if isinstance(owner, memref.DimOp) and (axis := constant_index(owner.index)) is not None:
-        dims = arg_dims(fn, owner.source)
-        return dims[axis] if dims is not None and axis < len(dims) else None
-    return None
+    source = owner.source if isinstance(owner, memref.DimOp) else None
+    if not isinstance(source, BlockArgument) or source.block is not fn.body.block:
+        return None
+    axis, shape = constant_index(owner.index), source.type.get_shape()
+    dims = arg_info(fn, source.index).get("tg.dims", "").split()
+    if axis is None or len(dims) != len(shape):
+        return None
+    if shape[axis] >= 0:
+        return str(shape[axis])
+    return None if dims[axis] == "?" else dims[axis]
 
 
 def viewed(value: SSAValue) -> SSAValue:

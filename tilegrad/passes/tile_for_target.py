@@ -7,8 +7,8 @@ Driven only by target data and the op's ScheduleHint, like Ascend C host tiling:
    (D // blocks each, the remainder to the last). A scatter is split by its *destination*: every
    core walks the whole domain and accumulates only the rows it owns, so accumulation is
    deterministic (same order as serial) and needs no atomics or cross-core partial results;
-2. strip-mining: the inner axis is tiled by T (or per the hint, rows by K and the inner axis as
-   one whole tile);
+2. strip-mining: the inner axis is tiled by T (or, in stages of the role the schedule names, its
+   inner axes by the schedule's tile sizes, the innermost ones as whole tiles);
 3. staging (scratchpad targets, `ub_staging.py`): each GM access whose last index walks a tiled
    axis gets a UB buffer covering that tile (double buffered when it fits), with explicit `tg.copy`
    GM->UB before the tile and UB->GM after it; temporaries indexed by the split axis live in UB
@@ -54,6 +54,7 @@ from tilegrad.passes.common import (
     arg_info,
     arg_roles,
     args_by_role,
+    extent_symbol,
     loop_axis,
     loop_role,
     make_for,
@@ -268,6 +269,17 @@ class _Tiler:
         b.add(scf.IfOp(owned, [], Region([inner])))
 
     # ---- 2. strip-mining ----------------------------------------------------------------------
+    def plan_axes(self, state: StageState) -> None:
+        """The schedule's tile sizes for the stage's inner axes if it names the stage's role,
+        else the innermost axis, by the size choose_tiles decides."""
+        depth = len(self.loops(state.nest, state.plan.kind))
+        sizes = self.hint.tile_sizes if state.plan.kind == self.hint.tile_role else ()
+        if not sizes or len(sizes) > depth:
+            self.plan_axis(state, depth - 1, None, False)
+            return
+        for k, size in enumerate(sizes):
+            self.plan_axis(state, depth - len(sizes) + k, size, k >= len(sizes) - self.hint.whole_axes)
+
     def plan_axis(self, state: StageState, axis: int, size: int | None, whole: bool) -> None:
         """Axis `axis` of the stage is tiled: by `size` (the schedule's), or by the size
         choose_tiles decides (None). Its tile loop is built once the size is known."""
@@ -373,13 +385,7 @@ class _Tiler:
         nests = stage_nests(self.entry)
         states = [self.split_stage(i, n) for i, n in enumerate(nests)]
         for state in states:
-            depth = len(self.loops(state.nest, state.plan.kind))
-            row_tile = self.hint.scatter_row_tile if state.plan.kind == LoopRole.SCATTER and depth >= 2 else None
-            if row_tile:
-                self.plan_axis(state, depth - 2, row_tile, False)
-                self.plan_axis(state, depth - 1, self.hint.scatter_whole_inner or 1, True)
-            else:
-                self.plan_axis(state, depth - 1, None, False)
+            self.plan_axes(state)
         roles = self.roles()
         temps = [a for a, r in roles.items() if r == "temp"]
         resident, workspace = self.place_temps(states, temps)
@@ -526,14 +532,19 @@ class _Tiler:
         return left.buffers
 
     def _fixed_buffer(self, g: StagingGroup, state: StageState) -> UBBuffer:
-        """A buffer whose box comes from the hint: sized by its tiles, affine in the inner symbol."""
+        """A buffer whose box comes from the schedule: sized by its tiles, affine in the shape symbol
+        of the whole axis it spans (if it spans one)."""
         eb = element_bytes(g.mem.type.element_type)
         affine = {}
-        if any(a.whole for _, a in g.positions):
+        whole = [a for _, a in g.positions if a.whole]
+        if len(whole) == 1:
+            symbol = extent_symbol(self.fn, whole[0].point_loop.ub)
+            if symbol is None:
+                raise InternalError(f"stage {state.plan.index}: the whole axis {whole[0].axis} has no shape symbol")
             rows = 1
             for _, a in g.positions:
                 rows *= 1 if a.whole else a.size
-            affine = {self.hint.inner_symbol: rows * eb}
+            affine = {symbol: rows * eb}
         g.buffer = UBBuffer(self._name(g.mem), state.plan.index, tuple(a.size for _, a in g.positions), 1,
                             eb, self._copies(g), self.hint.packed, self.target.ub_align, affine)
         return g.buffer
@@ -628,9 +639,9 @@ class TileForTarget(ModulePass):
     name = "tile-for-target"
     target: str
     num_blocks: int = 0
-    scatter_row_tile: int | None = None
-    scatter_whole_inner: int | None = None
-    inner_symbol: str = "E"
+    tile_role: str = ""
+    tile_sizes: tuple[int, ...] = ()
+    whole_axes: int = 0
     packed: bool = False
     vendor_split: bool = False
 
@@ -640,8 +651,7 @@ class TileForTarget(ModulePass):
 
     @property
     def hint(self) -> ScheduleHint:
-        return ScheduleHint(self.scatter_row_tile, self.scatter_whole_inner, self.inner_symbol, self.packed,
-                            self.vendor_split)
+        return ScheduleHint(self.tile_role, self.tile_sizes, self.whole_axes, self.packed, self.vendor_split)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = get_target(self.target)

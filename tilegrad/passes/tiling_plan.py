@@ -20,14 +20,21 @@ more than the streaming saves (a swish row of 128 float32: 10.2 ms streamed agai
 
 @dataclass(frozen=True)
 class ScheduleHint:
-    """Per-op, per-target layout choices kept beside the opdef (Halide's schedule apart from the
-    algorithm). The default is the tiler's own: split the outer axis over cores, tile the inner one."""
+    """Per-op, per-target choices kept beside the opdef (Halide's schedule apart from the algorithm),
+    in the tiler's general terms: which stages, the tile size of each of their inner axes, whole
+    axes, packing and the core split. The default is the tiler's own: split the outer axis over the
+    cores (balanced), tile the innermost axis as large as the UB allows, buffers aligned."""
 
-    scatter_row_tile: int | None = None
-    """Tile the row axis of scatter stages by this many rows, staging that block of rows in UB."""
-    scatter_whole_inner: int | None = None
-    """The inner axis of scatter stages is one tile of exactly this many elements (specialized)."""
-    inner_symbol: str = "E"
+    tile_role: str = ""
+    """The stages `tile_sizes` applies to: those whose loops have this role (a `LoopRole`:
+    "parallel", "scatter"); empty: none."""
+    tile_sizes: tuple[int, ...] = ()
+    """Tile sizes of those stages' innermost len(tile_sizes) axes, outer to inner; every tile of such
+    an axis is staged in UB as one block."""
+    whole_axes: int = 0
+    """How many of those axes, from the innermost, are one whole tile: their size is the axis's
+    extent in this call, and a UB buffer over one is sized in the axis's shape symbol, which the
+    plan's bound names (`36*E < ...`)."""
     packed: bool = False
     """Buffers are packed back to back with no alignment padding (the vendor kernel's layout)."""
     vendor_split: bool = False
