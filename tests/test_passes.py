@@ -172,6 +172,17 @@ def test_a_schedule_tiles_inner_axes_in_general_terms():
     assert [b.shape for b in plan.stages[0].buffers] == [(4, 96), (4, 96)]
 
 
+@pytest.mark.parametrize("hint, named", [(dict(tile_role="scater", tile_sizes=(4,)), "tile_role"),
+                                         (dict(tile_role="parallel", tile_sizes=(0, 96)), "tile_sizes"),
+                                         (dict(tile_role="parallel", tile_sizes=(4,), whole_axes=2), "whole_axes")])
+def test_a_schedule_outside_the_tilers_terms_is_refused(hint, named):
+    from tilegrad.errors import DefinitionError
+    from tilegrad.passes.tiling_plan import ScheduleHint
+
+    with pytest.raises(DefinitionError, match=f"schedule: {named}"):
+        ScheduleHint(**hint)
+
+
 def test_llvm_stage_uses_gep_noalias_and_vectorizes():
     kernel = tilegrad.compile("binary_cross_entropy_grad", "cpu", guard=False)  # (a guard build is O1)
     llvm = kernel.ir("llvm", **BCE)

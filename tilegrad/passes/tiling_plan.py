@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tilegrad.errors import UBCapacityError
+from tilegrad.errors import DefinitionError, UBCapacityError
 from tilegrad.targets import Target
 
 STREAM_MIN_LINES = 16
@@ -40,6 +40,16 @@ class ScheduleHint:
     vendor_split: bool = False
     """Split over cores the vendor way (D // cores each, the remainder to the last core), as a
     vendor bound assumes; otherwise balanced (the first D % cores cores take one row more)."""
+
+    def __post_init__(self):
+        roles = ("", "parallel", "scatter")
+        if self.tile_role not in roles:
+            raise DefinitionError(f"schedule: tile_role {self.tile_role!r} is not one of {roles[1:]}")
+        if any(size < 1 for size in self.tile_sizes):
+            raise DefinitionError(f"schedule: tile_sizes {self.tile_sizes} must be positive")
+        if not 0 <= self.whole_axes <= len(self.tile_sizes):
+            raise DefinitionError(f"schedule: whole_axes {self.whole_axes} must be within the "
+                                  f"{len(self.tile_sizes)} axes tile_sizes names")
 
 
 @dataclass
