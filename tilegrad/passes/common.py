@@ -20,34 +20,38 @@ def arg_info(fn: func.FuncOp, index: int) -> dict[str, str]:
     return {k: v.data for k, v in attrs.data.items() if isinstance(v, StringAttr)}
 
 
-def arg_dims(fn: func.FuncOp, value: SSAValue) -> list[str] | None:
-    """A function argument's shape symbols, or None if one is unknown (a static size is its digits)."""
+def dim_symbol(fn: func.FuncOp, value: SSAValue, axis: int) -> str | None:
+    """One axis's shape symbol of a function argument (a static size is its digits), or None if
+    it is unknown."""
     if not isinstance(value, BlockArgument) or value.block is not fn.body.block:
         return None
     dims = arg_info(fn, value.index).get("tg.dims", "").split()
     shape = value.type.get_shape()
-    if len(dims) != len(shape):
-        return None
-    dims = [str(size) if size >= 0 else symbol for symbol, size in zip(dims, shape)]
-    return None if "?" in dims else dims
-
-
-def extent_symbol(fn: func.FuncOp, extent: SSAValue) -> str | None:
-    """The shape symbol a loop bound is: a constant, or a dim of an argument that names it."""
-    value = constant_index(extent)
-    if value is not None:
-        return str(value)
-    owner = extent.owner
-    source = owner.source if isinstance(owner, memref.DimOp) else None
-    if not isinstance(source, BlockArgument) or source.block is not fn.body.block:
-        return None
-    axis, shape = constant_index(owner.index), source.type.get_shape()
-    dims = arg_info(fn, source.index).get("tg.dims", "").split()
-    if axis is None or len(dims) != len(shape):
+    if len(dims) != len(shape) or not 0 <= axis < len(shape):
         return None
     if shape[axis] >= 0:
         return str(shape[axis])
     return None if dims[axis] == "?" else dims[axis]
+
+
+def arg_dims(fn: func.FuncOp, value: SSAValue) -> list[str] | None:
+    """A function argument's shape symbols, or None if one is unknown (a static size is its digits)."""
+    if not isinstance(value, BlockArgument) or value.block is not fn.body.block:
+        return None
+    dims = [dim_symbol(fn, value, axis) for axis in range(len(value.type.get_shape()))]
+    return None if None in dims else dims
+
+
+def extent_symbol(fn: func.FuncOp, extent: SSAValue) -> str | None:
+    """The shape symbol a loop bound is: a constant, or a dim of an argument that names that axis
+    (whether or not its other axes have names)."""
+    value = constant_index(extent)
+    if value is not None:
+        return str(value)
+    owner = extent.owner
+    if isinstance(owner, memref.DimOp) and (axis := constant_index(owner.index)) is not None:
+        return dim_symbol(fn, owner.source, axis)
+    return None
 
 
 def viewed(value: SSAValue) -> SSAValue:

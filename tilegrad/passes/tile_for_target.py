@@ -26,7 +26,7 @@ is each axis strip-mined with its final size and each buffer staged. Nothing bui
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
@@ -270,8 +270,9 @@ class _Tiler:
 
     # ---- 2. strip-mining ----------------------------------------------------------------------
     def plan_axes(self, state: StageState) -> None:
-        """The schedule's tile sizes for the stage's inner axes if it names the stage's role,
-        else the innermost axis, by the size choose_tiles decides."""
+        """The schedule's tile sizes for the stage's inner axes if it names the stage's role and
+        the stage has that many axes (embedding's 1-D scatter of counts has not), else the
+        innermost axis, by the size choose_tiles decides."""
         depth = len(self.loops(state.nest, state.plan.kind))
         sizes = self.hint.tile_sizes if state.plan.kind == self.hint.tile_role else ()
         if not sizes or len(sizes) > depth:
@@ -651,7 +652,7 @@ class TileForTarget(ModulePass):
 
     @property
     def hint(self) -> ScheduleHint:
-        return ScheduleHint(self.tile_role, self.tile_sizes, self.whole_axes, self.packed, self.vendor_split)
+        return ScheduleHint(**{f.name: getattr(self, f.name) for f in fields(ScheduleHint)})
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = get_target(self.target)

@@ -42,7 +42,8 @@ class ScheduleHint:
     vendor bound assumes; otherwise balanced (the first D % cores cores take one row more)."""
 
     def __post_init__(self):
-        roles = ("", "parallel", "scatter")
+        roles = ("", "parallel", "scatter")  # LoopRole's stage roles, spelled out: opdefs import this
+        # module, and `import tilegrad` does not import xDSL
         if self.tile_role not in roles:
             raise DefinitionError(f"schedule: tile_role {self.tile_role!r} is not one of {roles[1:]}")
         if any(size < 1 for size in self.tile_sizes):
