@@ -332,6 +332,53 @@ def test_fuse_sibling_loops_runs_a_row_reduction_and_its_consumer_row_by_row(ind
         assert "memref.load %total[%i]" in text
 
 
+ROWS_THEN_SWEEP = """
+func.func @rows(%x: memref<?x?xf32>, %t: memref<?x?xf32>, %v: memref<?xf32>, %w: memref<?x?xf32>,
+                %out: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %m = memref.dim %x, %c1 : memref<?x?xf32>
+  %o = memref.dim %out, %c1 : memref<?x?xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  scf.for %i = %c0 to %n step %c1 {
+    scf.for %j = %c0 to %m step %c1 {
+      %a = memref.load %x[%i, %j] : memref<?x?xf32>
+      %b = arith.addf %a, %a : f32
+      memref.store %b, %t[%i, %j] : memref<?x?xf32>
+    } {tg.loop = #tg.loop<parallel, axis = 1>}
+  } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
+  scf.for %i2 = %c0 to %n step %c1 {
+    scf.for %j2 = %c0 to %o step %c1 {
+      %s = scf.for %k = %c0 to %m step %c1 iter_args(%acc = %zero) -> (f32) {
+        %p = memref.load %t[%i2, %k] : memref<?x?xf32>
+        %q = memref.load SWEPT : SWEPT_TYPE
+        %pq = arith.mulf %p, %q : f32
+        %r = arith.addf %acc, %pq : f32
+        scf.yield %r : f32
+      } {tg.loop = #tg.loop<reduce, axis = 0>}
+      memref.store %s, %out[%i2, %j2] : memref<?x?xf32>
+    } {tg.loop = #tg.loop<parallel, axis = 1>}
+  } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 1 : i64}
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("swept, fused", [("%v[%k] : memref<?xf32>", True), ("%w[%k, %j2] : memref<?x?xf32>", False)])
+def test_fuse_sibling_loops_keeps_apart_a_sum_that_sweeps_a_matrix_in_every_row(swept, fused):
+    """Row i's sums read row i of t and, in every row, the same swept data. A vector (group norm's
+    per-channel scale) stays in cache: the rows fuse. A matrix (G @ W) does not, and on its own the
+    rows share each sweep of it: the stages stay apart."""
+    from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
+
+    where, kind = swept.split(" : ")
+    module = parse(ROWS_THEN_SWEEP.replace("SWEPT_TYPE", kind).replace("SWEPT", where))
+    FuseSiblingLoops().apply(make_context(), module)
+    module.verify()
+    assert str(module).count("tg.stage") == (1 if fused else 2)
+
+
 COLUMN_SUM = """
 func.func @column_sum(%x: memref<?x?xf32>, %out: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index

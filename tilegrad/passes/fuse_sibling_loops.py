@@ -69,15 +69,20 @@ def _independent(first: list[scf.ForOp], second: list[scf.ForOp], depth: int) ->
 
 
 def _sweeps_data_of_every_slab(loops: list[scf.ForOp], depth: int) -> bool:
-    """Whether a sum in the nest reads, in every slab of the shared loops, the same data (G @ W:
+    """Whether a sum in the nest reads, in every slab of the shared loops, the same matrix (G @ W:
     every row's sum sweeps all of W). Left as its own stage, its rows can share each sweep
-    (jam-row-sweeps); fused with a producer, each slab would sweep it alone."""
+    (jam-row-sweeps); fused with a producer, each slab would sweep it alone. A vector swept in
+    every slab (group norm's per-channel scale, summed per group) stays in cache: the slabs fuse,
+    and the data they share is read from memory once instead of once per stage."""
     ivs = [loop.body.block.args[0] for loop in loops[:depth]]
+    inner = [o.body.block.args[0] for o in loops[0].walk() if isinstance(o, scf.ForOp) and o not in loops[:depth]]
     for reduce in (o for o in loops[0].walk() if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.REDUCE):
         term = reduce.body.block.args[0]
         for load in (o for o in reduce.walk() if isinstance(o, memref.LoadOp)):
             indices = list(load.indices)
-            if any(depends_on(i, term) for i in indices) and not any(depends_on(i, v) for i in indices for v in ivs):
+            if not any(depends_on(i, term) for i in indices) or any(depends_on(i, v) for i in indices for v in ivs):
+                continue
+            if sum(any(depends_on(i, v) for v in inner) for i in indices) >= 2:
                 return True
     return False
 
