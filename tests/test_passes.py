@@ -332,6 +332,72 @@ def test_fuse_sibling_loops_runs_a_row_reduction_and_its_consumer_row_by_row(ind
         assert "memref.load %total[%i]" in text
 
 
+CHANNEL_SUMS_THEN_DX = """
+func.func @channels(%x: memref<?x?x?xf32>, %s: memref<1x?xf32>, %dx: memref<?x?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = memref.dim %x, %c0 : memref<?x?x?xf32>
+  %ch = memref.dim %x, %c1 : memref<?x?x?xf32>
+  %hw = memref.dim %x, %c2 : memref<?x?x?xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  scf.for %u = %c0 to %c1 step %c1 {
+    scf.for %c = %c0 to %ch step %c1 {
+      %t = scf.for %r = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f32) {
+        %row = scf.for %k = %c0 to %hw step %c1 iter_args(%acc2 = %acc) -> (f32) {
+          %v = memref.load %x[%r, %c, %k] : memref<?x?x?xf32>
+          %a = arith.addf %acc2, %v : f32
+          scf.yield %a : f32
+        } {tg.loop = #tg.loop<reduce, axis = 1>}
+        scf.yield %row : f32
+      } {tg.loop = #tg.loop<reduce, axis = 0>}
+      memref.store %t, %s[%u, %c] : memref<1x?xf32>
+    } {tg.loop = #tg.loop<parallel, axis = 1>}
+  } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
+  scf.for %i = %c0 to %n step %c1 {
+    scf.for %j = %c0 to %ch step %c1 {
+      scf.for %k2 = %c0 to %hw step %c1 {
+        %w = memref.load %x[%i, %j, %k2] : memref<?x?x?xf32>
+        %m = memref.load %s[%c0, CHANNEL] : memref<1x?xf32>
+        %p = arith.mulf %w, %m : f32
+        memref.store %p, %dx[%i, %j, %k2] : memref<?x?x?xf32>
+      } {tg.loop = #tg.loop<parallel, axis = 2>}
+    } {tg.loop = #tg.loop<parallel, axis = 1>}
+  } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 1 : i64}
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("channel, fused", [("%j", True), ("%c0", False)])
+def test_fuse_sibling_loops_runs_per_channel_sums_and_their_consumer_channel_by_channel(channel, fused):
+    """Sums per channel over (1, C) and dx over (N, C, HW) reading its channel's sum: each brings
+    its loop over C to the front, and the two run as one nest, channel by channel (dx then reads the
+    channel's x from cache). A consumer that reads another channel's sum needs them all first: the
+    stages stay apart, their loops as they were."""
+    from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
+
+    module = parse(CHANNEL_SUMS_THEN_DX.replace("CHANNEL", channel))
+    FuseSiblingLoops(exchange_loops=True).apply(make_context(), module)
+    module.verify()
+    text = str(module)
+    if not fused:
+        assert text == str(parse(CHANNEL_SUMS_THEN_DX.replace("CHANNEL", channel)))
+        return
+    assert text.count("tg.stage") == 1
+    expected = [
+        "scf.for %c = %c0 to %ch step %c1 {",  # the channel, outermost
+        "scf.for %u = %c0 to %c1 step %c1 {",
+        "memref.load %x[%r, %c, %k]",  # its sums
+        "memref.store %t, %s[%u, %c]",
+        "scf.for %i = %c0 to %n step %c1 {",  # then its dx, sample by sample
+        "scf.for %k2 = %c0 to %hw step %c1 {",
+        "memref.load %s[%c0, %c]",
+        "memref.store %p, %dx[%i, %c, %k2]",
+    ]
+    assert_lines_in_order(text, expected, whole=False)
+
+
 ROWS_THEN_SWEEP = """
 func.func @rows(%x: memref<?x?xf32>, %t: memref<?x?xf32>, %v: memref<?xf32>, %w: memref<?x?xf32>,
                 %out: memref<?x?xf32>) {

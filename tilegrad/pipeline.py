@@ -88,7 +88,7 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
     tiled: list[ModulePass] = []
     if not untiled:
         if cpu:
-            tiled += [SplitColumnReductions(num_blocks or target.cores), FuseSiblingLoops()]
+            tiled += [SplitColumnReductions(num_blocks or target.cores), FuseSiblingLoops(exchange_loops=True)]
         tiled.append(TileForTarget.of(target, num_blocks, hint))
         if cpu:
             tiled += [InterchangeColumnReductions(), JamRowSweeps(), ChunkRowSweeps(),

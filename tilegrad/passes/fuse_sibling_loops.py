@@ -5,10 +5,14 @@ in one nest, slab by slab: for each point of the shared loops, the first stage's
 the second's. The data a slab touches is loaded once into cache for both (batch norm's dβ and dγ
 both sweep dy), and one barrier between them disappears. A per-row reduction and the row's
 elementwise consumer (a softmax row's total, then its dx) run row by row; max pooling's window
-choice, dx's zero fill and the scatter into dx run plane by plane, so dx is written once. A tensor
-one stage writes and the other touches must be accessed by both only inside the slab (its leading
-indices are the shared loops' variables); otherwise the stages stay apart. A stage whose sums sweep
-the same data in every slab (G @ W) stays apart too: on its own, its rows share each sweep.
+choice, dx's zero fill and the scatter into dx run plane by plane, so dx is written once. Where the
+outer loops differ but both stages loop over the same range further in (batch norm's per-channel
+sums over (1, C, 1), its dx over (N, C, H*W)), each brings that loop to the front first (parallel
+loops: the same iterations in another order), so the channel's dx reads x and dy from cache. A tensor
+one stage writes and the other touches must be accessed by both only inside the slab (the same dims
+indexed by the shared loops' variables in every access); otherwise the stages stay apart, their loops
+as they were. A stage whose sums sweep the same matrix in every slab (G @ W) stays apart too: on its
+own, its rows share each sweep.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.passes.common import (
+    constant_index,
     depends_on,
     functions,
     loop_role,
@@ -42,11 +47,20 @@ def _in_slab(access: Operation, ivs: list) -> bool:
     return len(indices) >= len(ivs) and all(i is v for i, v in zip(indices, ivs))
 
 
+def _slab_dims(access: Operation, ivs: list) -> tuple[int, ...] | None:
+    """The dims the access indexes by the shared loops' variables, one per variable (None if one
+    of them indexes no dim): batch norm's per-channel sums [0, c, 0, 0] lie in channel c's slab."""
+    indices = list(access.indices)
+    dims = [next((d for d, i in enumerate(indices) if i is v), None) for v in ivs]
+    return None if None in dims else tuple(dims)
+
+
 def _independent(first: list[scf.ForOp], second: list[scf.ForOp], depth: int) -> bool:
     """Whether running the two nests slab by slab (one iteration of the `depth` shared loops: first's
     then second's) does what running all of first, then all of second, does: every tensor one of them
-    writes and the other touches is accessed by both only inside the slab of the shared variables, and
-    a scatter writes only inside its slab (so the slabs can also be split over cores)."""
+    writes and the other touches is accessed by both only inside the slab of the shared variables
+    (the same dims indexed by them in every access), and a scatter writes only inside its slab (so
+    the slabs can also be split over cores)."""
     accesses = {}
     for nest, loops in ((0, first), (1, second)):
         ivs = [loop.body.block.args[0] for loop in loops[:depth]]
@@ -63,7 +77,8 @@ def _independent(first: list[scf.ForOp], second: list[scf.ForOp], depth: int) ->
             continue
         if not any(isinstance(op, memref.StoreOp) for op, _ in in_first + in_second):
             continue
-        if not all(_in_slab(op, ivs) for op, ivs in in_first + in_second):
+        dims = {_slab_dims(op, ivs) for op, ivs in in_first + in_second}
+        if len(dims) != 1 or None in dims:  # each slab touches its own part, the same in both
             return False
     return True
 
@@ -95,12 +110,12 @@ def _shared_depth(a: list[scf.ForOp], b: list[scf.ForOp]) -> int:
     return depth
 
 
-def fuse_function(fn: func.FuncOp) -> None:
-    fuse_siblings(fn.body.block, stages=True)
+def fuse_function(fn: func.FuncOp, exchange_loops: bool = False) -> None:
+    fuse_siblings(fn.body.block, stages=True, exchange_loops=exchange_loops)
     number_stages(stage_nests(fn.body.block))
 
 
-def fuse_siblings(block: Block, stages: bool) -> None:
+def fuse_siblings(block: Block, stages: bool, exchange_loops: bool = False) -> None:
     """Fuse consecutive fusable loops of `block` (its stage nests, or inside a slab its inner loops);
     each fused slab's body is fused in turn (the two stages' row loops become one)."""
     changed = True
@@ -111,15 +126,16 @@ def fuse_siblings(block: Block, stages: bool) -> None:
             if loop_role(first) not in FUSABLE or loop_role(second) not in FUSABLE:
                 continue
             a, b = perfect_chain(first), perfect_chain(second)
+            exchanged = _shared_outer_loop(a, b) if stages and exchange_loops else []
             depth = _shared_depth(a, b)
-            if depth == 0 or (loop_role(first) == LoopRole.SCATTER and depth < len(a)):
-                continue  # (a scatter nest keeps its own loops whole)
             between = list(block.ops)
             between = between[between.index(first) + 1: between.index(second)]
             movable = (lambda o: not isinstance(o, scf.ForOp)) if stages else _index_value
-            if not all(movable(o) for o in between) or not _independent(a, b, depth):
-                continue
-            if stages and _sweeps_data_of_every_slab(b, depth):
+            if (depth == 0 or (loop_role(first) == LoopRole.SCATTER and depth < len(a))  # (a scatter nest
+                    or not all(movable(o) for o in between) or not _independent(a, b, depth)  # keeps its loops)
+                    or (stages and _sweeps_data_of_every_slab(b, depth))):
+                for chain, position in exchanged:
+                    _exchange(chain, position)
                 continue
             for op in between:  # the second stage's dims and constants move above the first
                 op.detach()
@@ -128,6 +144,64 @@ def fuse_siblings(block: Block, stages: bool) -> None:
             fuse_siblings(a[depth - 1].body.block, stages=False)
             changed = True
             break
+
+
+def _unit(loop: scf.ForOp) -> bool:
+    return constant_index(loop.lb) == 0 and constant_index(loop.ub) == 1
+
+
+def _shared_outer_loop(a: list[scf.ForOp], b: list[scf.ForOp]) -> list[tuple[list[scf.ForOp], int]]:
+    """Where the two stages' outer loops differ, bring to the front of each the loop over the first
+    stage's outer range that is not a single iteration, if both have one: batch norm's per-channel
+    sums loop over (1, C, 1), dx over (N, C, H*W); over (C, 1, 1) and (C, N, H*W), the two run
+    channel by channel, and dx reads the channel's x and dy from cache. The (chain, position)
+    exchanged, to undo them if the stages do not fuse."""
+    if same_range(a[0], b[0]) or loop_role(a[0]) != LoopRole.PARALLEL or loop_role(b[0]) != LoopRole.PARALLEL:
+        return []
+    lead = next((p for p, loop in enumerate(a) if not _unit(loop)), None)
+    if lead is None:
+        return []
+    match = next((p for p, loop in enumerate(b) if same_range(a[lead], loop)), None)
+    if match is None or not _exchangeable(a, lead) or not _exchangeable(b, match):
+        return []
+    exchanged = [(chain, position) for chain, position in ((a, lead), (b, match)) if position]
+    for chain, position in exchanged:
+        _exchange(chain, position)
+    return exchanged
+
+
+def _exchangeable(chain: list[scf.ForOp], position: int) -> bool:
+    """Whether loops 0 and `position` of a perfect chain of parallel loops can trade ranges: the
+    inner one's bounds are defined outside the chain, the index values computed between them
+    depend on none of the loops' variables, and the innermost loop (the one that walks rows) stays
+    innermost unless only single iterations stand before it."""
+    if position == 0:
+        return True
+    if position == len(chain) - 1 and not all(_unit(loop) for loop in chain[:position]):
+        return False
+    outer, inner = chain[0], chain[position]
+    if any(isinstance(v.owner, Operation) and outer.is_ancestor(v.owner) for v in (inner.lb, inner.ub, inner.step)):
+        return False
+    ivs = [loop.body.block.args[0] for loop in chain[:position + 1]]
+    between = [o for loop in chain[:position] for o in loop.body.block.ops
+               if not isinstance(o, (scf.ForOp, scf.YieldOp))]
+    return not any(depends_on(v, iv) for o in between for v in o.operands for iv in ivs)
+
+
+def _exchange(chain: list[scf.ForOp], position: int) -> None:
+    """Loops 0 and `position` trade ranges, and their variables what they index: the same
+    iterations, in another order (the loops are parallel). Each keeps its place, role and axis."""
+    outer, inner = chain[0], chain[position]
+    bounds = list(outer.operands[:3])
+    outer.operands = [*inner.operands[:3], *outer.operands[3:]]
+    inner.operands = [*bounds, *inner.operands[3:]]
+    v, w = outer.body.block.args[0], inner.body.block.args[0]
+    uses_v, uses_w = list(v.uses), list(w.uses)
+    for use in uses_v:
+        use.operation.operands[use.index] = w
+    for use in uses_w:
+        use.operation.operands[use.index] = v
+    v.name_hint, w.name_hint = w.name_hint, v.name_hint
 
 
 def _index_value(op: Operation) -> bool:
@@ -153,10 +227,14 @@ def _fuse(a: list[scf.ForOp], b: list[scf.ForOp], depth: int) -> None:
 
 @dataclass(frozen=True)
 class FuseSiblingLoops(ModulePass):
-    """Merge consecutive, independent stages that walk the same iteration space."""
+    """Merge consecutive, independent stages that walk the same iteration space; with
+    `exchange_loops`, also stages whose shared loop is further in (on cpu, where the fused stage's
+    data stays in cache; a scratchpad target's tiler stages each of its own loops' tiles)."""
 
     name = "fuse-sibling-loops"
 
+    exchange_loops: bool = False
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in functions(op):
-            fuse_function(fn)
+            fuse_function(fn, self.exchange_loops)
