@@ -41,12 +41,6 @@ from tilegrad.passes.common import (
 FUSABLE = (LoopRole.PARALLEL, LoopRole.SCATTER)
 
 
-def _in_slab(access: Operation, ivs: list) -> bool:
-    """Whether the access indexes its leading dims by the shared loops' variables, in order."""
-    indices = list(access.indices)
-    return len(indices) >= len(ivs) and all(i is v for i, v in zip(indices, ivs))
-
-
 def _slab_dims(access: Operation, ivs: list) -> tuple[int, ...] | None:
     """The dims the access indexes by the shared loops' variables, one per variable (None if one
     of them indexes no dim): batch norm's per-channel sums [0, c, 0, 0] lie in channel c's slab."""
@@ -69,8 +63,9 @@ def _independent(first: list[scf.ForOp], second: list[scf.ForOp], depth: int) ->
                 accesses.setdefault(viewed(op.memref), ([], []))[nest].append((op, ivs))
     for loops in (first, second):  # a scatter's rows follow its data: they must stay in the slab
         ivs = [loop.body.block.args[0] for loop in loops[:depth]]
+        leading = tuple(range(depth))  # (its rows: the leading dims)
         if loop_role(loops[0]) == LoopRole.SCATTER and not all(
-                _in_slab(op, ivs) for op in loops[0].walk() if isinstance(op, memref.StoreOp)):
+                _slab_dims(op, ivs) == leading for op in loops[0].walk() if isinstance(op, memref.StoreOp)):
             return False
     for mem, (in_first, in_second) in accesses.items():
         if not in_first or not in_second:
@@ -131,9 +126,10 @@ def fuse_siblings(block: Block, stages: bool, exchange_loops: bool = False) -> N
             between = list(block.ops)
             between = between[between.index(first) + 1: between.index(second)]
             movable = (lambda o: not isinstance(o, scf.ForOp)) if stages else _index_value
-            if (depth == 0 or (loop_role(first) == LoopRole.SCATTER and depth < len(a))  # (a scatter nest
-                    or not all(movable(o) for o in between) or not _independent(a, b, depth)  # keeps its loops)
-                    or (stages and _sweeps_data_of_every_slab(b, depth))):
+            whole_scatter = loop_role(first) != LoopRole.SCATTER or depth == len(a)  # (it keeps its loops)
+            fusable = (depth > 0 and whole_scatter and all(movable(o) for o in between)
+                       and _independent(a, b, depth) and not (stages and _sweeps_data_of_every_slab(b, depth)))
+            if not fusable:
                 for chain, position in exchanged:
                     _exchange(chain, position)
                 continue
