@@ -74,3 +74,25 @@ def test_a_sum_of_2_to_the_31_ones_does_not_stall_at_2_to_the_23():
     assert abs(float(kernel(x=np.full(3 * 10**7, 0.1, np.float32))[0]) - want) / want < bound
     # a stride-0 view takes the scalar (unvectorized) path: blocks of 1024 still bound its error
     assert abs(float(kernel(x=np.broadcast_to(np.float32(0.1), (3 * 10**7,)))[0]) - want) / want < 2e-5
+
+
+def test_a_sum_marked_short_lowers_to_one_plain_loop():
+    ctx = make_context()
+    module = Parser(ctx, ROW_SUM.replace('tg.reduce "sum" over', 'tg.reduce "sum" short over')).parse_module()
+    LowerTgToLoops().apply(ctx, module)
+    module.verify()
+    text = str(module)
+    assert "reduce_part" not in text and "scf.if" not in text and "arith.extf" not in text
+    assert text.count("scf.for") == 2  # the rows and the one plain sum
+
+
+def test_a_kernel_is_specialized_for_sums_short_or_long_at_the_call_shapes(rng):
+    kernel = tilegrad.compile("accuracy_total", "cpu")
+    short = rng.standard_normal(REDUCE_BLOCK).astype(np.float32)
+    long = rng.standard_normal(REDUCE_BLOCK + 1).astype(np.float32)
+    assert 'tg.reduce "sum" short over' in kernel.ir("op", x=short)
+    assert "short" not in kernel.ir("op", x=long)
+    assert "reduce_part" not in kernel.ir("tiled", x=short) and "reduce_part" in kernel.ir("tiled", x=long)
+    for x in (short, long, short[:5]):
+        want = x.astype(np.float64).sum()
+        assert abs(float(kernel(x=x)[0]) - want) <= 1e-5 * np.abs(x).sum()

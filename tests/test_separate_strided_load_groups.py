@@ -126,8 +126,10 @@ def test_max_pooling_gives_the_same_bits_as_without_the_separation(without_the_s
     gathers = kernel.ir("llvm", **cases[2]).count("masked.gather")
     separated = [kernel(**a) for a in cases]
     plain = without_the_separation("pooling_backward")
-    if not kernel.guard:  # (the guard build is O1: it vectorizes nothing, so it gathers nothing)
-        assert plain.ir("llvm", **cases[2]).count("masked.gather") > gathers
+    plain_gathers = plain.ir("llvm", **cases[2]).count("masked.gather")
+    # (the guard build is O1 and vectorizes nothing, and LLVM makes no gathers for a host whose
+    # gathers are slow, such as znver1: there neither form gathers)
+    assert gathers < plain_gathers or plain_gathers == 0
     for args, got in zip(cases, separated):
         np.testing.assert_array_equal(got, plain(**args))
 

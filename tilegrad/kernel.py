@@ -19,7 +19,15 @@ from tilegrad.codegen.launcher import (
     pointer_slots,
     run_driver,
 )
-from tilegrad.dsl.bounds import Requirement, check_requirements, evaluate, size_form, uses_params
+from tilegrad.dsl.bounds import (
+    Requirement,
+    check_requirements,
+    evaluate,
+    short_sums,
+    size_form,
+    sum_extent_forms,
+    uses_params,
+)
 from tilegrad.dsl.opdef import Binding, OpDef, as_array, get_op
 from tilegrad.dtypes import dtype_of
 from tilegrad.errors import (
@@ -209,6 +217,7 @@ class Kernel(Dispatcher):
         # hand-edited IR is not trusted with the caller's memory unless asked: bounds-checked
         self.guard = (guard_default() or ir_override is not None) if guard is None else bool(guard)
         self._source = _op_source(self.op)
+        self._sum_forms: dict[tuple, tuple] = {}
 
     def __repr__(self) -> str:
         flags = (", untiled" if self.untiled else "") + (", guard" if self.guard else "")
@@ -273,7 +282,7 @@ class Kernel(Dispatcher):
         layouts = tuple(sorted((n, layout_of(a)) for n, a in binding.tensors.items() if a is not None))
         override = None if self.ir_override is None else (self.ir_override[0], cache.make_key(self.ir_override[1]))
         parts = (self.op.name, self._source, binding.key(), layouts, self.target, num_blocks, hint, self.untiled,
-                 self.guard, override)
+                 self.guard, override, self._short_sums(binding))
         spec = _SPECIALIZATIONS.get(parts)
         if spec is None:
             with _COMPILE_LOCK:
@@ -284,6 +293,18 @@ class Kernel(Dispatcher):
         if check_fit and spec.plan is not None:
             spec.plan.check()
         return spec
+
+    def _short_sums(self, binding: Binding) -> tuple[bool, ...]:
+        """Which float sums have at most REDUCE_BLOCK terms at this call's shapes: part of what a
+        specialization is for (its sums compile as plain loops, the blocked form left out)."""
+        key = binding.key()
+        forms = self._sum_forms.get(key)
+        if forms is None:
+            forms = self._sum_forms[key] = sum_extent_forms(self.op.trace(binding).float_sums())
+        if not forms:
+            return ()
+        shapes = {n: a.shape for n, a in binding.tensors.items() if a is not None}
+        return short_sums(forms, {**binding.kernel_shapes, **shapes}, _runtime_params(self.op, binding))
 
     def _load_or_build(self, key: str, binding: Binding, num_blocks: int, hint) -> Specialization:
         from tilegrad.codegen import cache
@@ -297,7 +318,8 @@ class Kernel(Dispatcher):
         from tilegrad.pipeline import lower, to_llvm
 
         lowered = lower(self.op, binding, self.target, num_blocks, hint, untiled=self.untiled,
-                        override=self._lowering_override, verify_tiled=self.guard)
+                        override=self._lowering_override, verify_tiled=self.guard,
+                        short_sums=self._short_sums(binding))
         temps = {name: (dtype, [_shape_form(d, self.op.name, name) for d in shape])
                  for name, (dtype, shape) in lowered.temps.items()}
         spec = Specialization(key, lowered.ir, lowered.functions, lowered.layout, lowered.messages,
@@ -453,7 +475,8 @@ class Kernel(Dispatcher):
 
         try:
             lowered = lower(self.op, binding, self.target, num_blocks, self.op.schedule_hint(self.target, binding),
-                            self.untiled, after_pass=record, override=self._lowering_override)
+                            self.untiled, after_pass=record, override=self._lowering_override,
+                            short_sums=self._short_sums(binding))
             if lowered.plan is not None:
                 lowered.plan.check()
             seen.append(("llvmlite conversion and O3", to_llvm(lowered, self.guard, after_pass=record)[0]))

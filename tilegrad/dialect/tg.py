@@ -4,7 +4,8 @@ Op level (what the DSL emits, one per stage):
 - `tg.compute`: every element of `dest` equals what the body yields for its index;
 - `tg.scatter_add`: for every point of a domain, add a value at the index the body picks;
 - `tg.check`: the body's condition must hold at every point, else the kernel reports an error;
-- `tg.reduce`: a sum or max over an axis, inside any of the above.
+- `tg.reduce`: a sum or max over an axis, inside any of the above (`short`: a sum the kernel was
+  specialized for at most REDUCE_BLOCK terms of, lowered as one plain loop).
 Tiled level (what `tile-for-target` adds on scratchpad targets):
 - `tg.ub_alloc`: a buffer at a fixed offset of a core's unified buffer;
 - `tg.copy`: a GM<->UB copy of `length` consecutive elements along the last axis.
@@ -31,6 +32,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     StringAttr,
+    UnitAttr,
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
@@ -41,6 +43,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -142,20 +145,26 @@ class CheckOp(IRDLOperation):
 
 @irdl_op_definition
 class ReduceOp(IRDLOperation):
-    """`combine` ("sum", "max" or "min") of what the body yields over [0, extent), starting from `init`."""
+    """`combine` ("sum", "max" or "min") of what the body yields over [0, extent), starting from `init`.
+    `short`: the extent is at most lower-tg-to-loops' REDUCE_BLOCK at the shapes the kernel is
+    specialized for, so a sum needs no blocked form."""
 
     name = "tg.reduce"
     extent = operand_def(IndexType)
     init = operand_def()
     combine = prop_def(StringAttr)
+    short = opt_prop_def(UnitAttr)
     result = result_def()
     body = region_def("single_block")
     traits = traits_def(RecursiveMemoryEffect())
-    assembly_format = "$combine `over` $extent `from` $init $body attr-dict `:` type($init) `->` type($result)"
+    assembly_format = ("$combine (`short` $short^)? `over` $extent `from` $init $body attr-dict `:` type($init) "
+                       "`->` type($result)")
 
-    def __init__(self, combine: str, extent: SSAValue, init: SSAValue, body: Region):
-        super().__init__(operands=[extent, init], regions=[body], result_types=[init.type],
-                         properties={"combine": StringAttr(combine)})
+    def __init__(self, combine: str, extent: SSAValue, init: SSAValue, body: Region, short: bool = False):
+        properties: dict[str, Attribute] = {"combine": StringAttr(combine)}
+        if short:
+            properties["short"] = UnitAttr()
+        super().__init__(operands=[extent, init], regions=[body], result_types=[init.type], properties=properties)
 
     def verify_(self) -> None:
         if self.combine.data not in ("sum", "max", "min"):

@@ -299,3 +299,27 @@ def check_requirements(op: str, requirements, shapes: dict[str, tuple], params: 
     for req in requirements:
         if not req.holds(shapes, params):
             raise req.error(op, shapes, params)
+
+
+REDUCE_BLOCK = 1024
+"""A float sum runs in blocks of this many terms whose partials are combined in float64
+(lower-tg-to-loops), unless it is short: at most one block at the shapes a kernel is specialized for."""
+
+
+def sum_extent_forms(sums: list[Reduce]) -> tuple[Form | None, ...]:
+    """Each float sum's extent as a size form (None: it depends on loop variables or data)."""
+    return tuple(size_form(s.extent) for s in sums)
+
+
+def short_sums(forms: tuple[Form | None, ...], shapes: dict[str, tuple], params: dict) -> tuple[bool, ...]:
+    """Which sums have at most REDUCE_BLOCK terms at these shapes: a kernel specialized for them
+    compiles each as one plain loop (half the code of a sum that may be long)."""
+    def short(form: Form | None) -> bool:
+        if form is None:
+            return False
+        try:
+            return evaluate(form, shapes, params) <= REDUCE_BLOCK
+        except (KeyError, IndexError):  # a size of a buffer the call does not give
+            return False
+
+    return tuple(short(form) for form in forms)

@@ -170,6 +170,8 @@ class Reduce(Expr):
     extent: Expr
     body: Expr
     kind: str
+    short: bool = False
+    """A sum the kernel is specialized for at most REDUCE_BLOCK terms of (pipeline.mark_short_sums)."""
 
 
 def as_expr(value, like: Expr | None = None) -> Expr:

@@ -14,7 +14,7 @@ import contextvars
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from tilegrad.dsl.expr import Expr, Var, as_expr, cast
+from tilegrad.dsl.expr import Expr, Reduce, Var, as_expr, cast, subexpressions
 from tilegrad.dsl.tensor import Buffer, index_vars, to_tensor_expr
 from tilegrad.dtypes import dtype_of
 
@@ -63,14 +63,30 @@ class Trace:
         written: set[str] = set()
         read: set[str] = set()
         for stage in self.stages:
-            exprs = [stage.value] if isinstance(stage, Compute) else (
-                [stage.value, *stage.index, *([stage.when] if stage.when is not None else [])]
-                if isinstance(stage, Scatter) else [stage.ok])
-            for expr in exprs:
+            for expr in _stage_exprs(stage):
                 read |= {name for name in walk_reads(expr) if name not in written}
             if not isinstance(stage, Check):
                 written.add(stage.buffer.name)
         return read
+
+    def float_sums(self) -> list[Reduce]:
+        """Every float sum of the stages, once each, in stage order and each expression's pre-order
+        (the same list for every trace of one specialization key)."""
+        sums: dict[int, Reduce] = {}
+        for stage in self.stages:
+            for expr in _stage_exprs(stage):
+                for e in subexpressions(expr):
+                    if isinstance(e, Reduce) and e.combine == "sum" and e.kind == "f":
+                        sums.setdefault(id(e), e)
+        return list(sums.values())
+
+
+def _stage_exprs(stage: Stage) -> list[Expr]:
+    if isinstance(stage, Compute):
+        return [stage.value]
+    if isinstance(stage, Scatter):
+        return [stage.value, *stage.index, *([stage.when] if stage.when is not None else [])]
+    return [stage.ok]
 
 
 _current: contextvars.ContextVar[Trace] = contextvars.ContextVar("tilegrad_trace")
