@@ -76,6 +76,15 @@ def test_a_sum_of_2_to_the_31_ones_does_not_stall_at_2_to_the_23():
     assert abs(float(kernel(x=np.broadcast_to(np.float32(0.1), (3 * 10**7,)))[0]) - want) / want < 2e-5
 
 
+def test_a_sum_marked_long_chooses_its_blocked_form_by_a_constant():
+    ctx = make_context()
+    module = Parser(ctx, ROW_SUM.replace('tg.reduce "sum" over', 'tg.reduce "sum" long over')).parse_module()
+    LowerTgToLoops().apply(ctx, module)
+    module.verify()
+    text = str(module)
+    assert "arith.cmpi" not in text and "arith.constant true" in text and "reduce_part" in text
+
+
 def test_a_sum_marked_short_lowers_to_one_plain_loop():
     ctx = make_context()
     module = Parser(ctx, ROW_SUM.replace('tg.reduce "sum" over', 'tg.reduce "sum" short over')).parse_module()
@@ -91,8 +100,9 @@ def test_a_kernel_is_specialized_for_sums_short_or_long_at_the_call_shapes(rng):
     short = rng.standard_normal(REDUCE_BLOCK).astype(np.float32)
     long = rng.standard_normal(REDUCE_BLOCK + 1).astype(np.float32)
     assert 'tg.reduce "sum" short over' in kernel.ir("op", x=short)
-    assert "short" not in kernel.ir("op", x=long)
+    assert 'tg.reduce "sum" long over' in kernel.ir("op", x=long)
     assert "reduce_part" not in kernel.ir("tiled", x=short) and "reduce_part" in kernel.ir("tiled", x=long)
+    assert "arith.constant true" in kernel.ir("tiled", x=long)  # the blocked form, by a constant choice
     for x in (short, long, short[:5]):
         want = x.astype(np.float64).sum()
         assert abs(float(kernel(x=x)[0]) - want) <= 1e-5 * np.abs(x).sum()

@@ -23,9 +23,9 @@ from tilegrad.dsl.bounds import (
     Requirement,
     check_requirements,
     evaluate,
-    short_sums,
     size_form,
     sum_extent_forms,
+    sum_lengths,
     uses_params,
 )
 from tilegrad.dsl.opdef import Binding, OpDef, as_array, get_op
@@ -282,7 +282,7 @@ class Kernel(Dispatcher):
         layouts = tuple(sorted((n, layout_of(a)) for n, a in binding.tensors.items() if a is not None))
         override = None if self.ir_override is None else (self.ir_override[0], cache.make_key(self.ir_override[1]))
         parts = (self.op.name, self._source, binding.key(), layouts, self.target, num_blocks, hint, self.untiled,
-                 self.guard, override, self._short_sums(binding))
+                 self.guard, override, self._sum_lengths(binding))
         spec = _SPECIALIZATIONS.get(parts)
         if spec is None:
             with _COMPILE_LOCK:
@@ -294,9 +294,9 @@ class Kernel(Dispatcher):
             spec.plan.check()
         return spec
 
-    def _short_sums(self, binding: Binding) -> tuple[bool, ...]:
-        """Which float sums have at most REDUCE_BLOCK terms at this call's shapes: part of what a
-        specialization is for (its sums compile as plain loops, the blocked form left out)."""
+    def _sum_lengths(self, binding: Binding) -> tuple[str | None, ...]:
+        """Whether each float sum is short or long at this call's shapes (dsl/bounds.sum_lengths):
+        part of what a specialization is for, since only the form of each sum that runs is built."""
         key = binding.key()
         forms = self._sum_forms.get(key)
         if forms is None:
@@ -304,7 +304,7 @@ class Kernel(Dispatcher):
         if not forms:
             return ()
         shapes = {n: a.shape for n, a in binding.tensors.items() if a is not None}
-        return short_sums(forms, {**binding.kernel_shapes, **shapes}, _runtime_params(self.op, binding))
+        return sum_lengths(forms, {**binding.kernel_shapes, **shapes}, _runtime_params(self.op, binding))
 
     def _load_or_build(self, key: str, binding: Binding, num_blocks: int, hint) -> Specialization:
         from tilegrad.codegen import cache
@@ -319,7 +319,7 @@ class Kernel(Dispatcher):
 
         lowered = lower(self.op, binding, self.target, num_blocks, hint, untiled=self.untiled,
                         override=self._lowering_override, verify_tiled=self.guard,
-                        short_sums=self._short_sums(binding))
+                        sum_lengths=self._sum_lengths(binding))
         temps = {name: (dtype, [_shape_form(d, self.op.name, name) for d in shape])
                  for name, (dtype, shape) in lowered.temps.items()}
         spec = Specialization(key, lowered.ir, lowered.functions, lowered.layout, lowered.messages,
@@ -476,7 +476,7 @@ class Kernel(Dispatcher):
         try:
             lowered = lower(self.op, binding, self.target, num_blocks, self.op.schedule_hint(self.target, binding),
                             self.untiled, after_pass=record, override=self._lowering_override,
-                            short_sums=self._short_sums(binding))
+                            sum_lengths=self._sum_lengths(binding))
             if lowered.plan is not None:
                 lowered.plan.check()
             seen.append(("llvmlite conversion and O3", to_llvm(lowered, self.guard, after_pass=record)[0]))

@@ -156,11 +156,11 @@ def collector_paused():
 def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint: ScheduleHint,
           untiled: bool = False, after_pass: AfterPass | None = None,
           override: tuple[str, str] | None = None, verify_tiled: bool = False,
-          short_sums: tuple[bool, ...] = ()) -> Lowered:
+          sum_lengths: tuple[str | None, ...] = ()) -> Lowered:
     """The op, loops and tiled stages. `override` = (stage, IR text) replaces that stage's module
     by the text (a hand-edited stage, verified when parsed) and goes on from it. A failure carries
-    the stages built so far as `error.stages`. `short_sums`: which of the trace's float sums
-    (`Trace.float_sums`) the kernel is specialized as short for (dsl/bounds.short_sums).
+    the stages built so far as `error.stages`. `sum_lengths`: whether each of the trace's float sums
+    (`Trace.float_sums`) is short or long at the shapes the kernel is for (dsl/bounds.sum_lengths).
 
     The op and loops stages are verified; the tiled stage only with `verify_tiled` (the guard
     build) or TILEGRAD_VERIFY_EACH_PASS. It is the largest, and verifying it cost as much as
@@ -170,17 +170,17 @@ def lower(opdef: OpDef, binding: Binding, target: Target, num_blocks: int, hint:
     try:
         with collector_paused():
             return _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, override, ir, verify_tiled,
-                          short_sums)
+                          sum_lengths)
     except TilegradError as err:
         err.stages = dict(ir)
         raise
 
 
 def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, override, ir, verify_tiled,
-           short_sums) -> Lowered:
+           sum_lengths) -> Lowered:
     trace = opdef.trace(binding)
-    for reduce, short in zip(trace.float_sums(), short_sums):
-        reduce.short = short
+    for reduce, length in zip(trace.float_sums(), sum_lengths):
+        reduce.length = length
     inputs = {n: TensorArg(n, a.ndim, binding.dtypes[n]) if a is not None else None
               for n, a in binding.tensors.items()}
     layouts = {n: layout_of(a) for n, a in binding.tensors.items() if a is not None}

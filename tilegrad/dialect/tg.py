@@ -4,8 +4,8 @@ Op level (what the DSL emits, one per stage):
 - `tg.compute`: every element of `dest` equals what the body yields for its index;
 - `tg.scatter_add`: for every point of a domain, add a value at the index the body picks;
 - `tg.check`: the body's condition must hold at every point, else the kernel reports an error;
-- `tg.reduce`: a sum or max over an axis, inside any of the above (`short`: a sum the kernel was
-  specialized for at most REDUCE_BLOCK terms of, lowered as one plain loop).
+- `tg.reduce`: a sum or max over an axis, inside any of the above (`short` / `long`: a sum the
+  kernel was specialized for at most / more than REDUCE_BLOCK terms of).
 Tiled level (what `tile-for-target` adds on scratchpad targets):
 - `tg.ub_alloc`: a buffer at a fixed offset of a core's unified buffer;
 - `tg.copy`: a GM<->UB copy of `length` consecutive elements along the last axis.
@@ -146,29 +146,32 @@ class CheckOp(IRDLOperation):
 @irdl_op_definition
 class ReduceOp(IRDLOperation):
     """`combine` ("sum", "max" or "min") of what the body yields over [0, extent), starting from `init`.
-    `short`: the extent is at most lower-tg-to-loops' REDUCE_BLOCK at the shapes the kernel is
-    specialized for, so a sum needs no blocked form."""
+    `short` / `long`: the extent is at most / more than REDUCE_BLOCK (dsl/bounds) at the shapes the
+    kernel is specialized for, so a sum needs only its plain / blocked form."""
 
     name = "tg.reduce"
     extent = operand_def(IndexType)
     init = operand_def()
     combine = prop_def(StringAttr)
     short = opt_prop_def(UnitAttr)
+    long = opt_prop_def(UnitAttr)
     result = result_def()
     body = region_def("single_block")
     traits = traits_def(RecursiveMemoryEffect())
-    assembly_format = ("$combine (`short` $short^)? `over` $extent `from` $init $body attr-dict `:` type($init) "
-                       "`->` type($result)")
+    assembly_format = ("$combine (`short` $short^)? (`long` $long^)? `over` $extent `from` $init $body attr-dict "
+                       "`:` type($init) `->` type($result)")
 
-    def __init__(self, combine: str, extent: SSAValue, init: SSAValue, body: Region, short: bool = False):
+    def __init__(self, combine: str, extent: SSAValue, init: SSAValue, body: Region, length: str | None = None):
         properties: dict[str, Attribute] = {"combine": StringAttr(combine)}
-        if short:
-            properties["short"] = UnitAttr()
+        if length is not None:
+            properties[length] = UnitAttr()
         super().__init__(operands=[extent, init], regions=[body], result_types=[init.type], properties=properties)
 
     def verify_(self) -> None:
         if self.combine.data not in ("sum", "max", "min"):
             raise VerifyException(f"tg.reduce: unknown combine {self.combine.data!r}")
+        if self.short is not None and self.long is not None:
+            raise VerifyException("tg.reduce: a sum is short or long, not both")
         _check_domain(self, [self.extent], self.body)
 
 

@@ -311,15 +311,16 @@ def sum_extent_forms(sums: list[Reduce]) -> tuple[Form | None, ...]:
     return tuple(size_form(s.extent) for s in sums)
 
 
-def short_sums(forms: tuple[Form | None, ...], shapes: dict[str, tuple], params: dict) -> tuple[bool, ...]:
-    """Which sums have at most REDUCE_BLOCK terms at these shapes: a kernel specialized for them
-    compiles each as one plain loop (half the code of a sum that may be long)."""
-    def short(form: Form | None) -> bool:
+def sum_lengths(forms: tuple[Form | None, ...], shapes: dict[str, tuple], params: dict) -> tuple[str | None, ...]:
+    """Each sum at these shapes: "short" (at most REDUCE_BLOCK terms), "long", or None where its
+    extent is not a size of the call. A kernel specialized for them compiles only the form of each
+    sum that runs (lower-tg-to-loops)."""
+    def length(form: Form | None) -> str | None:
         if form is None:
-            return False
+            return None
         try:
-            return evaluate(form, shapes, params) <= REDUCE_BLOCK
+            return "short" if evaluate(form, shapes, params) <= REDUCE_BLOCK else "long"
         except (KeyError, IndexError):  # a size of a buffer the call does not give
-            return False
+            return None
 
-    return tuple(short(form) for form in forms)
+    return tuple(length(form) for form in forms)

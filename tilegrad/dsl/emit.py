@@ -217,7 +217,7 @@ class _Emitter:
         inner.add(tg.YieldOp(value))
         # an extent that depends on no loop variable is computed once, outside every stage
         extent = self.expr(e.extent, b, env) if _uses_vars(e.extent) else self.extent(e.extent)
-        return b.add(tg.ReduceOp(e.combine, extent, init, region, short=e.short))
+        return b.add(tg.ReduceOp(e.combine, extent, init, region, length=e.length))
 
     # ---- stages ---------------------------------------------------------------------------------
     def stage(self, stage) -> None:

@@ -170,8 +170,9 @@ class Reduce(Expr):
     extent: Expr
     body: Expr
     kind: str
-    short: bool = False
-    """A sum the kernel is specialized for at most REDUCE_BLOCK terms of (pipeline.mark_short_sums)."""
+    length: str | None = None
+    """"short" / "long": a sum the kernel is specialized for at most / more than REDUCE_BLOCK terms
+    of (dsl/bounds.sum_lengths); None where its shapes do not say."""
 
 
 def as_expr(value, like: Expr | None = None) -> Expr:

@@ -227,7 +227,8 @@ per term instead of two, and half the instructions of a dot product."""
 # when its extent exceeds one block at run time (else a plain loop, with no per-instance cost). A
 # sum marked `short` (at most one block at the shapes the kernel is specialized for) is the plain
 # loop alone: the blocked form would never run, and it doubled what LLVM compiled (the fused
-# linear CE's cold compile 2.04 -> 1.33 s at its tiny size).
+# linear CE's cold compile 2.04 -> 1.33 s at its tiny size). One marked `long` chooses by a
+# constant.
 
 
 class LowerReduce(RewritePattern):
@@ -243,9 +244,12 @@ class LowerReduce(RewritePattern):
             loop = self.plain(op, op.body, zero.result, one.result, rewriter)
             rewriter.replace(op, [zero, one, loop], [loop.results[0]])
             return
-        # a sum that may be long: blocked when it is, a plain loop (no per-instance cost) when not
+        # a sum that may be long: blocked when it is, a plain loop (no per-instance cost) when not.
+        # Known long, the choice is the constant true: the passes after still see both forms (they
+        # read a sum's pattern from its plain loop) and LLVM drops the plain one before its work.
         block = arith.ConstantOp(IntegerAttr.from_index_int_value(REDUCE_BLOCK))
-        long = arith.CmpiOp(op.extent, block.result, "sgt")
+        long = (arith.ConstantOp(IntegerAttr(1, i1)) if op.long is not None
+                else arith.CmpiOp(op.extent, block.result, "sgt"))
         copy = op.body.clone()
         blocked = Block()
         result = self.blocked(op, copy, zero.result, one.result, block.result, blocked, rewriter)
