@@ -76,21 +76,21 @@ def test_a_sum_of_2_to_the_31_ones_does_not_stall_at_2_to_the_23():
     assert abs(float(kernel(x=np.broadcast_to(np.float32(0.1), (3 * 10**7,)))[0]) - want) / want < 2e-5
 
 
-def test_a_sum_marked_long_chooses_its_blocked_form_by_a_constant():
+def _lowered_row_sum(length: str) -> str:
     ctx = make_context()
-    module = Parser(ctx, ROW_SUM.replace('tg.reduce "sum" over', 'tg.reduce "sum" long over')).parse_module()
+    module = Parser(ctx, ROW_SUM.replace('tg.reduce "sum" over', f'tg.reduce "sum" {length} over')).parse_module()
     LowerTgToLoops().apply(ctx, module)
     module.verify()
-    text = str(module)
+    return str(module)
+
+
+def test_a_sum_marked_long_chooses_its_blocked_form_by_a_constant():
+    text = _lowered_row_sum("long")
     assert "arith.cmpi" not in text and "arith.constant true" in text and "reduce_part" in text
 
 
 def test_a_sum_marked_short_lowers_to_one_plain_loop():
-    ctx = make_context()
-    module = Parser(ctx, ROW_SUM.replace('tg.reduce "sum" over', 'tg.reduce "sum" short over')).parse_module()
-    LowerTgToLoops().apply(ctx, module)
-    module.verify()
-    text = str(module)
+    text = _lowered_row_sum("short")
     assert "reduce_part" not in text and "scf.if" not in text and "arith.extf" not in text
     assert text.count("scf.for") == 2  # the rows and the one plain sum
 
