@@ -1243,6 +1243,12 @@ def test_chunk_row_sweeps_keeps_a_chunk_of_columns_across_the_sweep():
     assert main_loop.count('#tg.loop<reduce,') == 2
     # one row alone (no jam) is not chunked: every chunk would sweep w again
     assert "arith.constant 16 : index" not in str(run_passes(ROWS_SWEEPING_W, "chunk-row-sweeps"))
+    # a host with 16 vector registers (AVX2) takes chunks of 8 columns: 16 would spill
+    narrow = str(run_passes(ROWS_SWEEPING_W, "jam-row-sweeps,chunk-row-sweeps{columns=8}"))
+    narrow_loop = narrow.split("tg.loop = #tg.loop<parallel, axis = 0>}", 1)[0]
+    assert_lines_in_order(narrow_loop, ["arith.constant 8 : index", "scf.for", "scf.for", "scf.for",
+                                        *["arith.mulf"] * ROWS, '} {tg.loop = #tg.loop<tile, axis = 0>}'], whole=False)
+    assert "arith.constant 16 : index" not in narrow_loop
 
 
 def test_a_stage_sweeping_the_same_data_for_every_row_is_not_fused_with_its_producer():

@@ -27,7 +27,7 @@ from tilegrad.dsl.opdef import Binding, OpDef
 from tilegrad.dsl.tensor import TensorArg
 from tilegrad.errors import ArgumentError, InternalError, TilegradError
 from tilegrad.passes.branch_guarded_reads import BranchGuardedReads
-from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps
+from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps, chunk_columns
 from tilegrad.passes.collapse_contiguous_nests import CollapseContiguousNests
 from tilegrad.passes.collapse_contiguous_rows import CollapseContiguousRows
 from tilegrad.passes.common import arg_info, is_part, ops_and_loops
@@ -91,8 +91,9 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
             tiled += [SplitColumnReductions(num_blocks or target.cores), FuseSiblingLoops(exchange_loops=True)]
         tiled.append(TileForTarget.of(target, num_blocks, hint))
         if cpu:
-            tiled += [InterchangeColumnReductions(), JamRowSweeps(), ChunkRowSweeps(),
-                      ReorderForReuse(target.ub_bytes // 2), UnrollReuseLoops()]
+            tiled += [InterchangeColumnReductions(), JamRowSweeps(),
+                      ChunkRowSweeps(chunk_columns(target.vector_registers)), ReorderForReuse(target.ub_bytes // 2),
+                      UnrollReuseLoops()]
         tiled.append(FuseSiblingReductions())
         if cpu:  # windows become straight-line code LLVM can vectorize
             tiled += [UnrollShortReductions(), BranchGuardedReads(), SplitStridePhases(), PartitionClampedLoops(),

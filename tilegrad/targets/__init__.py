@@ -16,6 +16,16 @@ def _cache_bytes(level_index: int, default: int) -> int:
         return default
 
 
+def _vector_registers() -> int:
+    """The vector registers a register tile may fill: 32 with AVX-512 (even at the 256-bit width
+    the code generator prefers), else 16 (AVX2)."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            return 32 if any(line.startswith("flags") and " avx512f" in line for line in info) else 16
+    except OSError:
+        return 16
+
+
 def _streaming_threshold() -> int:
     """A kernel whose tensors total at least the size of the last-level cache writes its outputs
     with streaming stores (glibc's memset streams above a similar size); 0 where the host has none
@@ -50,12 +60,14 @@ class Target:
     stream_store_bytes: int = 0
     """Outputs that a stage only writes use streaming (non-temporal) stores when the kernel's
     tensors total at least this many bytes; 0: never. Only an unstaged (host) target streams."""
+    vector_registers: int = 32
+    """Vector registers the host target's register tiles may fill (chunk-row-sweeps)."""
 
     def __post_init__(self):
         from tilegrad.errors import AttributeValueError
 
         for name, low in (("cores", 1), ("ub_bytes", 1), ("ub_align", 1), ("vector_bytes", 1),
-                          ("ub_reserve_bytes", 0), ("stream_store_bytes", 0)):
+                          ("ub_reserve_bytes", 0), ("stream_store_bytes", 0), ("vector_registers", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise AttributeValueError(f"target {self.name!r}: {name}={value!r} must be an integer >= {low}")
@@ -73,7 +85,8 @@ _ALL_DTYPES = ("float64", "float32", "float16", "bfloat16")
 
 BUILTIN_TARGETS = [
     Target("cpu", os.cpu_count() or 1, _cache_bytes(2, 1 << 20), 64, 64, _ALL_DTYPES, staged=False,
-           description="this host; tiles for cache, threads for cores", stream_store_bytes=_streaming_threshold()),
+           description="this host; tiles for cache, threads for cores", stream_store_bytes=_streaming_threshold(),
+           vector_registers=_vector_registers()),
     Target("ascend910", 32, 196608, 32, 256, ("float32", "float16"), staged=True,
            aliases=("atlas-training",), ub_reserve_bytes=16384,
            description="Atlas training series"),
