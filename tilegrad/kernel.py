@@ -281,15 +281,16 @@ class Kernel(Dispatcher):
         hint = self.op.schedule_hint(self.target, binding)
         layouts = tuple(sorted((n, layout_of(a)) for n, a in binding.tensors.items() if a is not None))
         override = None if self.ir_override is None else (self.ir_override[0], cache.make_key(self.ir_override[1]))
+        lengths = self._sum_lengths(binding)
         parts = (self.op.name, self._source, binding.key(), layouts, self.target, num_blocks, hint, self.untiled,
-                 self.guard, override, self._sum_lengths(binding))
+                 self.guard, override, lengths)
         spec = _SPECIALIZATIONS.get(parts)
         if spec is None:
             with _COMPILE_LOCK:
                 spec = _SPECIALIZATIONS.get(parts)
                 if spec is None:
                     key = cache.make_key(*parts[:4], asdict(self.target), *parts[5:])
-                    spec = _SPECIALIZATIONS[parts] = self._load_or_build(key, binding, num_blocks, hint)
+                    spec = _SPECIALIZATIONS[parts] = self._load_or_build(key, binding, num_blocks, hint, lengths)
         if check_fit and spec.plan is not None:
             spec.plan.check()
         return spec
@@ -306,7 +307,7 @@ class Kernel(Dispatcher):
         shapes = {n: a.shape for n, a in binding.tensors.items() if a is not None}
         return sum_lengths(forms, {**binding.kernel_shapes, **shapes}, _runtime_params(self.op, binding))
 
-    def _load_or_build(self, key: str, binding: Binding, num_blocks: int, hint) -> Specialization:
+    def _load_or_build(self, key: str, binding: Binding, num_blocks: int, hint, lengths: tuple) -> Specialization:
         from tilegrad.codegen import cache
 
         hit = cache.load(key)
@@ -318,8 +319,7 @@ class Kernel(Dispatcher):
         from tilegrad.pipeline import lower, to_llvm
 
         lowered = lower(self.op, binding, self.target, num_blocks, hint, untiled=self.untiled,
-                        override=self._lowering_override, verify_tiled=self.guard,
-                        sum_lengths=self._sum_lengths(binding))
+                        override=self._lowering_override, verify_tiled=self.guard, sum_lengths=lengths)
         temps = {name: (dtype, [_shape_form(d, self.op.name, name) for d in shape])
                  for name, (dtype, shape) in lowered.temps.items()}
         spec = Specialization(key, lowered.ir, lowered.functions, lowered.layout, lowered.messages,

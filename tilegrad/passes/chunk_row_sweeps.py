@@ -54,7 +54,7 @@ def chunk_columns(vector_registers: int) -> int:
     """Columns per chunk: the jammed rows' accumulators (ROWS x columns / 8 vectors of 8 float32
     lanes) take half the host's vector registers and the data the rest: 16 columns with AVX-512's
     32 registers, 8 with AVX2's 16, where 16 columns spilled (G @ W at 128x256x2000 on znver1: 40%
-    -> 61% of numpy's matmul, G.T @ X 43% -> 72%)."""
+    -> 61-62% of numpy's matmul, G.T @ X 43% -> 66-72%)."""
     return max(8, vector_registers // 2 * 8 // ROWS)
 
 
