@@ -78,6 +78,27 @@ def test_a_loop_that_carries_a_value_or_branches_is_left_alone():
 
 
 
+def test_the_lines_walk_backward_when_the_output_sits_just_ahead_of_an_input_in_its_page():
+    """A load whose address shares its page offset with an earlier streaming store waits for
+    that store: the direction is chosen at run time from the page offsets of y and of x (the
+    loop's other same-walk load, of z, counts too)."""
+    out = str(run_passes(KERNEL, "stream-stores{min_bytes=1}"))
+    assert out.count("tg.address_offset %y[%i, %") == 1
+    assert out.count("tg.address_offset %x[%i, %") == 1 and out.count("tg.address_offset %z[%i, %") == 1
+    assert out.count("modulo 4096") == 3
+    assert "arith.constant 256 : index" in out  # the window: just ahead means by less than 256 bytes
+    lines = out[out.index("tg.assume_aligned %y") - 600:out.index("tg.assume_aligned %y")]
+    assert "arith.select" in lines  # a line's start: mirrored or as counted
+    # a loop with no load walking beside the output has no direction to choose
+    fill = KERNEL.replace("%v = memref.load %x[%i, %j] : memref<?x?xf32, strided<[?, 1]>>",
+                          "%v = arith.constant 2.0 : f32")
+    fill = fill.replace("%old = memref.load %z[%i, %j] : memref<?x?xf32, strided<[?, 1]>>\n", "")
+    fill = fill.replace("%sum = arith.addf %old, %w : f32", "%sum = arith.addf %w, %w : f32")
+    fill = fill.replace("memref.store %sum, %z[%i, %j] : memref<?x?xf32, strided<[?, 1]>>\n", "")
+    out = str(run_passes(fill, "stream-stores{min_bytes=1}"))
+    assert "nontemporal = true" in out and "tg.address_offset" not in out
+
+
 def test_a_loop_that_only_copies_a_local_buffer_out_is_left_alone():
     """A reduction's accumulators written out: the nest that filled them did the stage's work."""
     copy_out = """
@@ -150,6 +171,28 @@ def test_streamed_kernels_match_the_plain_ones_bit_for_bit_at_every_alignment(ca
         got = streamed(**args, **{output: out})
         assert got is out
         np.testing.assert_array_equal(out.view(np.uint8), want.view(np.uint8))
+
+
+@x86
+@pytest.mark.parametrize("page_offset", [64, 4096 - 64, 16, 0])
+def test_an_output_just_ahead_of_or_behind_its_input_in_a_page_gets_the_same_bits(page_offset):
+    """The lines walk backward when dx sits 16 to 255 bytes ahead of input_x modulo a page, and
+    forward otherwise: every element is written, with the plain kernel's bits."""
+    op, make, output, shape = CASES["bce"]
+    args = make(np.random.default_rng(6))
+    want = tilegrad.compile(op, PLAIN)(**args)
+    size = 4 * 5003
+    raw = np.zeros(2 * size + 3 * 4096, np.uint8)
+    start = (-raw.ctypes.data) % 4096
+    x = raw[start:start + size].view(np.float32)
+    x[...] = args["input_x"]
+    at = start + 2 * 4096 + size // 4096 * 4096 + page_offset  # past x, page_offset into a page
+    dx = raw[at:at + size].view(np.float32)
+    dx[...] = 7.0
+    got = tilegrad.compile(op, STREAMING)(**{**args, "input_x": x}, dx=dx)
+    assert got is dx
+    np.testing.assert_array_equal(dx.view(np.uint8), want.view(np.uint8))
+    assert np.all(raw[start + size:at] == 0) and np.all(raw[at + size:] == 0)  # nothing written beside it
 
 
 @x86

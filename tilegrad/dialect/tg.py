@@ -257,12 +257,13 @@ class CopyOp(IRDLOperation):
                 raise VerifyException("tg.copy: one index per memref dimension")
 
 
-def _check_alignment(op: IRDLOperation, memref: SSAValue, indices: Sequence[SSAValue], alignment: int) -> None:
+def _check_alignment(op: IRDLOperation, memref: SSAValue, indices: Sequence[SSAValue], alignment: int,
+                     what: str = "alignment") -> None:
     assert isinstance(memref.type, MemRefType)
     if memref.type.get_num_dims() != len(indices):
         raise VerifyException(f"{op.name}: one index per memref dimension")
     if alignment <= 0 or alignment & (alignment - 1):
-        raise VerifyException(f"{op.name}: alignment {alignment} must be a power of two")
+        raise VerifyException(f"{op.name}: {what} {alignment} must be a power of two")
 
 
 @irdl_op_definition
@@ -286,6 +287,28 @@ class AlignPeelOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_alignment(self, self.memref, self.indices, self.alignment.value.data)
+
+
+@irdl_op_definition
+class AddressOffsetOp(IRDLOperation):
+    """The byte address of memref[indices] modulo `modulus` (a power of two): where two arrays sit
+    relative to each other within a page, which decides whether a store to one delays the loads
+    of the other that follow it (the hardware compares only an address's page offset)."""
+
+    name = "tg.address_offset"
+    memref = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    modulus = prop_def(IntegerAttr[I64])
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "$memref `[` $indices `]` `modulo` $modulus attr-dict `:` type($memref)"
+
+    def __init__(self, memref: SSAValue, indices: Sequence[SSAValue], modulus: int):
+        super().__init__(operands=[memref, indices], result_types=[_INDEX],
+                         properties={"modulus": IntegerAttr(modulus, i64)})
+
+    def verify_(self) -> None:
+        _check_alignment(self, self.memref, self.indices, self.modulus.value.data, "modulus")
 
 
 @irdl_op_definition
@@ -391,7 +414,7 @@ class LoopAttr(ParametrizedAttribute):
 
 
 TG = Dialect("tg", [ComputeOp, ScatterAddOp, CheckOp, ReduceOp, YieldOp, UBAllocOp, CopyOp, AlignPeelOp,
-                    AssumeAlignedOp, OpaqueAliasOp], [LoopAttr, LoopRoleAttr])
+                    AddressOffsetOp, AssumeAlignedOp, OpaqueAliasOp], [LoopAttr, LoopRoleAttr])
 
 
 def body_region(arg_count: int) -> tuple[Region, Block]:
@@ -400,4 +423,4 @@ def body_region(arg_count: int) -> tuple[Region, Block]:
 
 
 __all__ = ["TG", "LoopAttr", "LoopRole", "ComputeOp", "ScatterAddOp", "CheckOp", "ReduceOp", "YieldOp", "UBAllocOp",
-           "CopyOp", "AlignPeelOp", "AssumeAlignedOp", "OpaqueAliasOp", "body_region"]
+           "CopyOp", "AlignPeelOp", "AddressOffsetOp", "AssumeAlignedOp", "OpaqueAliasOp", "body_region"]

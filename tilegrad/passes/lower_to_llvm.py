@@ -630,11 +630,17 @@ def _store(L: _FunctionLowering, op: memref.StoreOp, block: Block) -> None:
     block.add_op(make(llvm.StoreOp, L.v(op.value), address, nontemporal=bool(streaming)))
 
 
-def _address_bits(L: _FunctionLowering, op: tg.AlignPeelOp | tg.AssumeAlignedOp, block: Block) -> SSAValue:
-    """The low bits of the element's address that decide its alignment."""
+def _address_bits(L: _FunctionLowering, op: tg.AlignPeelOp | tg.AssumeAlignedOp | tg.AddressOffsetOp,
+                  block: Block) -> SSAValue:
+    """The low bits of the element's address: those that decide its alignment, or its offset."""
     address, _ = L.address(block, op.memref, op.indices)
     integer = L.add(block, make(llvm.PtrToIntOp, address, i64))
-    return L.add(block, make(llvm.AndOp, integer, L.const(block, op.alignment.value.data - 1, i64)))
+    power = op.modulus if isinstance(op, tg.AddressOffsetOp) else op.alignment
+    return L.add(block, make(llvm.AndOp, integer, L.const(block, power.value.data - 1, i64)))
+
+
+def _address_offset(L: _FunctionLowering, op: tg.AddressOffsetOp, block: Block) -> None:
+    L.values[op.result] = _address_bits(L, op, block)
 
 
 def _align_peel(L: _FunctionLowering, op: tg.AlignPeelOp, block: Block) -> None:
@@ -743,6 +749,7 @@ _HANDLERS: dict[type, Callable] = {
     memref.CollapseShapeOp: _collapse_shape,
     tg.OpaqueAliasOp: _opaque_alias,
     tg.AlignPeelOp: _align_peel,
+    tg.AddressOffsetOp: _address_offset,
     tg.AssumeAlignedOp: _assume_aligned,
 }
 
