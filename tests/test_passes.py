@@ -791,6 +791,12 @@ def test_unroll_reuse_loops_then_fuse_is_a_register_tile():
     UnrollReuseLoops().apply(make_context(), row_sums)
     assert str(row_sums).count("iter_args") == 1
 
+    # 16 vector registers (AVX2): 4 dot products a row, so the accumulators take half of them
+    from tilegrad.pipeline import run_passes
+
+    module = run_passes(DOT_PRODUCTS, "unroll-reuse-loops{unroll=4},fuse-sibling-reductions")
+    assert [line.count("%zero") for line in str(module).splitlines() if "iter_args" in line] == [4 * JAM_ROWS]
+
 
 def test_register_tiled_dot_products_match_numpy():
     """The logits form (Σ_k x[i, k]·w[j, k]) through the pipeline, register-tiled on cpu, for a V that
@@ -803,14 +809,17 @@ def test_register_tiled_dot_products_match_numpy():
         return lambda i, j: tg.reduce_sum(x.shape[1], lambda k: x[i, k] * w[j, k])
 
     rng = np.random.default_rng(5)
-    from tilegrad.passes.unroll_reuse_loops import JAM_ROWS, UNROLL
+    from tilegrad.passes.unroll_reuse_loops import JAM_ROWS, reuse_unroll
+    from tilegrad.targets import get_target
+
+    unroll = reuse_unroll(get_target("cpu").vector_registers)  # the host's register tile
 
     for hidden in (5, 3000):  # a plain and a blocked (float64 partials) sum
         x = rng.standard_normal((7, hidden)).astype(np.float32)
         w = rng.standard_normal((103, hidden)).astype(np.float32)
         kernel = tilegrad.compile("test_dot_products", "cpu")
         sweeps = [line for line in kernel.ir("tiled", x=x, w=w).splitlines() if "iter_args" in line]
-        assert max(line.count("%") for line in sweeps) > 2 * UNROLL * JAM_ROWS  # accumulators and their inits
+        assert max(line.count("%") for line in sweeps) > 2 * unroll * JAM_ROWS  # accumulators and their inits
         want = x.astype(np.float64) @ w.T.astype(np.float64)
         for untiled in (False, True):
             got = tilegrad.compile("test_dot_products", "cpu", untiled=untiled)(x=x, w=w)

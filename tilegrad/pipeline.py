@@ -49,7 +49,7 @@ from tilegrad.passes.split_stride_phases import SplitStridePhases
 from tilegrad.passes.stream_stores import StreamStores, streamed_outputs
 from tilegrad.passes.tile_for_target import TileForTarget, tiling_plan
 from tilegrad.passes.tiling_plan import ScheduleHint, TilingPlan
-from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
+from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops, reuse_unroll
 from tilegrad.passes.unroll_short_parallel_loops import UnrollShortParallelLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 from tilegrad.targets import Target
@@ -93,7 +93,7 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
         if cpu:
             tiled += [InterchangeColumnReductions(), JamRowSweeps(),
                       ChunkRowSweeps(chunk_columns(target.vector_registers)), ReorderForReuse(target.ub_bytes // 2),
-                      UnrollReuseLoops()]
+                      UnrollReuseLoops(reuse_unroll(target.vector_registers))]
         tiled.append(FuseSiblingReductions())
         if cpu:  # windows become straight-line code LLVM can vectorize
             tiled += [UnrollShortReductions(), BranchGuardedReads(), SplitStridePhases(), PartitionClampedLoops(),

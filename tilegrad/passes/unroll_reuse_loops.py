@@ -42,11 +42,19 @@ from tilegrad.passes.unroll_short_reductions import MAX_TRIPS
 
 UNROLL = 8
 """8 accumulators and the shared x: 1.125 loads per FMA (4 took 1.25; the fused linear CE 1.14-1.18x faster
-at 8, side by side in one process, its cold compile about 0.1 s longer)."""
+at 8, side by side in one process, its cold compile about 0.1 s longer). With AVX-512's 32 registers."""
 JAM_ROWS = 2
 """2 rows x 8 dot products: 16 accumulators, 0.625 loads per FMA. x @ w.T (128x256x2000) 1.47 -> 0.93
 ms side by side (numpy 1.01); 4 rows spill registers (2.3 ms). The fused linear CE about 1.05x faster,
 its cold compile about 0.45 s longer (1.6 -> 2.1 s)."""
+
+
+def reuse_unroll(vector_registers: int) -> int:
+    """Dot products per row: the JAM_ROWS x unroll accumulators take half the host's vector registers,
+    the loaded data the rest: UNROLL with AVX-512's 32, 4 with AVX2's 16, where 8 spilled (x @ w.T at
+    128x256x2000 on znver1: 3.50 -> 2.18 ms, 81% -> 129% of numpy's matmul; 6 took 2.76 ms, 8 with
+    one row 2.57, 3 x 4 rows 2.64)."""
+    return max(2, min(UNROLL, vector_registers // 2 // JAM_ROWS))
 
 
 def _reductions(loop: scf.ForOp) -> list[Operation]:
@@ -76,7 +84,7 @@ def _short(loop: scf.ForOp) -> bool:
     return trips is not None and trips <= MAX_TRIPS
 
 
-def _unroll(loop: scf.ForOp) -> None:
+def _unroll(loop: scf.ForOp, unroll: int) -> None:
     """for j in [lb, ub): body(j)  ->  for j in [lb, lb + ⌊n/U⌋U) step U: body(j) .. body(j+U-1),
     then the original loop from there on; or, where an iteration may run again (`repeatable`),
     for j in [lb, ub) step U: body(j), body(min(j + 1, ub - 1)) .., and no loop after it (the
@@ -85,11 +93,11 @@ def _unroll(loop: scf.ForOp) -> None:
 
     block = loop.parent_block()
     index = IndexType()
-    factor, split = whole_steps(loop.lb, loop.ub, UNROLL, loop)
+    factor, split = whole_steps(loop.lb, loop.ub, unroll, loop)
     last = last_iteration(loop) if repeatable(loop) else None
     body = Block(arg_types=[index])
     j = body.args[0]
-    for u in range(UNROLL):
+    for u in range(unroll):
         copy_iteration(loop, body, copy_index(body, j, u, last))
     body.add_op(scf.YieldOp())
     main = scf.ForOp(loop.lb, loop.ub if last is not None else split, factor, [], Region([body]))
@@ -115,7 +123,7 @@ def _shares_with_its_row(loop: scf.ForOp) -> scf.ForOp | None:
     return parent if any(varying) and not all(varying) else None
 
 
-def unroll_function(root: Operation) -> None:
+def unroll_function(root: Operation, unroll: int = UNROLL, jam_rows: int = JAM_ROWS) -> None:
     from tilegrad.passes.jam_row_sweeps import jam, repeatable
 
     loops = [o for o in root.walk() if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL and _reuses(o)]
@@ -123,11 +131,11 @@ def unroll_function(root: Operation) -> None:
     for loop in loops:
         if constant_index(loop.step) == 1:
             row = _shares_with_its_row(loop)
-            _unroll(loop)
-            if row is not None and JAM_ROWS > 1 and row not in rows:
+            _unroll(loop, unroll)
+            if row is not None and jam_rows > 1 and row not in rows:
                 rows.append(row)
     for row in rows:
-        jam(row, enclosing_func(row).body.block, JAM_ROWS, clamped=repeatable(row))
+        jam(row, enclosing_func(row).body.block, jam_rows, clamped=repeatable(row))
 
 
 @dataclass(frozen=True)
@@ -136,6 +144,8 @@ class UnrollReuseLoops(ModulePass):
     iterations; fuse-sibling-reductions then jams the copies' reductions."""
 
     name = "unroll-reuse-loops"
+    unroll: int = UNROLL
+    jam_rows: int = JAM_ROWS
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        unroll_function(op)
+        unroll_function(op, self.unroll, self.jam_rows)
