@@ -78,17 +78,17 @@ def test_a_loop_that_carries_a_value_or_branches_is_left_alone():
 
 
 
-def test_the_lines_walk_backward_when_the_output_sits_just_ahead_of_an_input_in_its_page():
+def test_the_line_order_comes_from_where_the_output_sits_beside_its_inputs_in_a_page():
     """A load whose address shares its page offset with an earlier streaming store waits for
-    that store: the direction is chosen at run time from the page offsets of y and of x (the
-    loop's other same-walk load, of z, counts too)."""
+    that store: the order of the lines (forward, backward, interleaved) is chosen at run time from
+    the page offsets of y and of x (the loop's other same-walk load, of z, counts too)."""
     out = str(run_passes(KERNEL, "stream-stores{min_bytes=1}"))
     assert out.count("tg.address_offset %y[%i, %") == 1
     assert out.count("tg.address_offset %x[%i, %") == 1 and out.count("tg.address_offset %z[%i, %") == 1
     assert out.count("modulo 4096") == 3
     assert "arith.constant 256 : index" in out  # the window: just ahead means by less than 256 bytes
     lines = out[out.index("tg.assume_aligned %y") - 600:out.index("tg.assume_aligned %y")]
-    assert "arith.select" in lines  # a line's start: mirrored or as counted
+    assert lines.count("arith.select") == 3  # a line's start: interleaved, mirrored or as counted
     # a loop with no load walking beside the output has no direction to choose
     fill = KERNEL.replace("%v = memref.load %x[%i, %j] : memref<?x?xf32, strided<[?, 1]>>",
                           "%v = arith.constant 2.0 : f32")
@@ -173,16 +173,28 @@ def test_streamed_kernels_match_the_plain_ones_bit_for_bit_at_every_alignment(ca
         np.testing.assert_array_equal(out.view(np.uint8), want.view(np.uint8))
 
 
+def _page_placed(values: np.ndarray, page_offset: int) -> np.ndarray:
+    """A copy of `values` starting `page_offset` bytes into a 4 KiB page."""
+    raw = np.empty(values.nbytes + 2 * 4096, np.uint8)
+    start = (-raw.ctypes.data) % 4096 + page_offset
+    placed = raw[start:start + values.nbytes].view(values.dtype).reshape(values.shape)
+    placed[...] = values
+    return placed
+
+
 @x86
-@pytest.mark.parametrize("page_offset", [64, 4096 - 64, 16, 0])
-def test_an_output_just_ahead_of_or_behind_its_input_in_a_page_gets_the_same_bits(page_offset):
-    """The lines walk backward when dx sits 16 to 255 bytes ahead of input_x modulo a page, and
-    forward otherwise: every element is written, with the plain kernel's bits."""
+@pytest.mark.parametrize("page_offsets", [(64, 2048), (4096 - 64, 2048), (16, 2048), (0, 2048), (64, 64)])
+def test_an_output_just_ahead_of_or_behind_its_inputs_in_a_page_gets_the_same_bits(page_offsets):
+    """The lines walk backward when dx sits 16 to 255 bytes ahead of input_x modulo a page,
+    forward otherwise, and interleaved (even lines, then odd) when input_y sits just ahead of dx as
+    well: every element is written, with the plain kernel's bits."""
+    page_offset, y_offset = page_offsets
     op, make, output, shape = CASES["bce"]
     args = make(np.random.default_rng(6))
     want = tilegrad.compile(op, PLAIN)(**args)
     size = 4 * 5003
-    raw = np.zeros(2 * size + 3 * 4096, np.uint8)
+    args["input_y"] = _page_placed(args["input_y"], (page_offset + y_offset) % 4096)
+    raw = np.zeros(2 * size + 5 * 4096, np.uint8)
     start = (-raw.ctypes.data) % 4096
     x = raw[start:start + size].view(np.float32)
     x[...] = args["input_x"]

@@ -26,9 +26,10 @@ sixteenth of the IR. The stores of a stage that also reads the output, of a scat
 that carries values, nests control flow or has a long body (MAX_LINE_OPS) are left alone.
 
 The lines go from the last to the first when the output sits just ahead of an input the loop walks
-beside it (by less than ALIAS_WINDOW bytes, modulo a 4 KiB page; decided at run time from the two
+beside it (by less than ALIAS_WINDOW bytes, modulo a 4 KiB page; decided at run time from the
 addresses, `tg.address_offset`): a load whose page offset matches a streaming store still in flight
-waits for it, so walked forward every line's loads would wait on the line stored before them.
+waits for it, so walked forward every line's loads would wait on the line stored before them. With
+inputs just ahead and just behind, the even lines go first, then the odd ones.
 
 So is a loop that only copies stage-local buffers out (a GEMM's or a column reduction's
 accumulators): the nest that filled them read far more than the loop writes, so its stores are not
@@ -58,7 +59,9 @@ PAGE_BYTES = 4096
 ALIAS_WINDOW = 256
 """How far (in bytes, modulo a page) a streamed output may run ahead of an input before the lines
 are walked backward. Measured on a znver1 host (group norm forward, 32x64x56x56): the output 16 to
-112 bytes ahead 4.4 ms instead of 2.3, 128 to 160 ahead 2.9 ms, 192 2.7, 256 and more 2.3-2.6."""
+112 bytes ahead 4.4 ms instead of 2.3, 128 to 160 ahead 2.9 ms, 192 2.7, 256 and more 2.3-2.6.
+Between two inputs (softmax backward 4096x1000, dx 16 ahead of y and 16 behind dy) 2.7-2.9 ms
+either way, 2.2 interleaved; interleaved alone is slow with an input 128 behind (4.5 ms)."""
 MAX_LINE_OPS = 640
 """A streamed body has at most this many ops per line (40 for float32): a longer body is
 compute-bound. Without the limit the windows of 2-D and 3-D pooling streamed and ran 0.87-0.89x
@@ -202,12 +205,15 @@ def _same_walk_loads(loop: scf.ForOp, out: SSAValue) -> list[memref.LoadOp]:
     return found
 
 
-def _runs_backward(at: IndexBuilder, loop: scf.ForOp, out: SSAValue, first: list[SSAValue]) -> SSAValue | None:
-    """Whether the lines go from the last to the first (an i1 decided at run time), or None when
-    no load could make it matter. A streaming store delays a later load whose address has the same
-    offset in its 4 KiB page until the store has left the core: when `out` sits just ahead of an
-    input (by less than ALIAS_WINDOW bytes, modulo a page), every line's loads wait on the line
-    before; walked backward they come first. Not when another input sits just behind `out`."""
+def _line_order(at: IndexBuilder, loop: scf.ForOp, out: SSAValue,
+                first: list[SSAValue]) -> tuple[SSAValue, SSAValue] | None:
+    """Whether the lines go backward and whether they interleave (i1s decided at run time), or
+    None when no load could make the order matter. A streaming store delays a later load whose
+    address has the same offset in its 4 KiB page until the store has left the core: when `out`
+    sits just ahead of an input (by less than ALIAS_WINDOW bytes, modulo a page), walked forward
+    every line's loads wait on the line stored before them, so the lines go backward; just behind
+    one, backward would, so they go forward; between two inputs, neither: the even lines go first,
+    then the odd ones, so each line's loads are two lines away from the store before them."""
     loads = _same_walk_loads(loop, out)
     if not loads:
         return None
@@ -225,8 +231,30 @@ def _runs_backward(at: IndexBuilder, loop: scf.ForOp, out: SSAValue, first: list
 
     ahead = any_of([near(stored, offset) for offset in loaded])
     behind = any_of([near(offset, stored) for offset in loaded])
-    not_behind = at.emit(arith.XOrIOp(behind, at.emit(arith.ConstantOp(BoolAttr.from_bool(True)))))
-    return at.emit(arith.AndIOp(ahead, not_behind))
+    return ahead, at.emit(arith.AndIOp(ahead, behind))
+
+
+def _line_start(body: Block, at: IndexBuilder, start: SSAValue, lines: SSAValue, line: int,
+                order: tuple[SSAValue, SSAValue]) -> SSAValue:
+    """The first element of the k-th line walked (k = (iv - start) / line): line k forward,
+    lines - 1 - k backward, interleaved 2k for the first half (rounded up) and 2(k - half) + 1 after."""
+    backward, interleaved = order
+    ops: list[Operation] = []
+
+    def emit(op: Operation) -> SSAValue:
+        ops.append(op)
+        return op.results[0]
+
+    half = at.emit(arith.DivUIOp(at.emit(arith.AddiOp(lines, at.const(1))), at.const(2)))
+    k = emit(arith.DivUIOp(emit(arith.SubiOp(body.args[0], start)), at.const(line)))
+    mirrored = emit(arith.SubiOp(emit(arith.SubiOp(lines, at.const(1))), k))
+    even, past = emit(arith.MuliOp(k, at.const(2))), emit(arith.SubiOp(k, half))
+    odd = emit(arith.AddiOp(emit(arith.MuliOp(past, at.const(2))), at.const(1)))
+    spread = emit(arith.SelectOp(emit(arith.CmpiOp(k, half, "ult")), even, odd))
+    walked = emit(arith.SelectOp(interleaved, spread, emit(arith.SelectOp(backward, mirrored, k))))
+    first = emit(arith.AddiOp(start, emit(arith.MuliOp(walked, at.const(line)))))
+    body.add_ops(ops)
+    return first
 
 
 def _stream(loop: scf.ForOp, stores: list[memref.StoreOp], min_bytes: int) -> None:
@@ -246,20 +274,12 @@ def _stream(loop: scf.ForOp, stores: list[memref.StoreOp], min_bytes: int) -> No
     lines = at.emit(arith.DivUIOp(at.emit(arith.SubiOp(loop.ub, start)), at.const(line)))
     end = at.emit(arith.AddiOp(start, at.emit(arith.MuliOp(lines, at.const(line)))))
 
-    backward = _runs_backward(at, loop, out, [*prefix, loop.lb])
+    order = _line_order(at, loop, out, [*prefix, loop.lb])
 
     body = Block(arg_types=[INDEX])
     by_lines = scf.ForOp(start, end, at.const(line), [], Region([body]))
     by_lines.attributes.update(_walking_attributes(loop))
-    if backward is None:
-        first = body.args[0]
-    else:  # the lines from end - line down to start
-        mirrored = [arith.AddiOp(start, end)]
-        mirrored.append(arith.SubiOp(mirrored[-1], at.const(line)))
-        mirrored.append(arith.SubiOp(mirrored[-1], body.args[0]))
-        mirrored.append(arith.SelectOp(backward, mirrored[-1], body.args[0]))
-        body.add_ops(mirrored)
-        first = mirrored[-1].result
+    first = body.args[0] if order is None else _line_start(body, at, start, lines, line, order)
     body.add_op(tg.AssumeAlignedOp(out, [*prefix, first], LINE_BYTES))
     entry = enclosing_func(loop).body.block
     buffers = {store: memref.AllocaOp.get(store.value.type, shape=[line]) for store in stores}
