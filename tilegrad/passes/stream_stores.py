@@ -109,11 +109,17 @@ def _streamable(store: memref.StoreOp) -> scf.ForOp | None:
     *prefix, last = store.indices
     if last is not variable:
         return None
-    if any(isinstance(i.owner, Operation) and loop.is_ancestor(i.owner) or i is variable for i in prefix):
+    if not _fixed_in(loop, prefix):
         return None
     if _copies_out(body):
         return None
     return loop
+
+
+def _fixed_in(loop: scf.ForOp, values) -> bool:
+    """None of the values changes within the loop (its variable included)."""
+    return not any(v is loop.body.block.args[0] or isinstance(v.owner, Operation) and loop.is_ancestor(v.owner)
+                   for v in values)
 
 
 def _copies_out(body: list[Operation]) -> bool:
@@ -200,7 +206,7 @@ def _same_walk_loads(loop: scf.ForOp, out: SSAValue) -> list[memref.LoadOp]:
         if (isinstance(op.memref.owner, memref.AllocaOp | memref.AllocOp) or element_bytes(t.element_type) != size
                 or static_strides(t)[-1:] != [1]):
             continue
-        if all(not (isinstance(i.owner, Operation) and loop.is_ancestor(i.owner)) for i in op.indices[:-1]):
+        if _fixed_in(loop, op.indices[:-1]):
             found.append(op)
     return found
 
