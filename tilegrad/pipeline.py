@@ -31,6 +31,7 @@ from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps, chunk_columns
 from tilegrad.passes.collapse_contiguous_nests import CollapseContiguousNests
 from tilegrad.passes.collapse_contiguous_rows import CollapseContiguousRows
 from tilegrad.passes.common import arg_info, is_part, ops_and_loops
+from tilegrad.passes.defer_sum_epilogues import DeferSumEpilogues
 from tilegrad.passes.expand_math import ExpandMath
 from tilegrad.passes.fuse_elementwise import FuseElementwise
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
@@ -41,6 +42,7 @@ from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
 from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout, guard_messages
 from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests
 from tilegrad.passes.overlap_vector_tails import OverlapVectorTails
+from tilegrad.passes.pack_reused_panels import PackReusedPanels, packed_panels
 from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
 from tilegrad.passes.reorder_for_reuse import ReorderForReuse
 from tilegrad.passes.separate_strided_load_groups import SeparateStridedLoadGroups
@@ -48,7 +50,7 @@ from tilegrad.passes.split_column_reductions import SplitColumnReductions
 from tilegrad.passes.split_stride_phases import SplitStridePhases
 from tilegrad.passes.stream_stores import StreamStores, streamed_outputs
 from tilegrad.passes.tile_for_target import TileForTarget, tiling_plan
-from tilegrad.passes.tiling_plan import ScheduleHint, TilingPlan
+from tilegrad.passes.tiling_plan import ScheduleHint, TilingPlan, panel_bytes
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops, reuse_unroll
 from tilegrad.passes.unroll_short_parallel_loops import UnrollShortParallelLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
@@ -92,7 +94,9 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
         tiled.append(TileForTarget.of(target, num_blocks, hint))
         if cpu:
             tiled += [InterchangeColumnReductions(), JamRowSweeps(),
-                      ChunkRowSweeps(chunk_columns(target.vector_registers)), ReorderForReuse(target.ub_bytes // 2),
+                      ChunkRowSweeps(chunk_columns(target.vector_registers)),
+                      PackReusedPanels(panel_bytes(target.ub_bytes), chunk_columns(target.vector_registers)),
+                      ReorderForReuse(target.ub_bytes // 2), DeferSumEpilogues(),
                       UnrollReuseLoops(reuse_unroll(target.vector_registers))]
         tiled.append(FuseSiblingReductions())
         if cpu:  # windows become straight-line code LLVM can vectorize
@@ -221,7 +225,7 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
         finish("tiled")
         plan = tiling_plan(module, keep=False) or plan  # a given tiled stage may carry its own
         if plan is not None:
-            plan.streamed = streamed_outputs(module)
+            plan.streamed, plan.panels = streamed_outputs(module), packed_panels(module)
         ir["tiled"] = str(module)
     functions = [f.sym_name.data for f in module.ops if not is_part(f)]
     layout = argument_layout(next(iter(module.ops)))

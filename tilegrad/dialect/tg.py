@@ -14,6 +14,8 @@ Streaming stores (what `stream-stores` adds on the cpu target):
 - `tg.assume_aligned`: an element's address is aligned (the peel made it so).
 Loop roles (on every `scf.for` the loops stage builds, and on the passes' loops):
 - `#tg.loop<role, axis = k>`: what a loop walks (`LoopRole`) and which axis of its stage's domain.
+Packed panels (what `pack-reused-panels` adds on the cpu target):
+- `tg.panel`: columns of a matrix as a matrix of their own, in a stack buffer when they fit.
 Strided loads (what `separate-strided-load-groups` adds on the cpu target):
 - `tg.opaque_alias`: a read-only buffer under a second name the code generator cannot relate to
   the first.
@@ -30,6 +32,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     StringAttr,
     UnitAttr,
@@ -330,6 +333,41 @@ class AssumeAlignedOp(IRDLOperation):
 
 
 @irdl_op_definition
+class PanelOp(IRDLOperation):
+    """Columns [start, start + width) of the matrix `source` as a [rows, width] matrix of their
+    own: the stack `buffer`, rows `width` apart, when they fit in it and are not already whole
+    rows (width < the source's row length), else a view of `source` itself. `packed` says which;
+    copying the columns in is the caller's, under `scf.if %packed`. A GEMM's packed panel: the
+    columns every row group sweeps, read in order from the core's cache instead of a strided walk."""
+
+    name = "tg.panel"
+    source = operand_def(MemRefType)
+    start = operand_def(IndexType)
+    width = operand_def(IndexType)
+    buffer = operand_def(MemRefType)
+    panel = result_def(MemRefType)
+    packed = result_def(IntegerType(1))
+    traits = traits_def(Pure())
+    assembly_format = ("$source `[` $start `,` $width `]` `in` $buffer attr-dict `:` type($source) `,` type($buffer) "
+                       "`->` type($panel)")
+
+    def __init__(self, source: SSAValue, start: SSAValue, width: SSAValue, buffer: SSAValue):
+        super().__init__(operands=[source, start, width, buffer], result_types=[source.type, IntegerType(1)])
+
+    def verify_(self) -> None:
+        source, buffer = self.source.type, self.buffer.type
+        assert isinstance(source, MemRefType) and isinstance(buffer, MemRefType)
+        if source.get_num_dims() != 2:
+            raise VerifyException("tg.panel: the source is a matrix (2 axes)")
+        if buffer.get_num_dims() != 1 or not buffer.has_static_shape():
+            raise VerifyException("tg.panel: the buffer is a 1-d memref of static length")
+        if buffer.element_type != source.element_type:
+            raise VerifyException("tg.panel: the buffer holds the source's element type")
+        if self.panel.type != source:
+            raise VerifyException("tg.panel: the panel has its source's type")
+
+
+@irdl_op_definition
 class OpaqueAliasOp(IRDLOperation):
     """`source` (a kernel argument the function only reads) under a name of its own: the code
     generator passes it as a separate `noalias` pointer that LLVM cannot trace back to `source`,
@@ -414,7 +452,7 @@ class LoopAttr(ParametrizedAttribute):
 
 
 TG = Dialect("tg", [ComputeOp, ScatterAddOp, CheckOp, ReduceOp, YieldOp, UBAllocOp, CopyOp, AlignPeelOp,
-                    AddressOffsetOp, AssumeAlignedOp, OpaqueAliasOp], [LoopAttr, LoopRoleAttr])
+                    AddressOffsetOp, AssumeAlignedOp, OpaqueAliasOp, PanelOp], [LoopAttr, LoopRoleAttr])
 
 
 def body_region(arg_count: int) -> tuple[Region, Block]:

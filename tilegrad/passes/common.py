@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, Float64Type, IntegerAttr, StringAttr, i64
@@ -109,6 +109,24 @@ def feeding_ops(values: Sequence[SSAValue], block: Block) -> list[Operation]:
 def functions(module: Operation) -> list[func.FuncOp]:
     """The func.func ops of a module, for passes that rewrite one function at a time."""
     return [fn for fn in module.ops if isinstance(fn, func.FuncOp)]
+
+
+def tensors_by_stage(module: Operation, pick: Callable[[Operation], SSAValue | None]) -> dict[str, list[int]]:
+    """Tensor name -> the stages with an op for which `pick` gives that tensor (an argument, or a
+    view of one): what `tilegrad plan` lists a pass's work by. A part (STAGE_nestK) is its stage's."""
+    found: dict[str, list[int]] = {}
+    for fn in functions(module):
+        stage = fn.sym_name.data.rsplit("_stage", 1)
+        digits = stage[1].split("_")[0] if len(stage) == 2 else ""
+        number = int(digits) if digits.isdigit() else 0
+        for op in fn.walk():
+            tensor = pick(op)
+            if tensor is not None:
+                index = fn.body.block.args.index(viewed(tensor))
+                name = arg_info(fn, index).get("tg.name", f"arg{index}")
+                if number not in found.setdefault(name, []):
+                    found[name].append(number)
+    return found
 
 
 def ops_and_loops(op: Operation) -> tuple[int, int]:

@@ -53,7 +53,7 @@ def _stack_rows(loop: scf.ForOp) -> list[SSAValue]:
     return list(rows)  # in the order the body first uses them: the printed IR is the same every time
 
 
-def _sweeps_shared_data(loop: scf.ForOp) -> bool:
+def sweeps_shared_data(loop: scf.ForOp) -> bool:
     """Whether an interchanged row loop inside reads data the row does not choose (w[v, h]) beside
     data it does (g[i, v]): the reuse that jamming turns into fewer loads."""
     iv = loop.body.block.args[0]
@@ -76,7 +76,7 @@ def _candidate(loop: Operation) -> bool:
         return False  # no interchanged sums
     if any(isinstance(o, scf.ForOp) and o.iter_args for o in inner):
         return False  # a carried value per copy: not zipped here
-    return _sweeps_shared_data(loop)
+    return sweeps_shared_data(loop)
 
 
 class _Zip:

@@ -690,6 +690,40 @@ def _ub_alloc(L: _FunctionLowering, op: tg.UBAllocOp, block: Block) -> None:
                                       f"UB buffer {op.label.data!r}")
 
 
+def _panel(L: _FunctionLowering, op: tg.PanelOp, block: Block) -> None:
+    """The buffer (rows `width` apart) when rows x width fit in it and width is less than the
+    source's row length, else the source from column `start`: two selects, no copy (the IR's)."""
+    src, buf = L.memrefs[op.source], L.memrefs[op.buffer]
+    start, width = L.v(op.start), L.v(op.width)
+    rows, row_length = src.sizes
+    if L.guard_messages is not None:  # the view stays inside the source: 0 <= width <= row length - start
+        room = L.add(block, make(llvm.SubOp, row_length, start))
+        room = _clamped(L, block, room, L.const(block, 0, i64), 4)  # sgt: at least 0
+        width = _clamped(L, block, width, room, 2)  # slt: at most the room
+        width = _clamped(L, block, width, L.const(block, 0, i64), 4)
+    need = L.add(block, make(llvm.MulOp, rows, width, overflow=NSW))
+    fits = L.add(block, make(llvm.ICmpOp, need, buf.sizes[0], predicate(7)))  # ule
+    narrower = L.add(block, make(llvm.ICmpOp, width, row_length, predicate(6)))  # ult
+    packed = L.add(block, make(llvm.AndOp, fits, narrower))
+    offset = start if _is_const_one(src.strides[1]) else L.add(block, make(llvm.MulOp, start, src.strides[1],
+                                                                             overflow=NSW))
+    columns = L.add(block, make(llvm.GEPOp, src.ptr, [llvm.GEP_USE_SSA_VAL], llvm_type(src.element),
+                                ssa_indices=[offset], inbounds=True))
+    ptr = L.add(block, make(llvm.SelectOp, packed, buf.ptr, columns))
+    row_stride = L.add(block, make(llvm.SelectOp, packed, width, src.strides[0]))
+    column_stride = src.strides[1] if _is_const_one(src.strides[1]) else \
+        L.add(block, make(llvm.SelectOp, packed, L.const(block, 1, i64), src.strides[1]))
+    L.memrefs[op.panel] = Descriptor(ptr, src.element, [rows, width], [row_stride, column_stride],
+                                     f"{src.name} (panel)")
+    L.values[op.packed] = packed
+
+
+def _clamped(L: _FunctionLowering, block: Block, value: SSAValue, bound: SSAValue, code: int) -> SSAValue:
+    """value, or bound where value is not `code` (an icmp predicate) than it."""
+    keep = L.add(block, make(llvm.ICmpOp, value, bound, predicate(code)))
+    return L.add(block, make(llvm.SelectOp, keep, value, bound))
+
+
 def _collapse_shape(L: _FunctionLowering, op: memref.CollapseShapeOp, block: Block) -> None:
     """A view of contiguous axes as one (rows of a plane): the same pointer; a group's size is the
     product of its sizes, its stride that of its last axis (collapse-contiguous-rows groups only
@@ -748,6 +782,7 @@ _HANDLERS: dict[type, Callable] = {
     memref.AllocaOp: _alloca,
     memref.CollapseShapeOp: _collapse_shape,
     tg.OpaqueAliasOp: _opaque_alias,
+    tg.PanelOp: _panel,
     tg.AlignPeelOp: _align_peel,
     tg.AddressOffsetOp: _address_offset,
     tg.AssumeAlignedOp: _assume_aligned,

@@ -17,6 +17,7 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps
     from tilegrad.passes.collapse_contiguous_nests import CollapseContiguousNests
     from tilegrad.passes.collapse_contiguous_rows import CollapseContiguousRows
+    from tilegrad.passes.defer_sum_epilogues import DeferSumEpilogues
     from tilegrad.passes.expand_math import ExpandMath
     from tilegrad.passes.fuse_elementwise import FuseElementwise
     from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
@@ -27,6 +28,7 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.lower_to_llvm import LowerToLLVM
     from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests
     from tilegrad.passes.overlap_vector_tails import OverlapVectorTails
+    from tilegrad.passes.pack_reused_panels import PackReusedPanels
     from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
     from tilegrad.passes.reorder_for_reuse import ReorderForReuse
     from tilegrad.passes.separate_strided_load_groups import SeparateStridedLoadGroups
@@ -38,9 +40,11 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.unroll_short_parallel_loops import UnrollShortParallelLoops
     from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 
-    classes = (BranchGuardedReads, ChunkRowSweeps, CollapseContiguousNests, CollapseContiguousRows, ExpandMath,
+    classes = (BranchGuardedReads, ChunkRowSweeps, CollapseContiguousNests, CollapseContiguousRows, DeferSumEpilogues,
+               ExpandMath,
                FuseElementwise, FuseSiblingLoops, FuseSiblingReductions, InterchangeColumnReductions, JamRowSweeps,
-               LowerTgToLoops, LowerToLLVM, OutlineSiblingNests, OverlapVectorTails, PartitionClampedLoops,
+               LowerTgToLoops, LowerToLLVM, OutlineSiblingNests, OverlapVectorTails, PackReusedPanels,
+               PartitionClampedLoops,
                ReorderForReuse, SeparateStridedLoadGroups, SplitColumnReductions, SplitStridePhases, StreamStores,
                TileForTarget, UnrollReuseLoops, UnrollShortParallelLoops, UnrollShortReductions)
     return {c.name: (lambda c=c: c) for c in classes}

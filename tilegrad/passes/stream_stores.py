@@ -49,7 +49,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect import tg
-from tilegrad.passes.common import arg_info, constant_index, enclosing_func, functions, viewed
+from tilegrad.passes.common import arg_info, constant_index, enclosing_func, functions, tensors_by_stage
 from tilegrad.passes.loop_affine import INDEX, IndexBuilder, copy_of_loop
 from tilegrad.passes.lower_to_llvm import element_bytes, static_strides
 from tilegrad.passes.tiling_plan import STREAM_MIN_LINES
@@ -325,15 +325,4 @@ class StreamStores(ModulePass):
 
 def streamed_outputs(module: Operation) -> dict[str, list[int]]:
     """Output name -> the stages that store it with streaming stores (what `tilegrad plan` shows)."""
-    found: dict[str, list[int]] = {}
-    for fn in functions(module):
-        stage = fn.sym_name.data.rsplit("_stage", 1)
-        digits = stage[1].split("_")[0] if len(stage) == 2 else ""  # (a part: STAGE_nestK)
-        number = int(digits) if digits.isdigit() else 0
-        for op in fn.walk():
-            if isinstance(op, tg.AssumeAlignedOp):
-                index = fn.body.block.args.index(viewed(op.memref))
-                name = arg_info(fn, index).get("tg.name", f"arg{index}")
-                if number not in found.setdefault(name, []):
-                    found[name].append(number)
-    return found
+    return tensors_by_stage(module, lambda op: op.memref if isinstance(op, tg.AssumeAlignedOp) else None)

@@ -17,6 +17,14 @@ STREAM_MIN_LINES = 16
 """stream-stores leaves a shorter run as it was: its scalar first and last partial lines would cost
 more than the streaming saves (a swish row of 128 float32: 10.2 ms streamed against 5.8 ms)."""
 
+PANEL_BYTES = 1 << 18
+"""pack-reused-panels' stack panel at most (half of a 512 KiB L2; a larger cache gains little more)."""
+
+
+def panel_bytes(cache_bytes: int) -> int:
+    """Half the core's cache (the rest holds the rows that sweep the panel), at most PANEL_BYTES."""
+    return max(min(cache_bytes // 2, PANEL_BYTES), 64)
+
 
 @dataclass(frozen=True)
 class ScheduleHint:
@@ -112,6 +120,8 @@ class TilingPlan:
     """GM loads and stores that bypass the UB on a staged target ("x load, stage 1" -> count)."""
     streamed: dict[str, list[int]] = field(default_factory=dict)
     """Outputs stored with streaming stores (stream-stores) -> the stages that do it."""
+    panels: dict[str, list[int]] = field(default_factory=dict)
+    """Inputs read through stack panels (pack-reused-panels) -> the stages that do it."""
 
     @property
     def capacity(self) -> int:
@@ -181,6 +191,7 @@ def plan_to_dict(plan: TilingPlan) -> dict:
         "workspace_temps": plan.workspace_temps,
         "direct_gm": plan.direct_gm,
         "streamed": plan.streamed,
+        "panels": plan.panels,
     }
 
 
@@ -196,4 +207,5 @@ def plan_from_dict(data: dict) -> TilingPlan:
                                 [buffer(b) for b in s["buffers"]], s["double_buffered"], s["extent"], s["balanced"]))
     return TilingPlan(Target(**target_fields), data["num_blocks"], stages,
                       [buffer(b) for b in data["resident"]], dict(data["workspace_temps"]), dict(data["direct_gm"]),
-                      {k: list(v) for k, v in data.get("streamed", {}).items()})
+                      {k: list(v) for k, v in data.get("streamed", {}).items()},
+                      {k: list(v) for k, v in data.get("panels", {}).items()})
