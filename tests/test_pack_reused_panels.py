@@ -80,6 +80,20 @@ def test_the_column_tile_moves_outside_the_row_groups_and_reads_a_panel():
     assert text.count("#tg.loop<tile, axis = 1>") == 1 and "%panel_columns : index" in groups
 
 
+def test_each_row_group_reads_its_own_columns_from_a_panel_too():
+    # G.T @ X's form: the group's rows are columns of g, g[v, i + c]
+    text = GROUPS_SWEEPING_W.replace("%g[%i, %v]", "%g[%v, %i]").replace("%g[%i1, %v]", "%g[%v, %i1]")
+    out = str(run_passes(text, "pack-reused-panels{panel_bytes=1024 columns=8}"))
+    assert "memref.alloca() : memref<32xf32>" in out  # an eighth of the strips' panel
+    group = out.split("} {tg.loop = #tg.loop<parallel, axis = 0>}", 1)[0].split("%c2 {", 1)[1]
+    assert_lines_in_order(group, [
+        "tg.panel %g[%i, %c2] in", "scf.if", "memref.load %g[", "memref.store",
+        "} {tg.loop = #tg.loop<copy, axis = 0>}", "scf.for",
+        "arith.constant 0 : index", "memref.load %panel", "arith.constant 1 : index", "memref.load %panel"],
+        whole=False)
+    assert group.count("memref.load %g[") == 1  # the copy alone reads g
+
+
 def test_a_loop_of_one_row_at_a_time_is_left_alone():
     one_row = GROUPS_SWEEPING_W.replace("step %c2 {\n      %i1", "step %c1 {\n      %i1")
     assert "tg.panel" not in str(run_passes(one_row, "pack-reused-panels"))
@@ -100,7 +114,8 @@ def test_a_panel_that_cannot_hold_the_columns_does_not_verify(bad, rule):
 @pytest.mark.parametrize("product", ["g @ w", "g.T @ x"])
 def test_packed_products_match_the_unpacked_kernel_bitwise(without_pass, product):
     """Strips that fit (several, the last narrower), one chunk that does not fit (W itself), and a
-    strip of whole rows (W itself): the same sums as without the pass, in the guard build too."""
+    strip of whole rows (W itself); for G.T @ X the group's own columns of g packed or not (K x 8
+    floats beside the 32 KiB group panel): the same sums as without the pass, in the guard build too."""
     import tilegrad.dsl as tg
     from tilegrad.passes.pack_reused_panels import PackReusedPanels
 
@@ -115,13 +130,13 @@ def test_packed_products_match_the_unpacked_kernel_bitwise(without_pass, product
 
     rng = np.random.default_rng(11)
     # (rows, K, H): K x H floats beside the 256 KiB panel (65536 floats)
-    shapes = ((37, 3000, 45), (21, 1100, 70), (19, 9000, 20), (40, 200, 64))
+    shapes = ((37, 3000, 45), (21, 1100, 70), (19, 9000, 20), (40, 200, 64), (50, 500, 300))
     calls = []
     for rows, inner, hidden in shapes:
         a = rng.standard_normal((rows, inner) if product == "g @ w" else (inner, rows)).astype(np.float32)
         calls.append({"a": a, "b": rng.standard_normal((inner, hidden)).astype(np.float32)})
     kernel = tilegrad.compile("test_packed_product", "cpu")
-    assert "tg.panel" in kernel.ir("tiled", **calls[0])
+    assert kernel.ir("tiled", **calls[0]).count("tg.panel") == (1 if product == "g @ w" else 2)
     packed = [kernel(**call) for call in calls]
     guarded = tilegrad.compile("test_packed_product", "cpu", guard=True)
     for call, out in zip(calls, packed):
