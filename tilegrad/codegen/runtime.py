@@ -32,6 +32,10 @@ SPINS = 4000
 """Pause-loop iterations before a wait sleeps (a few tens of microseconds): back-to-back stages and
 calls find the workers awake, an idle pool sleeps."""
 SYS_FUTEX, FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE = 202, 128, 129
+WORKER_STACK_BYTES = 8 << 20
+"""Each worker's stack, whatever the process's default: a cpu kernel keeps its GEMM panels and
+accumulator rows there (pack-reused-panels: up to 288 KiB; the calling thread, worker 0, needs as
+much, which the main thread's usual 8 MiB has)."""
 
 
 def _pool_code():
@@ -76,8 +80,12 @@ class Pool:
         worker = self.code.function("tilegrad_worker", ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64))
         self._threads = [threading.Thread(target=worker, args=(self.address, i), daemon=True,
                                           name=f"tilegrad-{i}") for i in range(1, workers)]
-        for thread in self._threads:
-            thread.start()
+        default = threading.stack_size(WORKER_STACK_BYTES)
+        try:
+            for thread in self._threads:
+                thread.start()
+        finally:
+            threading.stack_size(default)
         self.lock = threading.Lock()
         self.pid = os.getpid()
 
