@@ -28,6 +28,7 @@ from enum import auto
 
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     I64,
     IndexType,
     IntAttr,
@@ -365,6 +366,8 @@ class PanelOp(IRDLOperation):
             raise VerifyException("tg.panel: the buffer holds the source's element type")
         if self.panel.type != source:
             raise VerifyException("tg.panel: the panel has its source's type")
+        if source.get_shape()[1] != DYNAMIC_INDEX:
+            raise VerifyException("tg.panel: the source's rows have a dynamic length (a panel's are its width)")
 
 
 @irdl_op_definition

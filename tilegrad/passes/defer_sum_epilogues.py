@@ -136,7 +136,7 @@ def defer_function(root: Operation) -> None:
     for row in [o for o in root.walk() if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL]:
         columns = [o for o in row.body.block.ops if isinstance(o, scf.ForOp)]
         if len(columns) != 1 or row.iter_args or not isinstance(row.parent_op(), scf.ForOp):
-            continue
+            continue  # (rows of a tile of columns only: the tile's sums are still in cache for the second loop)
         found = _epilogue(row, columns[0])
         if found is not None:
             _split(row, columns[0], *found)
