@@ -719,7 +719,8 @@ def _panel(L: _FunctionLowering, op: tg.PanelOp, block: Block) -> None:
 
 
 def _clamped(L: _FunctionLowering, block: Block, value: SSAValue, bound: SSAValue, code: int) -> SSAValue:
-    """value, or bound where value is not `code` (an icmp predicate) than it."""
+    """value where `value <code> bound` holds (an icmp predicate: 4 is sgt, 2 slt), else bound: a
+    max or a min."""
     keep = L.add(block, make(llvm.ICmpOp, value, bound, predicate(code)))
     return L.add(block, make(llvm.SelectOp, keep, value, bound))
 
