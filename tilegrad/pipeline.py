@@ -93,9 +93,9 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
             tiled += [SplitColumnReductions(num_blocks or target.cores), FuseSiblingLoops(exchange_loops=True)]
         tiled.append(TileForTarget.of(target, num_blocks, hint))
         if cpu:
-            tiled += [InterchangeColumnReductions(), JamRowSweeps(),
-                      ChunkRowSweeps(chunk_columns(target.vector_registers)),
-                      PackReusedPanels(panel_bytes(target.ub_bytes), chunk_columns(target.vector_registers)),
+            columns = chunk_columns(target.vector_registers)
+            tiled += [InterchangeColumnReductions(), JamRowSweeps(), ChunkRowSweeps(columns),
+                      PackReusedPanels(panel_bytes(target.ub_bytes), columns),
                       ReorderForReuse(target.ub_bytes // 2), DeferSumEpilogues(),
                       UnrollReuseLoops(reuse_unroll(target.vector_registers))]
         tiled.append(FuseSiblingReductions())

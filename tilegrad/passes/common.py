@@ -93,14 +93,15 @@ def add_function_arg(fn: func.FuncOp, type_: Attribute, name: str, role: str, **
     return arg
 
 
-def feeding_ops(values: Sequence[SSAValue], block: Block) -> list[Operation]:
-    """The ops of `block` the values are computed from (transitively within the block), in block
-    order: what must be cloned along with code that reads them elsewhere."""
+def feeding_ops(values: Sequence[SSAValue], block: Block, stop: Operation | None = None) -> list[Operation]:
+    """The ops of `block` the values are computed from (transitively within the block, not through
+    `stop`), in block order: what must be cloned along with code that reads them elsewhere."""
     needed: set[Operation] = set()
     pending = list(values)
     while pending:
         owner = pending.pop().owner
-        if isinstance(owner, Operation) and owner.parent_block() is block and owner not in needed:
+        if isinstance(owner, Operation) and owner is not stop and owner.parent_block() is block \
+                and owner not in needed:
             needed.add(owner)
             pending.extend(owner.operands)
     return [o for o in block.ops if o in needed]

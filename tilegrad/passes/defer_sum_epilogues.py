@@ -54,19 +54,6 @@ def _after(ops: list[Operation], total: Operation) -> list[Operation]:
     return found
 
 
-def _feeding(values, block: Block, total: Operation) -> list[Operation]:
-    """The ops of `block` the values are computed from, not through the sum, in block order."""
-    needed: set[Operation] = set()
-    pending = list(values)
-    while pending:
-        owner = pending.pop().owner
-        if isinstance(owner, Operation) and owner is not total and owner.parent_block() is block \
-                and owner not in needed:
-            needed.add(owner)
-            pending.extend(owner.operands)
-    return [o for o in block.ops if o in needed]
-
-
 def _epilogue(row: scf.ForOp, column: scf.ForOp) -> tuple[Operation, memref.StoreOp] | None:
     """(the sum, the store of f(sum)) of a column loop whose element is one sum with math after it."""
     if loop_role(column) != LoopRole.PARALLEL or column.iter_args:
@@ -81,7 +68,7 @@ def _epilogue(row: scf.ForOp, column: scf.ForOp) -> tuple[Operation, memref.Stor
     if not isinstance(kind, Float32Type | Float64Type) or store.value.type != kind or store.value is total.results[0]:
         return None
     tail = _after(body, total)
-    epilogue = _feeding([store.value, *store.indices], column.body.block, total)
+    epilogue = feeding_ops([store.value, *store.indices], column.body.block, total)
     if store not in tail or any(i.owner in tail for i in store.indices) or any(o.regions for o in epilogue):
         return None
     if not any(o.name.startswith("math.") for o in tail):
@@ -93,7 +80,7 @@ def _epilogue(row: scf.ForOp, column: scf.ForOp) -> tuple[Operation, memref.Stor
 
 
 def _split(row: scf.ForOp, column: scf.ForOp, total: Operation, store: memref.StoreOp) -> None:
-    epilogue = _feeding([store.value, *store.indices], column.body.block, total)
+    epilogue = feeding_ops([store.value, *store.indices], column.body.block, total)
     used = [v for o in epilogue for v in o.operands] + [column.lb, column.ub, column.step]
     prelude = feeding_ops(used, row.body.block)
 
@@ -104,7 +91,7 @@ def _split(row: scf.ForOp, column: scf.ForOp, total: Operation, store: memref.St
     columns, column_body = make_for(*(mapping.get(v, v) for v in (column.lb, column.ub, column.step)),
                                     LoopRole.PARALLEL, loop_axis(column))
     mapping[column.body.block.args[0]] = column_body.args[0]
-    indexing = _feeding(store.indices, column.body.block, total)
+    indexing = feeding_ops(store.indices, column.body.block, total)
     for op in indexing:
         _clone(op, column_body, mapping)
     loaded = memref.LoadOp.get(store.memref, [mapping.get(i, i) for i in store.indices])

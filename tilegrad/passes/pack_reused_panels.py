@@ -53,6 +53,7 @@ from tilegrad.passes.common import (
     written_memrefs,
 )
 from tilegrad.passes.jam_row_sweeps import sweeps_shared_data
+from tilegrad.passes.loop_affine import linear_form
 from tilegrad.passes.tiling_plan import PANEL_BYTES
 
 
@@ -81,25 +82,16 @@ def _reused_loads(rows: scf.ForOp, tile: scf.ForOp, inputs: set[SSAValue]) -> di
     return reused
 
 
-def _offset(index: SSAValue, variable: SSAValue) -> int | None:
-    """c where index = variable + c (a constant), else None."""
-    if index is variable:
-        return 0
-    owner = index.owner
-    if isinstance(owner, arith.AddiOp) and variable in (owner.lhs, owner.rhs):
-        return constant_index(owner.rhs if owner.lhs is variable else owner.lhs)
-    return None
-
-
 def _group_loads(rows: scf.ForOp, inputs: set[SSAValue]) -> dict[SSAValue, list[tuple[memref.LoadOp, int]]]:
     """Per input matrix, its loads at [r, i + c] in the sweeps: i the row group's first row, c one
     of the group's rows, r not chosen by the group (g[k, v + c] in G.T @ X: a column per row)."""
     group, size = rows.body.block.args[0], constant_index(rows.step)
     found: dict[SSAValue, list[tuple[memref.LoadOp, int]]] = {}
     for load in (o for o in rows.walk() if isinstance(o, memref.LoadOp) and o.memref in inputs):
-        c = _offset(load.indices[1], group)
-        if c is not None and 0 <= c < size and not depends_on(load.indices[0], group):
-            found.setdefault(load.memref, []).append((load, c))
+        form = linear_form(load.indices[1], rows)  # i + c: the group's c-th row
+        if form is not None and form[0] == {(group, 1)} and 0 <= form[1] < size \
+                and not depends_on(load.indices[0], group):
+            found.setdefault(load.memref, []).append((load, form[1]))
     return found
 
 
