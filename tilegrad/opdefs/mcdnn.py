@@ -213,26 +213,40 @@ def pooling_backward(
     reach = tuple(-(-w // s) for w, s in zip(window, step))
 
     if mode.startswith("max"):
-        chosen = tg.temp("chosen", dy.shape, "int16" if cells < (1 << 15) else "int32")
+        # int32, the width of the f32 compares: the select chains stay in 32-bit lanes (an int16
+        # cell number made LLVM pack every compare mask to 16 bits) and the gather reads it unextended
+        chosen = tg.temp("chosen", dy.shape, "int32")
+        columns = window[-1]
 
         def choose(n, c, *o):
             """The first cell (row-major k) equal to y; where y is NaN, the last NaN cell (torch's
             rule: NaN is the maximum, and its index is the last NaN's); -1: no cell. Two chains of
             selects over the window's cells (two instructions a cell, no branch on y), straight-line
-            code that vectorizes over o; only padded dims test whether a cell lies inside x."""
+            code that vectorizes over o. Only padded dims test whether a cell lies inside x: the
+            last dim's test joins each cell's match, the other dims' tests (the same for a whole
+            window row) pick between a row's chain and what came before it, one select a row."""
             top = y[(n, c, *o)]
 
-            def cell(k):  # x at the window's cell k, and the tests that it lies inside x
-                at = [window_origin(o[d], d) + offsets(k)[d] for d in range(spatial)]
-                return x[(n, c, *at)], [(at[d] >= 0) & (at[d] < size_in[d]) for d in range(spatial) if pad[d]]
+            def position(k):
+                return [window_origin(o[d], d) + offsets(k)[d] for d in range(spatial)]
 
-            first_equal, last_nan = -1, -1
-            for k in reversed(range(cells)):
-                value, inside = cell(k)
-                first_equal = tg.where(_all(inside + [value.eq(top)]), k, first_equal)
-            for k in range(cells):
-                value, inside = cell(k)
-                last_nan = tg.where(_all(inside + [value.ne(value)]), k, last_nan)
+            def inside(k, dims):
+                at = position(k)
+                return [(at[d] >= 0) & (at[d] < size_in[d]) for d in dims if pad[d]]
+
+            def chain(order, matches):
+                result = -1
+                for row in order(range(cells // columns)):
+                    row_result = result
+                    for k in order(range(row * columns, (row + 1) * columns)):
+                        matched = _all(inside(k, [spatial - 1]) + [matches(x[(n, c, *position(k))])])
+                        row_result = tg.where(matched, k, row_result)
+                    row_tests = inside(row * columns, range(spatial - 1))
+                    result = tg.where(_all(row_tests), row_result, result) if row_tests else row_result
+                return result
+
+            first_equal = chain(reversed, lambda value: value.eq(top))
+            last_nan = chain(lambda cells_in_order: cells_in_order, lambda value: value.ne(value))
             return tg.where(top.ne(top), last_nan, first_equal)
 
         chosen.assign(choose)
