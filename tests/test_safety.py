@@ -149,16 +149,24 @@ def test_a_body_that_raises_names_its_line():
         tilegrad.compile("safety_raises")(x=np.ones(4, np.float32))
 
 
-# 7: NaN in a max-pool window is its maximum (torch: the last NaN gets dy)
+# 7: NaN in a max-pool window is its maximum (torch: the last NaN gets dy), padded windows included:
+# their rows and columns outside x read a clamped copy of an edge, which must never be chosen
 @pytest.mark.parametrize("target", ["cpu", "ascend910b"])
-def test_max_pool_nan_is_the_maximum(target, rng):
-    x = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
+@pytest.mark.parametrize("size, window, stride, padding", [(6, 2, 2, 0), (7, 3, 2, 1), (9, 3, 1, 1)])
+def test_max_pool_nan_is_the_maximum(target, size, window, stride, padding, rng):
+    x = rng.standard_normal((2, 3, size, size + 1)).astype(np.float32)
+    last_row, last_column = size - 1, size
     x[0, 0, 0, 1] = x[0, 0, 1, 0] = x[1, 2, 3, 3] = np.nan
+    x[0, 1, last_row, 2] = x[0, 1, 2, last_column] = x[1, 0, last_row, last_column] = x[1, 1, 0, 0] = np.nan
+    x[0, 2, last_row, :] = x[0, 2, :, last_column] = 7.0  # ties along the far edges: the first is chosen
     xt = torch.from_numpy(x)
-    y, idx = torch.ops.aten.max_pool2d_with_indices(xt, [2, 2], [2, 2], [0, 0])
+    args = [[window] * 2, [stride] * 2, [padding] * 2]
+    y, idx = torch.ops.aten.max_pool2d_with_indices(xt, *args)
     dy = torch.from_numpy(rng.standard_normal(tuple(y.shape)).astype(np.float32))
-    ref = torch.ops.aten.max_pool2d_with_indices_backward(dy, xt, [2, 2], [2, 2], [0, 0], [1, 1], False, idx)
-    got = tilegrad.compile("pooling_backward", target)(y=y.numpy(), dy=dy.numpy(), x=x, mode="max", window=(2, 2))
+    ref = torch.ops.aten.max_pool2d_with_indices_backward(dy, xt, *args, [1, 1], False, idx)
+    got = tilegrad.compile("pooling_backward", target)(y=y.numpy(), dy=dy.numpy(), x=x, mode="max",
+                                                       window=(window,) * 2, stride=(stride,) * 2,
+                                                       padding=(padding,) * 2)
     np.testing.assert_allclose(got, ref.numpy(), rtol=1e-6)
 
 

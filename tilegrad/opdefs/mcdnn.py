@@ -200,7 +200,7 @@ def pooling_backward(
 
     def covering(p, js):
         """The windows that may cover input point p, one per js (js[d] < ceil(window / stride)):
-        whether the window exists and covers p, its index o and p's row-major cell in it."""
+        per dim, whether the window exists and covers p there; its index o and p's row-major cell in it."""
         o, inside, cell = [], [], 0
         for d in range(spatial):
             top = p[d] + pad[d]
@@ -208,7 +208,7 @@ def pooling_backward(
             inside.append((od >= 0) & (od < size_out[d]) & (top - od * step[d] < window[d]))
             o.append(od)
             cell = cell * window[d] + (top - od * step[d])
-        return _all(inside), tuple(o), cell
+        return inside, tuple(o), cell
 
     reach = tuple(-(-w // s) for w, s in zip(window, step))
 
@@ -223,43 +223,58 @@ def pooling_backward(
             rule: NaN is the maximum, and its index is the last NaN's); -1: no cell. Two chains of
             selects over the window's cells (two instructions a cell, no branch on y), straight-line
             code that vectorizes over o. Only padded dims test whether a cell lies inside x: the
-            last dim's test joins each cell's match, the other dims' tests (the same for a whole
-            window row) pick between a row's chain and what came before it, one select a row."""
+            last dim's test joins each cell's match; the outer dims' tests are the same for a whole
+            window row, so the equality chain compares a row outside x with NaN (equal to nothing)
+            and the NaN chain picks between a row's chain and what came before it, one select a row
+            (each the faster form for its chain, measured)."""
             top = y[(n, c, *o)]
 
             def position(k):
                 return [window_origin(o[d], d) + offsets(k)[d] for d in range(spatial)]
 
+            def value(k):
+                return x[(n, c, *position(k))]
+
             def inside(k, dims):
                 at = position(k)
                 return [(at[d] >= 0) & (at[d] < size_in[d]) for d in dims if pad[d]]
 
-            def chain(order, matches):
-                result = -1
-                for row in order(range(cells // columns)):
-                    row_result = result
-                    for k in order(range(row * columns, (row + 1) * columns)):
-                        matched = _all(inside(k, [spatial - 1]) + [matches(x[(n, c, *position(k))])])
-                        row_result = tg.where(matched, k, row_result)
-                    row_tests = inside(row * columns, range(spatial - 1))
-                    result = tg.where(_all(row_tests), row_result, result) if row_tests else row_result
-                return result
+            def row_cells(row):
+                return range(row * columns, (row + 1) * columns)
 
-            first_equal = chain(reversed, lambda value: value.eq(top))
-            last_nan = chain(lambda cells_in_order: cells_in_order, lambda value: value.ne(value))
+            def row_tests(row):
+                return inside(row * columns, range(spatial - 1))
+
+            first_equal = -1
+            for row in reversed(range(cells // columns)):
+                row_top = top + tg.where(_all(row_tests(row)), 0.0, float("nan")) if row_tests(row) else top
+                for k in reversed(row_cells(row)):
+                    first_equal = tg.where(_all(inside(k, [spatial - 1]) + [value(k).eq(row_top)]), k, first_equal)
+            last_nan = -1
+            for row in range(cells // columns):
+                row_result = last_nan
+                for k in row_cells(row):
+                    row_result = tg.where(_all(inside(k, [spatial - 1]) + [value(k).ne(value(k))]), k, row_result)
+                last_nan = tg.where(_all(row_tests(row)), row_result, last_nan) if row_tests(row) else row_result
             return tg.where(top.ne(top), last_nan, first_equal)
 
         chosen.assign(choose)
 
-        def routed(n, c, o, cell):
+        def routed(n, c, o, cell, inside):
             """A window's dy reaches only the cell it chose. The cell numbers are compared as
             float32 (exact for them): one 8-lane compare where 64-bit index compares take four,
-            and a compare LLVM selects on without a branch in the loops it leaves scalar."""
-            chose = tg.cast(chosen[(n, c, *o)], "f").eq(tg.cast(cell, "f"))
-            return tg.where(chose, dy[(n, c, *o)], 0.0)
+            and a compare LLVM selects on without a branch in the loops it leaves scalar. A window
+            that does not cover p along the outer dims (a test the same for a whole row of p) is
+            given cell -2, which no window chose: one select a row, where a select per element on
+            a row-wide test became a branch in LLVM's code."""
+            cell = tg.cast(cell, "f")
+            if inside[:-1]:
+                cell = tg.where(_all(inside[:-1]), cell, -2.0)
+            chose = tg.cast(chosen[(n, c, *o)], "f").eq(cell)
+            return tg.where(inside[-1], tg.where(chose, dy[(n, c, *o)], 0.0), 0.0)
     else:
-        def routed(n, c, o, cell):
-            return dy[(n, c, *o)] / area(o)
+        def routed(n, c, o, cell, inside):
+            return tg.where(_all(inside), dy[(n, c, *o)] / area(o), 0.0)
 
     def area(o):
         if mode == "avg_include_padding":
@@ -273,8 +288,7 @@ def pooling_backward(
 
     def gathered(n, c, *p):
         def term(*js):
-            inside, o, cell = covering(p, js)
-            return tg.where(inside, routed(n, c, o, cell), 0.0)
+            return routed(n, c, *covering(p, js)[1:], covering(p, js)[0])
 
         return tg.reduce_sum_over(reach, term)
 
