@@ -33,6 +33,7 @@ from tilegrad.passes.collapse_contiguous_rows import CollapseContiguousRows
 from tilegrad.passes.common import arg_info, is_part, ops_and_loops
 from tilegrad.passes.defer_sum_epilogues import DeferSumEpilogues
 from tilegrad.passes.expand_math import ExpandMath
+from tilegrad.passes.fold_affine_tests import FoldAffineTests
 from tilegrad.passes.fuse_elementwise import FuseElementwise
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
 from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
@@ -100,7 +101,8 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
                       UnrollReuseLoops(reuse_unroll(target.vector_registers))]
         tiled.append(FuseSiblingReductions())
         if cpu:  # windows become straight-line code LLVM can vectorize
-            tiled += [UnrollShortReductions(), BranchGuardedReads(), SplitStridePhases(), PartitionClampedLoops(),
+            tiled += [UnrollShortReductions(), BranchGuardedReads(), SplitStridePhases(), FoldAffineTests(),
+                      PartitionClampedLoops(),
                       SeparateStridedLoadGroups()]
         if cpu and target.stream_store_bytes:
             tiled.append(StreamStores(target.stream_store_bytes))

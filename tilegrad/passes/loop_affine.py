@@ -5,7 +5,7 @@ read and build."""
 from __future__ import annotations
 
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Block, Operation, SSAValue
 
 from tilegrad.passes.common import constant_index
@@ -110,14 +110,45 @@ class LoopAffine:
         return built[value]
 
 
+_FOLDS = {arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b, arith.MuliOp: lambda a, b: a * b,
+          arith.MaxSIOp: max, arith.MinSIOp: min,
+          arith.DivSIOp: lambda a, b: (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1) if b else None}
+_PREDICATES = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b, 3: lambda a, b: a <= b,
+               4: lambda a, b: a > b, 5: lambda a, b: a >= b}
+
+
+def _folded(op: Operation, at: IndexBuilder) -> SSAValue | None:
+    """The value of index arithmetic on constants (a select on a constant: the operand it picks)."""
+    if isinstance(op, arith.SelectOp):
+        condition = op.cond.owner
+        if isinstance(condition, arith.ConstantOp) and isinstance(condition.value, IntegerAttr):
+            return op.lhs if condition.value.value.data else op.rhs
+        return None
+    constants = [constant_index(o) for o in op.operands]
+    if None in constants or len(constants) != 2:
+        return None
+    if type(op) in _FOLDS and op.results[0].type == INDEX:
+        value = _FOLDS[type(op)](*constants)
+        return None if value is None else at.const(value)
+    if isinstance(op, arith.CmpiOp) and op.predicate.value.data in _PREDICATES:
+        return at.flag(_PREDICATES[op.predicate.value.data](*constants))
+    return None
+
+
 class IndexBuilder:
     """Index arithmetic inserted before an op (a loop), constants shared."""
 
     def __init__(self, before: Operation):
         self.before = before
         self._constants: dict[int, SSAValue] = {}
+        self._flags: dict[bool, SSAValue] = {}
 
     def emit(self, op: Operation) -> SSAValue:
+        """op's result, inserted before the loop; an op of constants is not inserted but folded
+        (window offsets are mostly constants, and later passes read bounds as constants)."""
+        folded = _folded(op, self)
+        if folded is not None:
+            return folded
         self.before.parent_block().insert_op_before(op, self.before)
         return op.results[0]
 
@@ -125,6 +156,11 @@ class IndexBuilder:
         if n not in self._constants:
             self._constants[n] = self.emit(arith.ConstantOp(IntegerAttr(n, INDEX)))
         return self._constants[n]
+
+    def flag(self, value: bool) -> SSAValue:
+        if value not in self._flags:
+            self._flags[value] = self.emit(arith.ConstantOp(IntegerAttr(int(value), IntegerType(1))))
+        return self._flags[value]
 
     def add(self, a: SSAValue, n: int) -> SSAValue:
         return a if n == 0 else self.emit(arith.AddiOp(a, self.const(n)))

@@ -19,6 +19,7 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.collapse_contiguous_rows import CollapseContiguousRows
     from tilegrad.passes.defer_sum_epilogues import DeferSumEpilogues
     from tilegrad.passes.expand_math import ExpandMath
+    from tilegrad.passes.fold_affine_tests import FoldAffineTests
     from tilegrad.passes.fuse_elementwise import FuseElementwise
     from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
     from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
@@ -41,7 +42,7 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 
     classes = (BranchGuardedReads, ChunkRowSweeps, CollapseContiguousNests, CollapseContiguousRows, DeferSumEpilogues,
-               ExpandMath,
+               ExpandMath, FoldAffineTests,
                FuseElementwise, FuseSiblingLoops, FuseSiblingReductions, InterchangeColumnReductions, JamRowSweeps,
                LowerTgToLoops, LowerToLLVM, OutlineSiblingNests, OverlapVectorTails, PackReusedPanels,
                PartitionClampedLoops,

@@ -1,0 +1,98 @@
+"""fold-affine-tests: a loop body's index compare whose two sides differ by a constant (the loop's
+variable and every other term cancelling) becomes that constant, and what it decided goes away.
+
+split-stride-phases leaves each phase of a strided window with tests such as
+`(2q + 1) - 2(q + c - 1) < 3`: whether the window's cell lies inside the window, the same in every
+iteration of that phase. Until they are folded, each dead term still reads its window's values at
+clamped indices, and partition-clamped-loops peels iterations for clamps that guard nothing (the
+windows a phase cannot reach). The compare is folded when `linear_form` writes both sides over the
+same terms; a select on a folded condition is its picked operand, an `andi` / `ori` with a folded
+operand simplifies, and the ops left unused (the dead terms' reads and clamps) are erased.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from tilegrad.passes.loop_affine import INDEX, linear_form
+
+_PREDICATES = {0: lambda d: d == 0, 1: lambda d: d != 0, 2: lambda d: d < 0, 3: lambda d: d <= 0,
+               4: lambda d: d > 0, 5: lambda d: d >= 0}
+
+
+def _flag(value: SSAValue) -> bool | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr) and value.type == IntegerType(1):
+        return bool(owner.value.value.data)
+    return None
+
+
+def _decided(compare: arith.CmpiOp, loop: scf.ForOp) -> bool | None:
+    """The compare's value when its sides differ by a constant, else None."""
+    if compare.lhs.type != INDEX or compare.predicate.value.data not in _PREDICATES:
+        return None
+    a, b = linear_form(compare.lhs, loop), linear_form(compare.rhs, loop)
+    if a is None or b is None or a[0] != b[0]:
+        return None
+    return _PREDICATES[compare.predicate.value.data](a[1] - b[1])
+
+
+def _simplified(op: Operation) -> SSAValue | None:
+    """What a select, andi or ori with a constant condition operand equals, else None."""
+    if isinstance(op, arith.SelectOp):
+        picked = _flag(op.cond)
+        return None if picked is None else op.lhs if picked else op.rhs
+    if isinstance(op, (arith.AndIOp, arith.OrIOp)) and op.result.type == IntegerType(1):
+        absorbing = isinstance(op, arith.OrIOp)  # true absorbs in or, false in and
+        for flag, other in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            value = _flag(flag)
+            if value is not None:
+                return flag if value == absorbing else other
+    return None
+
+
+def fold_loop(loop: scf.ForOp) -> bool:
+    folded = False
+    for op in list(loop.body.walk()):
+        if isinstance(op, arith.CmpiOp) and op.parent_op() is loop and op.result.uses:
+            decided = _decided(op, loop)
+            if decided is not None:
+                constant = arith.ConstantOp(IntegerAttr(int(decided), IntegerType(1)))
+                op.parent_block().insert_op_before(constant, op)
+                op.result.replace_all_uses_with(constant.result)
+                folded = True
+        elif folded and op.results and op.results[0].uses:
+            value = _simplified(op)
+            if value is not None:
+                op.results[0].replace_all_uses_with(value)
+    if folded:
+        _erase_unused(loop)
+    return folded
+
+
+def _erase_unused(loop: scf.ForOp) -> None:
+    """Erase the loop body's unused arith ops and loads (xDSL's region_dce keeps the casts it has no
+    effects declared for, and the loads behind them), innermost and last first."""
+    for op in reversed(list(loop.body.walk())):
+        if isinstance(op, memref.LoadOp) or op.dialect_name() == "arith":
+            if not any(r.uses for r in op.results):
+                op.detach()
+                op.erase()
+
+
+@dataclass(frozen=True)
+class FoldAffineTests(ModulePass):
+    """Fold index compares that are constant over a loop (strided windows' per-phase tests), and
+    erase the terms they switched off."""
+
+    name = "fold-affine-tests"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for loop in [o for o in op.walk() if isinstance(o, scf.ForOp)]:
+            fold_loop(loop)
