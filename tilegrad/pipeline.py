@@ -37,6 +37,7 @@ from tilegrad.passes.fold_affine_tests import FoldAffineTests
 from tilegrad.passes.fuse_elementwise import FuseElementwise
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
 from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
+from tilegrad.passes.hoist_tile_loops import HoistTileLoops
 from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions
 from tilegrad.passes.jam_row_sweeps import JamRowSweeps
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
@@ -101,9 +102,8 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
                       UnrollReuseLoops(reuse_unroll(target.vector_registers))]
         tiled.append(FuseSiblingReductions())
         if cpu:  # windows become straight-line code LLVM can vectorize
-            tiled += [UnrollShortReductions(), BranchGuardedReads(), SplitStridePhases(), FoldAffineTests(),
-                      PartitionClampedLoops(),
-                      SeparateStridedLoadGroups()]
+            tiled += [HoistTileLoops(), UnrollShortReductions(), BranchGuardedReads(), SplitStridePhases(),
+                      FoldAffineTests(), PartitionClampedLoops(), SeparateStridedLoadGroups()]
         if cpu and target.stream_store_bytes:
             tiled.append(StreamStores(target.stream_store_bytes))
         if cpu:

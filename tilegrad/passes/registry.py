@@ -23,6 +23,7 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.fuse_elementwise import FuseElementwise
     from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
     from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
+    from tilegrad.passes.hoist_tile_loops import HoistTileLoops
     from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions
     from tilegrad.passes.jam_row_sweeps import JamRowSweeps
     from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
@@ -41,11 +42,10 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.unroll_short_parallel_loops import UnrollShortParallelLoops
     from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 
-    classes = (BranchGuardedReads, ChunkRowSweeps, CollapseContiguousNests, CollapseContiguousRows, DeferSumEpilogues,
-               ExpandMath, FoldAffineTests,
-               FuseElementwise, FuseSiblingLoops, FuseSiblingReductions, InterchangeColumnReductions, JamRowSweeps,
-               LowerTgToLoops, LowerToLLVM, OutlineSiblingNests, OverlapVectorTails, PackReusedPanels,
-               PartitionClampedLoops,
+    classes = (BranchGuardedReads, ChunkRowSweeps, CollapseContiguousNests, CollapseContiguousRows,
+               DeferSumEpilogues, ExpandMath, FoldAffineTests, FuseElementwise, FuseSiblingLoops,
+               FuseSiblingReductions, HoistTileLoops, InterchangeColumnReductions, JamRowSweeps, LowerTgToLoops,
+               LowerToLLVM, OutlineSiblingNests, OverlapVectorTails, PackReusedPanels, PartitionClampedLoops,
                ReorderForReuse, SeparateStridedLoadGroups, SplitColumnReductions, SplitStridePhases, StreamStores,
                TileForTarget, UnrollReuseLoops, UnrollShortParallelLoops, UnrollShortReductions)
     return {c.name: (lambda c=c: c) for c in classes}

@@ -1,0 +1,64 @@
+"""hoist-tile-loops: a tile loop that is all a parallel loop's body holds moves outside it.
+
+    for r in rows:                     for t in tiles (step T):
+      for t in tiles (step T):   ->      for r in rows:
+        body(r, t)                         body(r, t)
+
+tile-for-target strips a row into tiles of a cache-sized number of columns, inside the loop over
+rows. A row shorter than a tile (a pooling plane's 56 columns against tiles of 13104) then runs
+a one-trip tile loop per row, and everything the passes after it compute from the tile's bounds
+(where the stride phases start, where the clamps stop biting, whether the vector tail overlaps)
+is computed again for every row, since LLVM does not know the tile loop runs once. With the tile
+loop outside, those values are the same for every row, and LLVM computes them once per tile.
+The iterations are independent (both loops are parallel), so the order is free; the tile's bounds
+come from outside the row loop, which holds nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from tilegrad.dialect.tg import LoopRole
+from tilegrad.passes.common import loop_role
+
+
+def _only_loop(loop: scf.ForOp) -> scf.ForOp | None:
+    ops = list(loop.body.block.ops)
+    if len(ops) == 2 and isinstance(ops[0], scf.ForOp) and isinstance(ops[1], scf.YieldOp):
+        return ops[0]
+    return None
+
+
+def _hoist(outer: scf.ForOp) -> bool:
+    tile = _only_loop(outer)
+    if tile is None or loop_role(tile) != LoopRole.TILE or loop_role(outer) != LoopRole.PARALLEL \
+            or outer.results or tile.results or "tg.stage" in outer.attributes:
+        return False
+    rows, tiles = outer.body.block, tile.body.block
+    tile.detach()
+    rows_yield = rows.last_op
+    for op in list(tiles.ops):
+        op.detach()
+        rows.insert_op_before(op, rows_yield)
+    rows_yield.detach()
+    rows_yield.erase()
+    outer.parent_block().insert_op_before(tile, outer)
+    outer.detach()
+    tiles.add_ops([outer, scf.YieldOp()])
+    return True
+
+
+@dataclass(frozen=True)
+class HoistTileLoops(ModulePass):
+    """Move a tile loop out of the parallel loop whose whole body it is."""
+
+    name = "hoist-tile-loops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for loop in [o for o in op.walk() if isinstance(o, scf.ForOp)]:
+            _hoist(loop)
