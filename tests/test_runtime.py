@@ -207,3 +207,61 @@ def test_lowering_runs_with_the_collector_paused(monkeypatch):
     np.testing.assert_array_equal(k(x=x, dy=np.ones_like(x), mode="relu"), (x > 0).astype(np.float32))
     assert gc.isenabled()
     assert states == [False]
+
+
+LARGE_FRAMES_FROM_A_SMALL_STACK = """
+import sys, threading
+import numpy as np
+import tilegrad, tilegrad.dsl as tg
+
+@tg.op(outputs={"dx": tg.shaped("B", "H", dtype="g")})
+def panel_gemm(g=tg.tensor("B V"), w=tg.tensor("V H", dtype="g")):
+    return lambda b, h: tg.reduce_sum(w.shape[0], lambda v: g[b, v] * w[v, h])
+
+rng = np.random.default_rng(0)
+g = rng.standard_normal((int(sys.argv[1]), 700)).astype(np.float32)
+w = rng.standard_normal((700, 130)).astype(np.float32)
+k = tilegrad.compile("panel_gemm")
+results = []
+
+def call():  # checked call, then the bound fast path
+    results.extend([k(g=g, w=w), k(g=g, w=w)])
+
+threading.stack_size(256 << 10)
+thread = threading.Thread(target=call)
+thread.start()
+thread.join()
+want = g.astype(np.float64) @ w.astype(np.float64)
+print(len(results), max(float(np.abs(r - want).max() / np.abs(want).max()) for r in results))
+"""
+
+
+@pytest.mark.parametrize("rows", [3, 96])  # on the calling thread alone; on the pool
+def test_a_kernel_with_large_stack_buffers_runs_from_a_thread_with_a_small_stack(rows, tmp_path):
+    """A GEMM's panels (pack-reused-panels: 256 KiB and more on the stack) called from a thread
+    with a 256 KiB stack (musl's default is 128 KiB) run on a thread that has room: without that,
+    the call overflowed the stack (a segfault, in a process of its own here)."""
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", LARGE_FRAMES_FROM_A_SMALL_STACK, str(rows)], capture_output=True,
+                         text=True, env={**os.environ, "TILEGRAD_CACHE_DIR": str(tmp_path)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    count, error = out.stdout.split()
+    assert count == "2" and float(error) < 1e-5
+
+
+def test_stack_bytes_count_every_static_stack_buffer():
+    from test_passes import parse
+
+    from tilegrad.pipeline import stack_bytes
+
+    module = parse("""
+    func.func @f(%n: index) {
+      %panel = memref.alloca() : memref<65536xf32>
+      %rows = memref.alloca() : memref<2x512xf64>
+      func.return
+    }
+    """)
+    assert stack_bytes(module) == 65536 * 4 + 2 * 512 * 8

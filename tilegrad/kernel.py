@@ -12,6 +12,7 @@ import numpy as np
 
 from tilegrad.call_path import Dispatcher, NewArray, address, layout_of, signature
 from tilegrad.codegen.launcher import (
+    CALLER_STACK_BYTES,
     DRIVER,
     GUARD_CODE_BASE,
     STATUS_SLOTS,
@@ -102,6 +103,8 @@ class Specialization:
     shared_object: bytes | None = None
     """The LLVM stage's machine code as a shared object (what the disk cache keeps, so a hit
     compiles nothing)."""
+    stack_bytes: int = 0
+    """The kernel's stack buffers (pipeline.stack_bytes): a call runs on a thread with room for them."""
     _code: object = None
     _driver: tuple = ()
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -136,7 +139,8 @@ class Specialization:
         return {"functions": self.functions, "layout": self.layout, "messages": self.messages,
                 "plan": plan_to_dict(self.plan) if self.plan else None, "num_blocks": self.num_blocks,
                 "temps": self.temps, "prior_outputs": list(self.prior_outputs),
-                "requirements": [r.to_json() for r in self.requirements], "output_forms": self.output_forms}
+                "requirements": [r.to_json() for r in self.requirements], "output_forms": self.output_forms,
+                "stack_bytes": self.stack_bytes}
 
     def check_shapes(self, op: str, binding: Binding, params: dict) -> None:
         """Every shape relation the kernel relies on holds for this call, or ShapeError."""
@@ -324,7 +328,7 @@ class Kernel(Dispatcher):
                  for name, (dtype, shape) in lowered.temps.items()}
         spec = Specialization(key, lowered.ir, lowered.functions, lowered.layout, lowered.messages,
                               lowered.plan, lowered.num_blocks, temps, lowered.prior_outputs,
-                              lowered.requirements, lowered.output_forms)
+                              lowered.requirements, lowered.output_forms, stack_bytes=lowered.stack_bytes)
         if lowered.plan is not None:
             try:
                 lowered.plan.check()
@@ -357,7 +361,7 @@ class Kernel(Dispatcher):
                               plan_from_dict(meta["plan"]) if meta["plan"] else None,
                               meta["num_blocks"], meta["temps"], tuple(meta["prior_outputs"]),
                               [Requirement.from_json(r) for r in meta["requirements"]], meta["output_forms"],
-                              shared_object)
+                              shared_object, stack_bytes=meta["stack_bytes"])
 
     # ---- running ------------------------------------------------------------------------------
     def _call_checked(self, /, *args, **kwargs):
@@ -403,7 +407,7 @@ class Kernel(Dispatcher):
         argv = fill_arguments(spec.layout, arrays, _runtime_params(self.op, binding))
         ub_bytes = self.target.ub_bytes if spec.plan is not None and self.target.staged else None
         parallel = max((a.size for a in arrays.values()), default=0) >= PARALLEL_MIN_ELEMENTS
-        run_driver(*spec.driver(), argv.ctypes.data, spec.num_blocks, ub_bytes, parallel)
+        run_driver(*spec.driver(), argv.ctypes.data, spec.num_blocks, ub_bytes, parallel, spec.stack_bytes)
         if status[0]:
             raise spec.status_error(self.op.name, status)
         for name in copy_back:
@@ -439,12 +443,13 @@ class Kernel(Dispatcher):
         driver = spec.driver()
 
         def run(argv_address: int) -> None:
-            run_driver(*driver, argv_address, spec.num_blocks, ub_bytes, parallel)
+            run_driver(*driver, argv_address, spec.num_blocks, ub_bytes, parallel, spec.stack_bytes)
 
+        direct = ub_bytes is None and not parallel and spec.stack_bytes <= CALLER_STACK_BYTES  # no Python per call
         bound = signature(
             given, passed, written, new, [n if results.get(n) is not None else None for n in self.op.outputs],
             np.concatenate([argv, np.zeros(STATUS_SLOTS, np.int64)]), slots["status"], STATUS_SLOTS, driver[1],
-            spec.num_blocks, None if ub_bytes is None and not parallel else run,
+            spec.num_blocks, None if direct else run,
             lambda status: spec.status_error(op, status), spec)
         if bound is not None:
             self._bind_signature(bound)

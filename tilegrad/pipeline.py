@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from xdsl.backend.llvm.convert import convert_module
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import ModuleOp, f64
 from xdsl.passes import ModulePass
 
@@ -41,7 +42,7 @@ from tilegrad.passes.hoist_tile_loops import HoistTileLoops
 from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions
 from tilegrad.passes.jam_row_sweeps import JamRowSweeps
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
-from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout, guard_messages
+from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout, element_bytes, guard_messages
 from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests
 from tilegrad.passes.overlap_vector_tails import OverlapVectorTails
 from tilegrad.passes.pack_reused_panels import PackReusedPanels, packed_panels
@@ -76,6 +77,9 @@ class Lowered:
     requirements: list = field(default_factory=list)
     output_forms: dict[str, list] = field(default_factory=dict)
     """Each output's shape as size forms (dsl/bounds): the arrays passed must have it."""
+    stack_bytes: int = 0
+    """What the kernel's stack buffers (GEMM panels, accumulator rows) take, all functions together:
+    the stack a thread needs to run it (launcher.run_driver finds one that has it)."""
 
 
 VERIFY_EACH_PASS = os.environ.get("TILEGRAD_VERIFY_EACH_PASS", "0") not in ("", "0")
@@ -243,7 +247,19 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
     prior = tuple(name for name in trace.outputs if name in trace.read_buffers())
     output_forms = {name: [size_form(d) for d in buffer.shape] for name, buffer in trace.outputs.items()}
     return Lowered(module, ir, emitted.args, emitted.messages, plan, functions, layout, num_blocks, temps, prior,
-                   emitted.requirements, output_forms)
+                   emitted.requirements, output_forms, stack_bytes(module))
+
+
+def stack_bytes(module: ModuleOp) -> int:
+    """The bytes of every static stack buffer (memref.alloca) in the module."""
+    total = 0
+    for op in module.walk():
+        if isinstance(op, memref.AllocaOp) and op.memref.type.has_static_shape():
+            elements = 1
+            for size in op.memref.type.get_shape():
+                elements *= size
+            total += elements * element_bytes(op.memref.type.element_type)
+    return total
 
 
 def to_llvm(lowered: Lowered, guard: bool = False, after_pass: AfterPass | None = None,

@@ -3,7 +3,8 @@
 The kernel's driver runs its stages over the blocks with a barrier between stages; the native pool
 (`runtime.py`) runs it on every worker, or the calling thread runs it alone when the work is too
 small to pay for waking the workers. On a scratchpad target every block gets its own UB of
-exactly `ub_bytes`, the same one in every stage of a call.
+exactly `ub_bytes`, the same one in every stage of a call. A kernel with large stack buffers (a
+GEMM's panels) runs where the stack has room for them (`runtime.on_large_stack`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ index and the size it broke; the last four are the sink a refused guarded access
 GUARD_SINK_SLOT = 4
 GUARD_CODE_BASE = 1 << 20
 """Status codes from here on are guard-build bounds reports; below are range checks of the op."""
+
+CALLER_STACK_BYTES = 64 << 10
+"""A kernel whose stack buffers take more than this does not run on a thread whose stack tilegrad
+did not size (see run_driver)."""
 
 _scratch: dict[tuple[int, int], list[np.ndarray]] = {}
 CANARY_BYTES = 64
@@ -106,11 +111,18 @@ def pointer_slots(layout: list[tuple[str, str, int]]) -> dict[str, int]:
 
 
 def run_driver(driver, address: int, argv_address: int, num_blocks: int, ub_bytes: int | None,
-               parallel: bool) -> None:
+               parallel: bool, stack_bytes: int = 0) -> None:
     """Run a kernel's driver (`driver` its ctypes callable, `address` its code) on the argument
     array at `argv_address`, over all blocks, each with a UB of `ub_bytes` on a scratchpad target
     (None: no UB): on the pool's workers if `parallel` and there is more than one block, else on
-    this thread."""
+    this thread. This thread runs the first worker's share; when the kernel's stack buffers take
+    `stack_bytes` > CALLER_STACK_BYTES, a thread whose stack is known to hold them does instead
+    (this one if it is, else a helper: a thread of another library may have a stack of 128 KiB)."""
+    if stack_bytes > CALLER_STACK_BYTES:
+        from tilegrad.codegen.runtime import on_large_stack
+
+        if on_large_stack(lambda: run_driver(driver, address, argv_address, num_blocks, ub_bytes, parallel)):
+            return
     if ub_bytes is None and not parallel:  # the common small call: straight to the driver
         driver(argv_address, 0, 0, num_blocks, 0, 1, None, None)
         return

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import queue
 import threading
 
 import numpy as np
@@ -34,8 +35,8 @@ calls find the workers awake, an idle pool sleeps."""
 SYS_FUTEX, FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE = 202, 128, 129
 WORKER_STACK_BYTES = 8 << 20
 """Each worker's stack, whatever the process's default: a cpu kernel keeps its GEMM panels and
-accumulator rows there (pack-reused-panels: up to 288 KiB; the calling thread, worker 0, needs as
-much, which the main thread's usual 8 MiB has)."""
+accumulator rows there (pack-reused-panels: up to 288 KiB; the thread that runs worker 0's share
+needs as much: see on_large_stack)."""
 
 
 def _pool_code():
@@ -99,6 +100,68 @@ class Pool:
         finally:
             self.lock.release()
         return True
+
+
+_large_stack = threading.local()
+_helpers: list[_Helper] = []
+_helpers_lock = threading.Lock()
+
+
+class _Helper:
+    """A thread with a WORKER_STACK_BYTES stack that runs the calls handed to it, one at a time."""
+
+    def __init__(self):
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        default = threading.stack_size(WORKER_STACK_BYTES)
+        try:
+            threading.Thread(target=self._serve, daemon=True, name="tilegrad-large-stack").start()
+        finally:
+            threading.stack_size(default)
+
+    def _serve(self) -> None:
+        _large_stack.known = True
+        while True:
+            job, done, outcome = self.jobs.get()
+            try:
+                job()
+            except BaseException as err:  # noqa: BLE001 (raised again on the calling thread)
+                outcome.append(err)
+            done.set()
+
+    def run(self, job) -> None:
+        done, outcome = threading.Event(), []
+        self.jobs.put((job, done, outcome))
+        done.wait()
+        if outcome:
+            raise outcome[0]
+
+
+def _main_stack_is_large() -> bool:
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
+    return soft == resource.RLIM_INFINITY or soft >= WORKER_STACK_BYTES
+
+
+def on_large_stack(job) -> bool:
+    """Run job() on a thread with a WORKER_STACK_BYTES stack and return True, or return False when
+    this thread is one: the main thread (its stack is RLIMIT_STACK, 8 MiB by default) or a helper.
+    Other threads' stacks are whatever created them chose (musl's default is 128 KiB), so their
+    calls go to an idle helper, started the first time one is needed."""
+    known = getattr(_large_stack, "known", None)
+    if known is None:
+        known = _large_stack.known = threading.current_thread() is threading.main_thread() and _main_stack_is_large()
+    if known:
+        return False
+    with _helpers_lock:
+        helper = _helpers.pop() if _helpers else None
+    helper = helper or _Helper()
+    try:
+        helper.run(job)
+    finally:
+        with _helpers_lock:
+            _helpers.append(helper)
+    return True
 
 
 _pool: Pool | None = None
