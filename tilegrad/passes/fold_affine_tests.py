@@ -20,10 +20,7 @@ from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.loop_affine import INDEX, linear_form
-
-_PREDICATES = {0: lambda d: d == 0, 1: lambda d: d != 0, 2: lambda d: d < 0, 3: lambda d: d <= 0,
-               4: lambda d: d > 0, 5: lambda d: d >= 0}
+from tilegrad.passes.loop_affine import INDEX, PREDICATES, linear_form
 
 
 def _flag(value: SSAValue) -> bool | None:
@@ -35,12 +32,12 @@ def _flag(value: SSAValue) -> bool | None:
 
 def _decided(compare: arith.CmpiOp, loop: scf.ForOp) -> bool | None:
     """The compare's value when its sides differ by a constant, else None."""
-    if compare.lhs.type != INDEX or compare.predicate.value.data not in _PREDICATES:
+    if compare.lhs.type != INDEX or compare.predicate.value.data not in PREDICATES:
         return None
     a, b = linear_form(compare.lhs, loop), linear_form(compare.rhs, loop)
     if a is None or b is None or a[0] != b[0]:
         return None
-    return _PREDICATES[compare.predicate.value.data](a[1] - b[1])
+    return PREDICATES[compare.predicate.value.data](a[1], b[1])
 
 
 def _simplified(op: Operation) -> SSAValue | None:

@@ -113,8 +113,9 @@ class LoopAffine:
 _FOLDS = {arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b, arith.MuliOp: lambda a, b: a * b,
           arith.MaxSIOp: max, arith.MinSIOp: min,
           arith.DivSIOp: lambda a, b: (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1) if b else None}
-_PREDICATES = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b, 3: lambda a, b: a <= b,
+PREDICATES = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b, 3: lambda a, b: a <= b,
                4: lambda a, b: a > b, 5: lambda a, b: a >= b}
+"""arith.cmpi's signed predicates (and eq, ne) on Python ints."""
 
 
 def _folded(op: Operation, at: IndexBuilder) -> SSAValue | None:
@@ -130,8 +131,8 @@ def _folded(op: Operation, at: IndexBuilder) -> SSAValue | None:
     if type(op) in _FOLDS and op.results[0].type == INDEX:
         value = _FOLDS[type(op)](*constants)
         return None if value is None else at.const(value)
-    if isinstance(op, arith.CmpiOp) and op.predicate.value.data in _PREDICATES:
-        return at.flag(_PREDICATES[op.predicate.value.data](*constants))
+    if isinstance(op, arith.CmpiOp) and op.predicate.value.data in PREDICATES:
+        return at.flag(PREDICATES[op.predicate.value.data](*constants))
     return None
 
 
