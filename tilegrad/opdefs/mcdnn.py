@@ -288,7 +288,8 @@ def pooling_backward(
 
     def gathered(n, c, *p):
         def term(*js):
-            return routed(n, c, *covering(p, js)[1:], covering(p, js)[0])
+            inside, o, cell = covering(p, js)
+            return routed(n, c, o, cell, inside)
 
         return tg.reduce_sum_over(reach, term)
 
