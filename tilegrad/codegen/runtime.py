@@ -39,6 +39,17 @@ accumulator rows there (pack-reused-panels: up to 288 KiB; the thread that runs 
 needs as much: see on_large_stack)."""
 
 
+def start_thread(target, args: tuple, name: str) -> threading.Thread:
+    """A started daemon thread with a WORKER_STACK_BYTES stack, whatever the process's default."""
+    default = threading.stack_size(WORKER_STACK_BYTES)
+    try:
+        thread = threading.Thread(target=target, args=args, daemon=True, name=name)
+        thread.start()
+    finally:
+        threading.stack_size(default)
+    return thread
+
+
 def _pool_code():
     """The pool's machine code, from the disk cache when an earlier process compiled it."""
     from tilegrad.codegen import cache, native
@@ -79,14 +90,7 @@ class Pool:
         self.address = self.state.ctypes.data
         self._launch = self.code.function("tilegrad_launch", LAUNCH_SIGNATURE)
         worker = self.code.function("tilegrad_worker", ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64))
-        self._threads = [threading.Thread(target=worker, args=(self.address, i), daemon=True,
-                                          name=f"tilegrad-{i}") for i in range(1, workers)]
-        default = threading.stack_size(WORKER_STACK_BYTES)
-        try:
-            for thread in self._threads:
-                thread.start()
-        finally:
-            threading.stack_size(default)
+        self._threads = [start_thread(worker, (self.address, i), f"tilegrad-{i}") for i in range(1, workers)]
         self.lock = threading.Lock()
         self.pid = os.getpid()
 
@@ -112,11 +116,7 @@ class _Helper:
 
     def __init__(self):
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
-        default = threading.stack_size(WORKER_STACK_BYTES)
-        try:
-            threading.Thread(target=self._serve, daemon=True, name="tilegrad-large-stack").start()
-        finally:
-            threading.stack_size(default)
+        start_thread(self._serve, (), "tilegrad-large-stack")
 
     def _serve(self) -> None:
         _large_stack.known = True

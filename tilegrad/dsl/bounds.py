@@ -20,7 +20,7 @@ from tilegrad.dsl.expr import BinOp, Cast, Const, Dim, Expr, Param, Read, Reduce
 from tilegrad.errors import ShapeError, UnsupportedError
 
 Form = int | list
-def _div(a: int, b: int) -> int:
+def truncated_div(a: int, b: int) -> int:
     """arith.divsi: the quotient truncated toward zero (0 for b = 0, which no size divides by)."""
     if b == 0:
         return 0
@@ -30,11 +30,11 @@ def _div(a: int, b: int) -> int:
 
 def _rem(a: int, b: int) -> int:
     """arith.remsi: the remainder with the dividend's sign."""
-    return a - _div(a, b) * b if b else 0
+    return a - truncated_div(a, b) * b if b else 0
 
 
 _OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-        "floordiv": _div, "div": _div, "mod": _rem, "max": max, "min": min,
+        "floordiv": truncated_div, "div": truncated_div, "mod": _rem, "max": max, "min": min,
         "gt": lambda a, b: int(a > b)}
 _SYMBOL = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "div": "//", "mod": "%", "gt": ">"}
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, Float64Type, IntegerAttr, StringAttr, i64
@@ -195,6 +195,15 @@ def whole_steps(lb: SSAValue, ub: SSAValue, step: int, before: Operation) -> tup
 def pure_arith(op: Operation) -> bool:
     """Arithmetic and dims: no memory effects, so it may be moved, shared or repeated freely."""
     return isinstance(op, memref.DimOp) or (op.name.startswith("arith.") and not op.regions)
+
+
+def erase_unused(ops: Iterable[Operation]) -> None:
+    """Erase those of `ops` (in program order) whose results nobody uses, last first, so an op
+    that only fed an erased one goes too."""
+    for op in reversed(list(ops)):
+        if not any(r.uses for r in op.results):
+            op.detach()
+            op.erase()
 
 
 def loop_role(op: Operation) -> LoopRole | None:

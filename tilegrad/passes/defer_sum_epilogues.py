@@ -33,6 +33,7 @@ from xdsl.passes import ModulePass
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.passes.common import (
     REDUCTION_ROLES,
+    erase_unused,
     feeding_ops,
     functions,
     loop_axis,
@@ -107,10 +108,7 @@ def _split(row: scf.ForOp, column: scf.ForOp, total: Operation, store: memref.St
 
     # the first loop stores the sum itself; what computed f from it goes
     store.operands = (total.results[0], *store.operands[1:])
-    for op in reversed(epilogue):
-        if not any(r.uses for r in op.results):
-            op.detach()
-            op.erase()
+    erase_unused(epilogue)
 
 
 def _clone(op: Operation, into: Block, mapping: dict[SSAValue, SSAValue]) -> None:

@@ -20,14 +20,13 @@ from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from tilegrad.passes.common import constant_index, erase_unused, pure_arith
 from tilegrad.passes.loop_affine import INDEX, PREDICATES, linear_form
 
 
 def _flag(value: SSAValue) -> bool | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr) and value.type == IntegerType(1):
-        return bool(owner.value.value.data)
-    return None
+    constant = constant_index(value) if value.type == IntegerType(1) else None
+    return None if constant is None else bool(constant)
 
 
 def _decided(compare: arith.CmpiOp, loop: scf.ForOp) -> bool | None:
@@ -68,19 +67,9 @@ def fold_loop(loop: scf.ForOp) -> bool:
             value = _simplified(op)
             if value is not None:
                 op.results[0].replace_all_uses_with(value)
-    if folded:
-        _erase_unused(loop)
+    if folded:  # xDSL's region_dce keeps the casts it has no effects declared for, and the loads behind them
+        erase_unused(o for o in loop.body.walk() if pure_arith(o) or isinstance(o, memref.LoadOp))
     return folded
-
-
-def _erase_unused(loop: scf.ForOp) -> None:
-    """Erase the loop body's unused arith ops and loads (xDSL's region_dce keeps the casts it has no
-    effects declared for, and the loads behind them), innermost and last first."""
-    for op in reversed(list(loop.body.walk())):
-        if isinstance(op, memref.LoadOp) or op.dialect_name() == "arith":
-            if not any(r.uses for r in op.results):
-                op.detach()
-                op.erase()
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Block, Operation, SSAValue
 
+from tilegrad.dsl.bounds import truncated_div
 from tilegrad.passes.common import constant_index
 
 INDEX = IndexType()
@@ -112,7 +113,7 @@ class LoopAffine:
 
 _FOLDS = {arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b, arith.MuliOp: lambda a, b: a * b,
           arith.MaxSIOp: max, arith.MinSIOp: min,
-          arith.DivSIOp: lambda a, b: (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1) if b else None}
+          arith.DivSIOp: lambda a, b: truncated_div(a, b) if b else None}
 PREDICATES = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b, 3: lambda a, b: a <= b,
                4: lambda a, b: a > b, 5: lambda a, b: a >= b}
 """arith.cmpi's signed predicates (and eq, ne) on Python ints."""
