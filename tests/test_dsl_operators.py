@@ -88,3 +88,20 @@ def test_public_dsl_names_have_docstrings():
     missing = [n for n in tg.__all__ if not (getattr(tg, n).__doc__ or "").strip()
                and callable(getattr(tg, n))]
     assert not missing, f"no docstring: {missing}"
+
+
+def test_python_equality_with_a_number_is_refused_not_a_silent_false():
+    """`x == 0.0` would be Python's identity test of two objects: False, a branch silently taken."""
+    @tg.op(outputs={"out": tg.like("x")}, replace=True)
+    def equality_by_python(x=tg.tensor("N")):
+        return tg.where(x == 0.0, 1.0, x)
+
+    @tg.op(outputs={"out": tg.like("x")}, replace=True)
+    def element_equality_by_python(x=tg.tensor("N")):
+        total = tg.temp("total", (), "float32")
+        total.assign(lambda: tg.reduce_sum(x.shape[0], lambda i: tg.where(x[i] != 0.0, x[i], 1.0)))
+        return x * total[()]
+
+    for name in ("equality_by_python", "element_equality_by_python"):
+        with pytest.raises(tilegrad.DefinitionError, match=rf"{name}: TypeError: .*expr.eq\(v\)"):
+            tilegrad.compile(name)(x=np.zeros(4, np.float32))

@@ -188,3 +188,20 @@ def test_a_compile_verifies_the_tiled_stage_only_in_the_guard_build_or_when_aske
     kernel(input_x=x, input_y=x, dloss=np.ones(1, np.float32))
     assert len(verified) == (3 if guard else 2)
     assert "tg.compute" in verified[0] and "tg.compute" not in verified[1]  # the op, then the loops stage
+
+
+def test_an_edited_stage_whose_arguments_the_op_does_not_have_is_refused(rng):
+    """The launcher passes the op's own tensors: an argument renamed, added or retyped in the
+    given IR would be passed nothing or another tensor's descriptor (a segfault, found by hand)."""
+    x = (rng.random(64) * 0.8 + 0.1).astype(np.float32)
+    y = rng.random(64).astype(np.float32)
+    g = np.array([0.5], np.float32)
+    kernel = tilegrad.compile("binary_cross_entropy_grad", "cpu")
+    tiled = kernel.ir("tiled", input_x=x, input_y=y, dloss=g)
+    renamed = tiled.replace('tg.name = "input_y"', 'tg.name = "labels"')
+    with pytest.raises(tilegrad.ArgumentError, match="'labels'.*does not"):
+        kernel.from_ir("tiled", renamed, guard=False)(input_x=x, input_y=y, dloss=g)
+    extra = '%extra: memref<?xf32> {tg.name = "extra", tg.role = "temp"}, '
+    added = re.sub(r"func.func @(\w+)\(", lambda m: m.group(0) + extra, tiled, count=1)
+    with pytest.raises(tilegrad.ArgumentError, match="'extra' \\(temp\\).*does not"):
+        kernel.from_ir("tiled", added, guard=False)(input_x=x, input_y=y, dloss=g)

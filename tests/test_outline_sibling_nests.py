@@ -7,6 +7,7 @@ library op it changes) bitwise against its untiled build, in the normal and the 
 
 import numpy as np
 import pytest
+from test_passes import assert_lines_in_order
 
 import tilegrad
 from tilegrad.passes.lower_to_llvm import LowerToLLVM
@@ -88,13 +89,39 @@ def test_index_arithmetic_of_the_loop_body_stays_with_the_nest_that_uses_it():
     (lambda t: t.replace("memref.store %d, %t[%p, %h, %w]", "memref.store %d, %t[%h, %p, %w]"),
      "the first writes t indexed by the plane on another axis"),
     (lambda t: t.replace("scf.for %h2 = %c0 to %nh step %c1 {",
-                         "memref.store %two, %y[%c0, %c0, %c0] : memref<?x?x?xf32>\n"
+                         "memref.store %two, %t[%c0, %c0, %c0] : memref<?x?x?xf32>\n"
                          "      scf.for %h2 = %c0 to %nh step %c1 {"),
-     "a store between the nests, outside both"),
+     "a store between the nests to what the first writes, not at the plane"),
+    (lambda t: t.replace("} {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage",
+                         "memref.store %two, %y[%p, %c0, %c0] : memref<?x?x?xf32>\n"
+                         "    } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage"),
+     "a store after the last nest"),
 ])
 def test_a_loop_that_cannot_be_split_keeps_its_nests(change, why):
     text = str(run_passes(change(PLANES), SMALL))
     assert "func.call" not in text and "private" not in text, why
+
+
+def test_what_comes_before_a_nest_in_the_loop_moves_with_it():
+    """A plane's small reduction and its store (max pooling's flag of a plane of y with a NaN)
+    run before the nest that reads it, in the nest's own loop."""
+    flagged = PLANES.replace("      scf.for %h2 = %c0 to %nh step %c1 {", """\
+      %zero = arith.constant 0.000000e+00 : f32
+      %sum = scf.for %r = %c0 to %nw step %c1 iter_args(%acc = %zero) -> (f32) {
+        %s = memref.load %x[%p, %c0, %r] : memref<?x?x?xf32>
+        %acc2 = arith.addf %acc, %s : f32
+        scf.yield %acc2 : f32
+      } {tg.loop = #tg.loop<reduce, axis = 0>}
+      memref.store %sum, %t[%p, %c0, %c0] : memref<?x?x?xf32>
+      scf.for %h2 = %c0 to %nh step %c1 {""")
+    lines = _lines(str(run_passes(flagged, SMALL)))
+    head = next(line for line in lines if line.startswith("func.func private @k_nest0("))
+    stage = lines[:lines.index(head)]
+    assert_lines_in_order("\n".join(stage), [
+        "func.call @k_nest0(", "scf.for %p = %c0 to %np step %c1 {",
+        "%sum = scf.for %r = %c0 to %nw step %c1 iter_args(%acc = %zero) -> (f32) {",
+        "memref.store %sum, %t[%p, %c0, %c0] : memref<?x?x?xf32>", "scf.for %h2 = %c0 to %nh step %c1 {"],
+        whole=False)
 
 
 def test_a_small_stage_is_left_whole():

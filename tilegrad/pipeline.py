@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import ModuleOp, f64
+from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
 from tilegrad.call_path import layout_of
@@ -57,6 +58,7 @@ from tilegrad.passes.tiling_plan import ScheduleHint, TilingPlan, panel_bytes
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops, reuse_unroll
 from tilegrad.passes.unroll_short_parallel_loops import UnrollShortParallelLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
+from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects
 from tilegrad.targets import Target
 
 
@@ -107,7 +109,8 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
         tiled.append(FuseSiblingReductions())
         if cpu:  # windows become straight-line code LLVM can vectorize
             tiled += [HoistTileLoops(), UnrollShortReductions(), BranchGuardedReads(), SplitStridePhases(),
-                      FoldAffineTests(), PartitionClampedLoops(), SeparateStridedLoadGroups()]
+                      FoldAffineTests(), PartitionClampedLoops(), UnswitchInvariantSelects(),
+                      SeparateStridedLoadGroups()]
         if cpu and target.stream_store_bytes:
             tiled.append(StreamStores(target.stream_store_bytes))
         if cpu:
@@ -208,7 +211,9 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
             with compiler_step(opdef.name, f"verify ({stage} stage)"):
                 module.verify()
         if override is not None and override[0] == stage:
-            module = parse_ir(override[1], f"the {stage} stage given for {opdef.name}")
+            given = parse_ir(override[1], f"the {stage} stage given for {opdef.name}")
+            check_given_arguments(opdef.name, stage, module, given)
+            module = given
         return module
 
     def run(stage: str) -> None:
@@ -248,6 +253,33 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
     output_forms = {name: [size_form(d) for d in buffer.shape] for name, buffer in trace.outputs.items()}
     return Lowered(module, ir, emitted.args, emitted.messages, plan, functions, layout, num_blocks, temps, prior,
                    emitted.requirements, output_forms, stack_bytes(module))
+
+
+def _arguments(module: ModuleOp) -> dict[tuple[str, str], Attribute]:
+    fn = next(iter(module.ops))
+    found = {}
+    for index, arg in enumerate(fn.body.block.args):
+        info = arg_info(fn, index)
+        found[(info.get("tg.name", f"arg{index}"), info.get("tg.role", ""))] = arg.type
+    return found
+
+
+def check_given_arguments(op_name: str, stage: str, built: ModuleOp, given: ModuleOp) -> None:
+    """The kernel function of IR text given for a stage takes arguments the launcher can pass: each
+    is one of the stage's own (name, role and type; a workspace of partials, which carries its
+    sizes, excepted). An argument the op does not have would be passed nothing, or the wrong
+    tensor's descriptor."""
+    own = _arguments(built)
+    for (name, role), type_ in _arguments(given).items():
+        if role == "workspace":
+            continue
+        if (name, role) not in own:
+            raise ArgumentError(f"{op_name}: the {stage} stage given has an argument {name!r} ({role or 'no role'}) "
+                                f"that the op's {stage} stage does not; its arguments are: "
+                                f"{', '.join(n for n, _ in own)}")
+        if own[(name, role)] != type_:
+            raise ArgumentError(f"{op_name}: argument {name!r} of the {stage} stage given is {type_}, "
+                                f"the op's is {own[(name, role)]}")
 
 
 def stack_bytes(module: ModuleOp) -> int:

@@ -63,6 +63,14 @@ class Expr:
     def __bool__(self):
         raise TypeError("a tilegrad expression has no truth value at trace time; use tg.where")
 
+    def __eq__(self, o):  # `expr == 0.0` would be Python's identity test, False: a silent wrong branch
+        if isinstance(o, (int, float)):
+            raise TypeError("`==` / `!=` of a tilegrad expression and a number: use expr.eq(v) / expr.ne(v)")
+        return self is o
+
+    def __ne__(self, o):
+        return not self.__eq__(o)
+
     __hash__ = object.__hash__
 
 

@@ -45,6 +45,7 @@ class _TensorOps:
     def __abs__(self): return self._apply(lambda a: abs(as_expr(a)))
     def __mod__(self, o): return self._apply(lambda a, b: as_expr(a) % b, o)
     def __floordiv__(self, o): return self._apply(lambda a, b: as_expr(a) // b, o)
+    __eq__, __ne__, __hash__ = Expr.__eq__, Expr.__ne__, object.__hash__  # (`== 0.0` refused: use .eq)
 
     def __pow__(self, o):
         from tilegrad.dsl.functions import power

@@ -226,7 +226,9 @@ def pooling_backward(
             last dim's test joins each cell's match; the outer dims' tests are the same for a whole
             window row, so the equality chain compares a row outside x with NaN (equal to nothing)
             and the NaN chain picks between a row's chain and what came before it, one select a row
-            (each the faster form for its chain, measured)."""
+            (each the faster form for its chain, measured). The NaN chain is needed only in a plane
+            of y that holds a NaN: the choice between them tests the plane's flag, the same for the
+            whole plane, which unswitch-invariant-selects turns into two copies of the scan."""
             top = y[(n, c, *o)]
 
             def position(k):
@@ -256,8 +258,12 @@ def pooling_backward(
                 for k in row_cells(row):
                     row_result = tg.where(_all(inside(k, [spatial - 1]) + [value(k).ne(value(k))]), k, row_result)
                 last_nan = tg.where(_all(row_tests(row)), row_result, last_nan) if row_tests(row) else row_result
-            return tg.where(top.ne(top), last_nan, first_equal)
+            chosen_nan = tg.where(top.ne(top), last_nan, first_equal)
+            return tg.where(y_plane_finite[n, c].eq(0.0), first_equal, chosen_nan)
 
+        # a plane of y with no NaN (nor inf) sums y - y to 0: there the NaN chain is not needed
+        y_plane_finite = tg.temp("y_plane_finite", dy.shape[:2], "float32")
+        y_plane_finite.assign(lambda n, c: tg.reduce_sum_over(size_out, lambda *o: y[(n, c, *o)] - y[(n, c, *o)]))
         chosen.assign(choose)
 
         def routed(n, c, o, cell, inside):

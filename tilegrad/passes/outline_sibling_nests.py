@@ -149,22 +149,50 @@ def _accesses(op: Operation) -> list[tuple[SSAValue, Sequence[SSAValue], bool]]:
             if isinstance(o, (memref.LoadOp, memref.StoreOp))]
 
 
+def _pieces(body: Block, nests: list[scf.ForOp]) -> list[list[Operation]] | None:
+    """The body's ops in pieces, one per large nest: the nest and the ops before it since the
+    previous nest (index arithmetic apart, which is made again where it is used); None if an op
+    follows the last nest or a piece's value is used outside it."""
+    pieces: list[list[Operation]] = []
+    pending: list[Operation] = []
+    for op in body.ops:
+        if op in nests:
+            pieces.append([*pending, op])
+            pending = []
+        elif not (pure_arith(op) or isinstance(op, scf.YieldOp)):
+            pending.append(op)
+    if pending:
+        return None
+    for piece in pieces:
+        inside = {o for op in piece for o in op.walk()}
+        if any(use.operation not in inside for op in piece for r in op.results for use in r.uses):
+            return None
+    return pieces
+
+
+def _live_ins_of(piece: list[Operation]) -> list[SSAValue]:
+    inside = {o for op in piece for o in op.walk()}
+    used = [v for op in piece for o in op.walk() for v in o.operands if v.owner not in inside
+            and not (isinstance(v, BlockArgument) and v.block.parent_op() in inside)]
+    return list(dict.fromkeys(used))
+
+
 def _split_loop(loop: scf.ForOp, nests: list[scf.ForOp]) -> bool:
-    """Run the loop's large nests each in a loop of its own over the same range (the index
-    arithmetic before them made again in each), where that keeps every result: the loop's body
-    is its large nests and index arithmetic, and every tensor one nest writes and another
-    touches is indexed by the loop's own variable on the same axis in each access, so that no
-    iteration of one nest touches what another iteration of the other writes."""
+    """Run the loop's large nests each in a loop of its own over the same range (with the ops
+    before each since the previous one, the small nests that feed it; the index arithmetic before
+    them made again in each), where that keeps every result: the nests carry no values out, and
+    every tensor one piece writes and another touches is indexed by the loop's own variable on
+    the same axis in each access, so that no iteration of one piece touches what another
+    iteration of the other writes."""
     body = loop.body.block
     if loop.results or any(nest.results for nest in nests):
         return False
-    if any(not (o in nests or pure_arith(o) or isinstance(o, scf.YieldOp)) for o in body.ops):
-        return False
-    if not all(_simple(o) for nest in nests for o in nest.walk()):
+    pieces = _pieces(body, nests)
+    if pieces is None or not all(_simple(o) for piece in pieces for op in piece for o in op.walk()):
         return False
     variable = body.args[0]
     last: Operation = loop
-    accesses = [_accesses(nest) for nest in nests]
+    accesses = [[a for op in piece for a in _accesses(op)] for piece in pieces]
     for i, mine in enumerate(accesses):
         written = {tensor for tensor, _, store in mine if store}
         for j, theirs in enumerate(accesses):
@@ -175,14 +203,14 @@ def _split_loop(loop: scf.ForOp, nests: list[scf.ForOp]) -> bool:
             axes = {tuple(k for k, index in enumerate(ix) if index is variable) for _, ix in shared}
             if len(axes) != 1 or not next(iter(axes)):
                 return False
-    for nest in nests[1:]:  # each moves into a loop of its own, after the loop; the first stays
+    for piece in pieces[1:]:  # each moves into a loop of its own, after the loop; the first stays
         new_body = Block(arg_types=[variable.type])
-        feeding = feeding_ops(_live_ins(nest), body)
+        feeding = feeding_ops(_live_ins_of(piece), body)
         mapping: dict[SSAValue, SSAValue] = {variable: new_body.args[0]}
         new_body.add_ops(op.clone(value_mapper=mapping) for op in feeding)  # (index arithmetic)
-        _move(nest, new_body, mapping)
+        _move(piece, new_body, mapping)
         new_body.add_op(scf.YieldOp())
-        for op in reversed(feeding):  # (what only the moved nest used)
+        for op in reversed(feeding):  # (what only the moved piece used)
             if not any(result.uses for result in op.results):
                 op.detach()
                 op.erase()
@@ -194,11 +222,13 @@ def _split_loop(loop: scf.ForOp, nests: list[scf.ForOp]) -> bool:
     return True
 
 
-def _move(nest: Operation, into: Block, mapping: dict[SSAValue, SSAValue]) -> None:
-    """Move the nest to the end of `into`, its uses of the values in `mapping` replaced."""
-    inside = set(nest.walk())
-    nest.detach()
-    into.add_op(nest)
+def _move(ops: Operation | list[Operation], into: Block, mapping: dict[SSAValue, SSAValue]) -> None:
+    """Move the op (or ops, in order) to the end of `into`, their uses of the values in `mapping` replaced."""
+    ops = ops if isinstance(ops, list) else [ops]
+    inside = {o for op in ops for o in op.walk()}
+    for op in ops:
+        op.detach()
+        into.add_op(op)
     for old, new in mapping.items():
         old.replace_uses_with_if(new, lambda use: use.operation in inside)
 

@@ -41,13 +41,15 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
     from tilegrad.passes.unroll_short_parallel_loops import UnrollShortParallelLoops
     from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
+    from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects
 
     classes = (BranchGuardedReads, ChunkRowSweeps, CollapseContiguousNests, CollapseContiguousRows,
                DeferSumEpilogues, ExpandMath, FoldAffineTests, FuseElementwise, FuseSiblingLoops,
                FuseSiblingReductions, HoistTileLoops, InterchangeColumnReductions, JamRowSweeps, LowerTgToLoops,
                LowerToLLVM, OutlineSiblingNests, OverlapVectorTails, PackReusedPanels, PartitionClampedLoops,
                ReorderForReuse, SeparateStridedLoadGroups, SplitColumnReductions, SplitStridePhases, StreamStores,
-               TileForTarget, UnrollReuseLoops, UnrollShortParallelLoops, UnrollShortReductions)
+               TileForTarget, UnrollReuseLoops, UnrollShortParallelLoops, UnrollShortReductions,
+               UnswitchInvariantSelects)
     return {c.name: (lambda c=c: c) for c in classes}
 
 
