@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import IndexType, ModuleOp
+from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -46,16 +47,24 @@ from tilegrad.passes.common import (
 from tilegrad.passes.jam_row_sweeps import ROWS
 
 CHUNK = 16
-"""Columns per chunk where the host has 32 vector registers: two 8-lane vectors of float32 per
-accumulator row (chunk_columns)."""
+"""Columns per chunk (chunk_columns gives the host's)."""
+LANES = 8
+"""Columns per loop inside a chunk: a float32 vector of AVX2. LLVM unrolls a loop this short
+whole and keeps its accumulators in registers across the sweep; a 16-column loop it left in
+memory (G @ W: 36% of numpy's matmul instead of 90%)."""
+IN_ORDER = arith.FastMathFlagsAttr([FastMathFlag.ALLOW_CONTRACT])
+"""A chunk's sums add in order (no reassoc): with reassoc, LLVM's loop vectorizer ran the sweep
+itself as a vector reduction across r at 4 rows, gathering w (a third of the speed) and adding
+the terms in another order."""
 
 
 def chunk_columns(vector_registers: int) -> int:
     """Columns per chunk: the jammed rows' accumulators (ROWS x columns / 8 vectors of 8 float32
-    lanes) take half the host's vector registers and the data the rest: 16 columns with AVX-512's
-    32 registers, 8 with AVX2's 16, where 16 columns spilled (G @ W at 128x256x2000 on znver1: 40%
-    -> 61-62% of numpy's matmul, G.T @ X 43% -> 66-72%)."""
-    return max(8, vector_registers // 2 * 8 // ROWS)
+    lanes) take half the host's vector registers and the data the rest: 16 columns of 4 rows with
+    AVX2's 16 (8 accumulators: a step loads two vectors of w and broadcasts 4 of g for 8 FMAs,
+    where 8 rows x 8 columns broadcast 8 for 8; G @ W and G.T @ X at 128x256x2000 on znver1:
+    77-79% -> 90% of numpy's matmul), 32 with AVX-512's 32. A whole number of LANES."""
+    return max(LANES, vector_registers // 2 * 8 // ROWS // LANES * LANES)
 
 
 def _column_of(index: SSAValue, column: SSAValue) -> bool:
@@ -103,21 +112,26 @@ def _chunk(sweep: scf.ForOp, row: scf.ForOp, columns: int) -> None:
     size, split = whole_steps(start, end, columns, sweep)
     chunk_body = Block(arg_types=[index])
     h0 = chunk_body.args[0]
-    stop = arith.AddiOp(h0, size)
-    chunk_body.add_op(stop)
     sweep_body = Block(arg_types=[index])
     mapping: dict[SSAValue, SSAValue] = {sweep.body.block.args[0]: sweep_body.args[0]}
     for op in sweep.body.block.ops:
         if op is row:
-            inner = Block(arg_types=[index])
-            mapping[row.body.block.args[0]] = inner.args[0]
-            for inner_op in row.body.block.ops:
-                clone = inner_op.clone(value_mapper=mapping)
-                inner.add_op(clone)
-                mapping.update(zip(inner_op.results, clone.results))
-            columns = scf.ForOp(h0, stop.result, row.step, [], Region([inner]))
-            columns.attributes.update(row.attributes)
-            sweep_body.add_op(columns)
+            for piece in range(0, columns, LANES):  # a loop per vector: one register per row each
+                inner = Block(arg_types=[index])
+                mapping[row.body.block.args[0]] = inner.args[0]
+                for inner_op in row.body.block.ops:
+                    clone = inner_op.clone(value_mapper=mapping)
+                    if isinstance(clone, arith.AddfOp):
+                        clone.fastmath = IN_ORDER
+                    inner.add_op(clone)
+                    mapping.update(zip(inner_op.results, clone.results))
+                lo_c = arith.ConstantOp.from_int_and_width(piece, index)
+                hi_c = arith.ConstantOp.from_int_and_width(piece + LANES, index)
+                lo, hi = arith.AddiOp(h0, lo_c.result), arith.AddiOp(h0, hi_c.result)
+                sweep_body.add_ops([lo_c, hi_c, lo, hi])
+                piece_loop = scf.ForOp(lo.result, hi.result, row.step, [], Region([inner]))
+                piece_loop.attributes.update(row.attributes)
+                sweep_body.add_op(piece_loop)
         elif not isinstance(op, scf.YieldOp):
             clone = op.clone(value_mapper=mapping)
             sweep_body.add_op(clone)
