@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from xdsl.backend.llvm.convert import convert_module
-from xdsl.dialects import memref
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp, f64
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
@@ -256,11 +256,15 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
 
 
 def _arguments(module: ModuleOp) -> dict[tuple[str, str], Attribute]:
-    fn = next(iter(module.ops))
+    """(name, role) -> type of the arguments of every function of the module (its stages and parts)."""
     found = {}
-    for index, arg in enumerate(fn.body.block.args):
-        info = arg_info(fn, index)
-        found[(info.get("tg.name", f"arg{index}"), info.get("tg.role", ""))] = arg.type
+    for fn in module.ops:
+        if not isinstance(fn, func.FuncOp):
+            continue
+        for index, arg in enumerate(fn.body.block.args):
+            info = arg_info(fn, index)
+            if "tg.name" in info:  # (a part's scalar live-ins are not the launcher's)
+                found[(info["tg.name"], info.get("tg.role", ""))] = arg.type
     return found
 
 
