@@ -122,9 +122,9 @@ def batch_norm_backward(
     saved_inv_variance=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x"), optional=True),
     mode=tg.attr("spatial", BN_MODES),
     epsilon=tg.attr(1e-5),
-    alpha_data_diff=tg.attr(1.0, runtime=True),
+    alpha_data_diff=tg.attr(1.0, runtime=True, special=(1.0,)),
     beta_data_diff=tg.attr(0.0, runtime=True, special=(0.0,)),
-    alpha_param_diff=tg.attr(1.0, runtime=True),
+    alpha_param_diff=tg.attr(1.0, runtime=True, special=(1.0,)),
     beta_param_diff=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """Batch norm backward over M = N*H*W (spatial) or N (per_activation) values per parameter:
@@ -156,10 +156,10 @@ def batch_norm_backward_ex(
     epsilon=tg.attr(1e-5),
     bn_ops=tg.attr("bn", ("bn", "bn_activation", "bn_add_activation")),
     activation=tg.attr("relu", ACTIVATION_MODES),
-    coef=tg.attr(1.0, runtime=True),
-    alpha_data_diff=tg.attr(1.0, runtime=True),
+    coef=tg.attr(1.0, runtime=True, special=(1.0,)),
+    alpha_data_diff=tg.attr(1.0, runtime=True, special=(1.0,)),
     beta_data_diff=tg.attr(0.0, runtime=True, special=(0.0,)),
-    alpha_param_diff=tg.attr(1.0, runtime=True),
+    alpha_param_diff=tg.attr(1.0, runtime=True, special=(1.0,)),
     beta_param_diff=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """Ex: y = act(bn(x) (+ z)); dŷ = dy · act'(pre-activation), taken from y (swish recomputes
@@ -242,7 +242,7 @@ def batch_norm_forward_training(
     mode=tg.attr("spatial", BN_MODES),
     exponential_average_factor=tg.attr(0.1, runtime=True),
     epsilon=tg.attr(1e-5),
-    alpha=tg.attr(1.0, runtime=True),
+    alpha=tg.attr(1.0, runtime=True, special=(1.0,)),
     beta=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """Training-mode batch norm: y, the saved mean and inverse std; running statistics (if given)
@@ -264,11 +264,11 @@ def batch_norm_forward_training_ex(
     mode=tg.attr("spatial", BN_MODES),
     exponential_average_factor=tg.attr(0.1, runtime=True),
     epsilon=tg.attr(1e-5),
-    alpha=tg.attr(1.0, runtime=True),
+    alpha=tg.attr(1.0, runtime=True, special=(1.0,)),
     beta=tg.attr(0.0, runtime=True, special=(0.0,)),
     bn_ops=tg.attr("bn", ("bn", "bn_activation", "bn_add_activation")),
     activation=tg.attr("relu", ACTIVATION_MODES),
-    coef=tg.attr(1.0, runtime=True),
+    coef=tg.attr(1.0, runtime=True, special=(1.0,)),
 ):
     """Ex: y = act(bn(x) (+ z))."""
     return batch_norm_training(x, bn_scale, bn_bias, running_mean, running_variance, mode,

@@ -36,8 +36,8 @@ def activation_backward(
     dy=tg.tensor(*MCDNN_SHAPES),
     x=tg.tensor(*MCDNN_SHAPES, dtype="dy", optional=True),
     mode=tg.attr("relu", ACTIVATION_MODES),
-    coef=tg.attr(1.0, runtime=True),
-    alpha=tg.attr(1.0, runtime=True),
+    coef=tg.attr(1.0, runtime=True, special=(1.0,)),
+    alpha=tg.attr(1.0, runtime=True, special=(1.0,)),
     beta=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """The gradient of mcdnnActivationForward, dx = alpha * g + beta * dx_prior with g by mode:
@@ -80,7 +80,7 @@ def softmax_backward(
     dy=tg.tensor(*MCDNN_SHAPES, dtype="y", view=_softmax_rows),
     algorithm=tg.attr("accurate", ("fast", "accurate", "log")),
     mode=tg.attr("channel", ("instance", "channel")),
-    alpha=tg.attr(1.0, runtime=True),
+    alpha=tg.attr(1.0, runtime=True, special=(1.0,)),
     beta=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """dx = y * (dy - Σ dy*y), or for log softmax dx = dy - exp(y) * Σ dy; the sum runs over
@@ -169,7 +169,7 @@ def pooling_backward(
     window=tg.attr(tuple),
     padding=tg.attr(()),
     stride=tg.attr(()),
-    alpha=tg.attr(1.0, runtime=True),
+    alpha=tg.attr(1.0, runtime=True, special=(1.0,)),
     beta=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """Max: each window's dy goes to its first cell equal to its maximum y in row-major window order,
@@ -328,7 +328,7 @@ def lrn_cross_channel_backward(
     lrn_alpha=tg.attr(1e-4, runtime=True),
     lrn_beta=tg.attr(0.75, runtime=True),
     lrn_k=tg.attr(2.0, runtime=True),
-    alpha=tg.attr(1.0, runtime=True),
+    alpha=tg.attr(1.0, runtime=True, special=(1.0,)),
     beta=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """y_c = x_c * S_c^-beta with S_c = k + alpha/n * Σ_{j in window(c)} x_j^2, window(c) =
@@ -368,7 +368,7 @@ def divisive_normalization_backward(
     lrn_alpha=tg.attr(1e-4, runtime=True),
     lrn_beta=tg.attr(0.75, runtime=True),
     lrn_k=tg.attr(2.0, runtime=True),
-    alpha=tg.attr(1.0, runtime=True),
+    alpha=tg.attr(1.0, runtime=True, special=(1.0,)),
     beta=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """The forward differentiated (inferred from mcDNN's description, SPEC 6.9): d = x - m,

@@ -100,12 +100,12 @@ def normalization_backward(
     norm_ops=tg.attr("norm", NORM_OPS),
     algo=tg.attr("standard", ("standard", "persist")),
     activation=tg.attr("relu", ACTIVATION_MODES),
-    coef=tg.attr(1.0, runtime=True),
+    coef=tg.attr(1.0, runtime=True, special=(1.0,)),
     group_cnt=tg.attr(1),
     epsilon=tg.attr(1e-5),
-    alpha_data_diff=tg.attr(1.0, runtime=True),
+    alpha_data_diff=tg.attr(1.0, runtime=True, special=(1.0,)),
     beta_data_diff=tg.attr(0.0, runtime=True, special=(0.0,)),
-    alpha_param_diff=tg.attr(1.0, runtime=True),
+    alpha_param_diff=tg.attr(1.0, runtime=True, special=(1.0,)),
     beta_param_diff=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """group_cnt = 1 is batch_norm_backward(_ex). Group norm, with x̂ = (x - μ[n,g]) r[n,g] and
@@ -206,11 +206,11 @@ def normalization_forward_training(
     norm_ops=tg.attr("norm", NORM_OPS),
     algo=tg.attr("standard", ("standard", "persist")),
     activation=tg.attr("relu", ACTIVATION_MODES),
-    coef=tg.attr(1.0, runtime=True),
+    coef=tg.attr(1.0, runtime=True, special=(1.0,)),
     group_cnt=tg.attr(1),
     exponential_average_factor=tg.attr(0.1, runtime=True),
     epsilon=tg.attr(1e-5),
-    alpha=tg.attr(1.0, runtime=True),
+    alpha=tg.attr(1.0, runtime=True, special=(1.0,)),
     beta=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """y = act(γ x̂ + β (+ z)), blended. group_cnt = 1 is batch_norm_forward_training(_ex)."""

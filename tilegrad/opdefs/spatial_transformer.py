@@ -27,9 +27,9 @@ def spatial_tf_sampler_backward(
     x=tg.tensor("N C H W"),
     grid=tg.tensor("N OH OW 2", dtype="x"),
     dy=tg.tensor("N C OH OW", dtype="x"),
-    alpha=tg.attr(1.0, runtime=True),
+    alpha=tg.attr(1.0, runtime=True, special=(1.0,)),
     beta=tg.attr(0.0, runtime=True, special=(0.0,)),
-    alpha_dgrid=tg.attr(1.0, runtime=True),
+    alpha_dgrid=tg.attr(1.0, runtime=True, special=(1.0,)),
     beta_dgrid=tg.attr(0.0, runtime=True, special=(0.0,)),
 ):
     """Bilinear sampling y[n,c,o] = Σ_corners x[n,c,corner] * weight (zero outside): dx scatters
