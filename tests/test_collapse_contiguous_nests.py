@@ -139,3 +139,22 @@ def test_the_plan_splits_the_flat_extent_over_every_core():
     assert stage["per_core"] == 1024 * 4096 // report.block_dim
     tiled = relu.ir("tiled", dy=spec, x=spec, mode="relu")
     assert 'memref<?xf32> {tg.name = "dx", tg.role = "output", tg.dims = "N*C*H*W", tg.in_place = "dy"}' in tiled
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 40, 128), (5, 7, 9)])
+def test_tensors_of_one_starred_group_collapse_and_agree_with_numpy(shape):
+    """A starred group ("*S") binds its sizes as one tuple, so its axes have names ("S.0 S.1 ...")
+    and dropout's 4-D dy, mask and dx are one flat loop (which streams: rows of 128 never did)."""
+    dropout = tilegrad.compile("dropout_backward", "cpu")
+    rng = np.random.default_rng(len(shape))
+    dy = rng.standard_normal(shape).astype(np.float32)
+    mask = (rng.uniform(size=shape) > 0.3).astype(np.uint8)
+    tiled = dropout.ir("tiled", dy=dy, reserve_space=mask, dropout=0.25)
+    flat = "*".join(f"S.{k}" for k in range(len(shape)))
+    assert f'memref<?xf32> {{tg.name = "dy", tg.role = "input", tg.dims = "{flat}"}}' in tiled
+    assert f'memref<?xi8> {{tg.name = "reserve_space", tg.role = "input", tg.dims = "{flat}"}}' in tiled
+    want = np.where(mask != 0, dy.astype(np.float64) / 0.75, 0.0).astype(np.float32)
+    np.testing.assert_allclose(dropout(dy=dy, reserve_space=mask, dropout=0.25), want, rtol=1e-6, atol=0)
+    wide = np.zeros(shape[:-1] + (2 * shape[-1],), np.uint8)
+    wide[..., ::2] = mask  # a strided mask: not collapsed, the same result
+    np.testing.assert_allclose(dropout(dy=dy, reserve_space=wide[..., ::2], dropout=0.25), want, rtol=1e-6, atol=0)

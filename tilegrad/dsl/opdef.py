@@ -529,6 +529,12 @@ class OpDef:
         for position, symbol in enumerate(pattern):
             if position != star and not symbol.isdigit() and symbol not in axes:
                 axes[symbol] = position if position < star else array.ndim - (len(pattern) - position)
+        if star < len(pattern):
+            # a starred group binds its sizes as one tuple, so tensors of one group agree axis by
+            # axis: "S.0 S.1 ..." (or "S.*" for a group collapsed to one axis) lets passes see it
+            group = array.ndim - (len(pattern) - 1)
+            name_of = (lambda k: f"{pattern[star][1:]}.*") if spec.collapse else (lambda k: f"{pattern[star][1:]}.{k}")
+            axes.update({name_of(k): star + k for k in range(group)})
         return axes
 
     def dim_symbols(self, binding: Binding) -> dict[tuple[str, int], str]:
