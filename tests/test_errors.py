@@ -114,6 +114,15 @@ def test_a_pooling_y_of_another_rank_than_dy_is_a_shape_error_and_the_cli_infers
     assert 'memref<?x?x?x?x?xf32> {tg.name = "y"' in capsys.readouterr().out
 
 
+def test_a_max_pooling_window_of_more_cells_than_float32_numbers_exactly_is_refused():
+    """Max pooling numbers a window's cells in float32 (its `chosen` temp): exact up to 2^24."""
+    pool = tilegrad.compile("pooling_backward", "cpu")
+    x, pooled = tilegrad.Spec((1, 1, 4096, 4097), "float32"), tilegrad.Spec((1, 1, 1, 1), "float32")
+    with pytest.raises(tilegrad.AttributeValueError, match=r"window=\(4096, 4097\): may hold at most 2\^24 cells"):
+        pool.ir("op", x=x, y=pooled, dy=pooled, mode="max", window=(4096, 4097))
+    assert "func.func" in pool.ir("op", x=x, y=pooled, dy=pooled, mode="avg_include_padding", window=(4096, 4097))
+
+
 def test_a_failing_shape_rule_is_the_op_authors_error_naming_the_output():
     @tg.op(outputs={"dx": tg.shaped_by(lambda s, a: (s["dy"][0],), dtype="dy")}, replace=True,
            name="test_bad_shape_rule")
