@@ -36,6 +36,7 @@ from tilegrad.passes.common import arg_info, is_part, ops_and_loops
 from tilegrad.passes.defer_sum_epilogues import DeferSumEpilogues
 from tilegrad.passes.expand_math import ExpandMath
 from tilegrad.passes.fold_affine_tests import FoldAffineTests
+from tilegrad.passes.forward_stored_values import ForwardStoredValues
 from tilegrad.passes.fuse_elementwise import FuseElementwise
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
 from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
@@ -97,6 +98,7 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
     cpu = not target.staged
     tiled: list[ModulePass] = []
     if not untiled:
+        tiled.append(ForwardStoredValues())
         if cpu:
             tiled += [SplitColumnReductions(num_blocks or target.cores), FuseSiblingLoops(exchange_loops=True)]
         tiled.append(TileForTarget.of(target, num_blocks, hint))

@@ -390,23 +390,37 @@ def divisive_normalization_backward(
     def centred(n, c, *p):
         return x[(n, c, *p)] - means[(n, c, *p)] if means is not None else x[(n, c, *p)]
 
-    def window_sum(n, c, p, first, term):  # Σ over positions p + first + k (k < lrn_n per dim) inside
-        def inside(*offsets):
-            at = tuple(p[e] + first + offsets[e] for e in range(spatial))
-            fits = _all([(at[e] >= 0) & (at[e] < extents[e]) for e in range(spatial)])
-            return tg.where(fits, term(n, c, *at), 0.0)
+    def along(axis, first, term):
+        """Σ_k term at p + first + k along one spatial axis (k < lrn_n), zero outside x."""
+        def total(n, c, *p):
+            def cell(k):
+                at = list(p)
+                at[axis] = p[axis] + first + k
+                return tg.where((at[axis] >= 0) & (at[axis] < extents[axis]), term(n, c, *at), 0.0)
 
-        return tg.reduce_sum_over((lrn_n,) * spatial, inside)
+            return tg.reduce_sum_over((lrn_n,), cell)
 
+        return total
+
+    def window_sum(name, first, term):
+        """Σ over the lrn_n^s window at p + first + k, zero outside x: a box is the product of its
+        sides, so one sum per spatial axis, the last first (each axis but the first into a temp):
+        2 lrn_n terms a point where the whole window took lrn_n^2, each term computed once."""
+        for axis in reversed(range(1, spatial)):
+            partial = tg.temp(f"{name}_{axis}", x.shape)
+            partial.assign(along(axis, first, term))
+            term = (lambda t: lambda *q: t[q])(partial)
+        return along(0, first, term)
+
+    squares = window_sum("squares", -behind, lambda *q: centred(*q) * centred(*q))
     scale = tg.temp("scale", x.shape)
-    scale.assign(lambda n, c, *p: lrn_k + lrn_alpha / cells * window_sum(
-        n, c, p, -behind, lambda *q: centred(*q) * centred(*q)))
+    scale.assign(lambda *p: lrn_k + lrn_alpha / cells * squares(*p))
     carried = tg.temp("carried", x.shape)
     carried.assign(lambda *q: dy[q] * x[q] * tg.power(scale[q], -lrn_beta - 1.0, positive_base=True))
     ahead = lrn_n - 1 - behind
+    carried_sums = window_sum("carried_sums", -ahead, lambda *q: carried[q])
     spread = tg.temp("spread", x.shape)  # 2 alpha beta / n^s * d * R
-    spread.assign(lambda n, c, *p: 2.0 * lrn_alpha * lrn_beta / cells * centred(n, c, *p)
-                  * window_sum(n, c, p, -ahead, lambda *q: carried[q]))
+    spread.assign(lambda n, c, *p: 2.0 * lrn_alpha * lrn_beta / cells * centred(n, c, *p) * carried_sums(n, c, *p))
     dx = blend("dx", lambda *q: dy[q] * tg.power(scale[q], -lrn_beta, positive_base=True) - spread[q], alpha, beta)
     d_means = blend("d_means", lambda *q: spread[q], alpha, beta)
     return dx, d_means

@@ -20,6 +20,7 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.defer_sum_epilogues import DeferSumEpilogues
     from tilegrad.passes.expand_math import ExpandMath
     from tilegrad.passes.fold_affine_tests import FoldAffineTests
+    from tilegrad.passes.forward_stored_values import ForwardStoredValues
     from tilegrad.passes.fuse_elementwise import FuseElementwise
     from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
     from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
@@ -44,7 +45,7 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects
 
     classes = (BranchGuardedReads, ChunkRowSweeps, CollapseContiguousNests, CollapseContiguousRows,
-               DeferSumEpilogues, ExpandMath, FoldAffineTests, FuseElementwise, FuseSiblingLoops,
+               DeferSumEpilogues, ExpandMath, FoldAffineTests, ForwardStoredValues, FuseElementwise, FuseSiblingLoops,
                FuseSiblingReductions, HoistTileLoops, InterchangeColumnReductions, JamRowSweeps, LowerTgToLoops,
                LowerToLLVM, OutlineSiblingNests, OverlapVectorTails, PackReusedPanels, PartitionClampedLoops,
                ReorderForReuse, SeparateStridedLoadGroups, SplitColumnReductions, SplitStridePhases, StreamStores,
