@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import memref
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, SSAValue
 from xdsl.passes import ModulePass
@@ -59,5 +59,14 @@ class ForwardStoredValues(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in functions(op):
-            temps = {value for value, role in arg_roles(fn).items() if role == "temp" and viewed(value) is value}
+            temps = {value for value, role in arg_roles(fn).items()
+                     if role == "temp" and viewed(value) is value and _plainly_used(value)}
             _forward_in(fn.body.block, temps)
+
+
+def _plainly_used(temp: SSAValue) -> bool:
+    """Every use of the temp is seen by `_forward_in` for what it is: a load, a store, a dim, a row
+    view (whose stores count as the temp's), a call handed it. A subview or a cast could be stored
+    through without naming the temp."""
+    return all(isinstance(use.operation, (memref.LoadOp, memref.StoreOp, memref.DimOp, memref.CollapseShapeOp,
+                                          func.CallOp)) for use in temp.uses)
