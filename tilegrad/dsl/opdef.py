@@ -532,9 +532,8 @@ class OpDef:
         if star < len(pattern):
             # a starred group binds its sizes as one tuple, so tensors of one group agree axis by
             # axis: "S.0 S.1 ..." (or "S.*" for a group collapsed to one axis) lets passes see it
-            group = array.ndim - (len(pattern) - 1)
-            name_of = (lambda k: f"{pattern[star][1:]}.*") if spec.collapse else (lambda k: f"{pattern[star][1:]}.{k}")
-            axes.update({name_of(k): star + k for k in range(group)})
+            group, name = array.ndim - (len(pattern) - 1), pattern[star][1:]
+            axes.update({f"{name}.{'*' if spec.collapse else k}": star + k for k in range(group)})
         return axes
 
     def dim_symbols(self, binding: Binding) -> dict[tuple[str, int], str]:

@@ -308,6 +308,11 @@ def pooling_backward(
     return blend("dx", gathered, alpha, beta)
 
 
+def _reader(temp):
+    """A temp as a term function: (n, c, *p) -> temp[n, c, *p]."""
+    return lambda *index: temp[index]
+
+
 def _all(conditions):
     result = conditions[0]
     for condition in conditions[1:]:
@@ -409,7 +414,7 @@ def divisive_normalization_backward(
         for axis in reversed(range(1, spatial)):
             partial = tg.temp(f"{name}_{axis}", x.shape)
             partial.assign(along(axis, first, term))
-            term = (lambda t: lambda *q: t[q])(partial)
+            term = _reader(partial)
         return along(0, first, term)
 
     squares = window_sum("squares", -behind, lambda *q: centred(*q) * centred(*q))

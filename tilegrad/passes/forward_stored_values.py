@@ -45,8 +45,10 @@ def _forward_in(block: Block, temps: set[SSAValue]) -> None:
                 _forward_in(inner, temps)
         # anything else that is handed a temp (a store, through a view too; a call) or writes one
         # inside its regions may change it
-        touched = {viewed(v) for v in op.operands} | (written_memrefs(op) if op.regions else set())
-        stored = {t: s for t, s in stored.items() if t not in touched}
+        if stored:
+            touched = {viewed(v) for v in op.operands} | (written_memrefs(op) if op.regions else set())
+            for temp in touched & stored.keys():
+                del stored[temp]
         if isinstance(op, memref.StoreOp) and op.memref in temps:
             stored[op.memref] = op
 
@@ -61,7 +63,8 @@ class ForwardStoredValues(ModulePass):
         for fn in functions(op):
             temps = {value for value, role in arg_roles(fn).items()
                      if role == "temp" and viewed(value) is value and _plainly_used(value)}
-            _forward_in(fn.body.block, temps)
+            if temps:  # (most kernels have none: nothing to walk)
+                _forward_in(fn.body.block, temps)
 
 
 def _plainly_used(temp: SSAValue) -> bool:
