@@ -345,10 +345,12 @@ def _llvm_work(function) -> int:
 
 
 def _convert(name: str, module: ModuleOp):
-    """xDSL's llvm dialect as an llvmlite module, with the stores' nontemporal flags."""
+    """xDSL's llvm dialect as an llvmlite module, with the stores' nontemporal flags and the loops'
+    interleave counts."""
     with compiler_step(name, "llvmlite conversion"):
         llvm_module = convert_module(module, fallback_target_triple=None)
         mark_nontemporal_stores(module, llvm_module)
+        mark_interleaved_loops(module, llvm_module)
         for function in llvm_module.functions:
             if not function.is_declaration:
                 function.attributes.add("nounwind")
@@ -378,6 +380,38 @@ def mark_nontemporal_stores(module: ModuleOp, llvm_module) -> None:
         for streaming, store in zip(ours, theirs):
             if streaming:
                 store.set_metadata("nontemporal", flag)
+
+
+def mark_interleaved_loops(module: ModuleOp, llvm_module) -> None:
+    """Give LLVM the interleave count of the loops whose back branch has one (lower-to-llvm's
+    INTERLEAVE_COUNT): `!llvm.loop` metadata, a loop id that names itself, as LLVM requires. As
+    with the stores, the n-th llvm.br of a function is its n-th unconditional branch."""
+    from llvmlite import ir as llvm_ir
+    from xdsl.dialects import llvm
+
+    from tilegrad.passes.lower_to_llvm import INTERLEAVE_COUNT
+
+    for fn in module.ops:
+        if not isinstance(fn, llvm.FuncOp) or not fn.body.blocks:
+            continue
+        ours = [op.attributes.get(INTERLEAVE_COUNT) for block in fn.body.blocks for op in block.ops
+                if isinstance(op, llvm.BrOp)]
+        if not any(ours):
+            continue
+        name = fn.sym_name.data
+        converted = llvm_module.get_global(name)
+        theirs = [i for block in converted.blocks for i in block.instructions
+                  if isinstance(i, llvm_ir.Branch) and not isinstance(i, llvm_ir.ConditionalBranch)]
+        if len(theirs) != len(ours):
+            raise InternalError(f"{name}: {len(ours)} branches became {len(theirs)} in the conversion")
+        for n, (count, branch) in enumerate(zip(ours, theirs)):
+            if count is None:
+                continue
+            hint = llvm_module.add_metadata([llvm_ir.MetaDataString(llvm_module, "llvm.loop.interleave.count"),
+                                             llvm_ir.Constant(llvm_ir.IntType(32), count.value.data)])
+            loop = llvm_module.add_metadata([llvm_ir.MetaDataString(llvm_module, f"{name} loop {n}"), hint])
+            loop.operands = (loop, hint)  # (made unique by its name first: add_metadata shares equal nodes)
+            branch.set_metadata("llvm.loop", loop)
 
 
 @contextmanager

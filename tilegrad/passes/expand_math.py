@@ -12,12 +12,13 @@ float64 keeps libm: its polynomials need about twice the terms and SPEC's float6
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from xdsl.context import Context
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr, ModuleOp, f32, i32
+from xdsl.dialects.builtin import AnyFloat, Float32Type, FloatAttr, IntegerAttr, ModuleOp, f32, i32
 from xdsl.dialects.utils.fast_math import FastMathFlag
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
@@ -121,6 +122,26 @@ class _Arith:
         return self.select(self.cmp(a, self.f(0.625), "olt"), near_zero, away)
 
 
+EXPANDED = {math.ExpOp: _Arith.exp, math.LogOp: _Arith.log, math.TanhOp: _Arith.tanh}
+
+
+def float_ops(op: Operation) -> int:
+    """The float arithmetic `op` is once expanded: 1 for an op with a float result (a constant
+    0), the length of its polynomial for a float32 exp, log or tanh, 0 for anything else."""
+    if not op.results or not isinstance(op.results[0].type, AnyFloat) or isinstance(op, arith.ConstantOp):
+        return 0
+    if type(op) in EXPANDED and isinstance(op.results[0].type, Float32Type):
+        return _expanded_float_ops(type(op))
+    return 1
+
+
+@cache
+def _expanded_float_ops(kind: type[Operation]) -> int:
+    build = _Arith()
+    EXPANDED[kind](build, Block(arg_types=[f32]).args[0])
+    return sum(float_ops(op) for op in build.ops)
+
+
 @dataclass
 class _ExpandFloat32(RewritePattern):
     """One math op on a float32 scalar -> its polynomial form."""
@@ -130,7 +151,7 @@ class _ExpandFloat32(RewritePattern):
         if not isinstance(op.result.type, Float32Type):
             return
         build = _Arith()
-        result = {math.ExpOp: build.exp, math.LogOp: build.log, math.TanhOp: build.tanh}[type(op)](op.operand)
+        result = EXPANDED[type(op)](build, op.operand)
         rewriter.replace(op, build.ops, [result])
 
 

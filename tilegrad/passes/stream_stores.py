@@ -23,7 +23,8 @@ buffer is one line on the stack. LLVM's loop vectorizer makes the line's loop on
 stores one aligned vector store (`vmovntps`), and the buffer between them disappears: the same
 machine code as the body copied once per lane (batch norm forward: the same assembly) from a
 sixteenth of the IR. The stores of a stage that also reads the output, of a scatter, or in a loop
-that carries values, nests control flow or has a long body (MAX_LINE_OPS) are left alone.
+that carries values, nests control flow, has a long body (MAX_LINE_OPS) or is bound by its
+arithmetic (common.ARITHMETIC_BOUND: lower-to-llvm interleaves its vectors instead) are left alone.
 
 The lines go from the last to the first when the output sits just ahead of an input the loop walks
 beside it (by less than ALIAS_WINDOW bytes, modulo a 4 KiB page; decided at run time from the
@@ -49,7 +50,14 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect import tg
-from tilegrad.passes.common import arg_info, constant_index, enclosing_func, functions, tensors_by_stage
+from tilegrad.passes.common import (
+    arg_info,
+    arithmetic_bound,
+    constant_index,
+    enclosing_func,
+    functions,
+    tensors_by_stage,
+)
 from tilegrad.passes.loop_affine import INDEX, IndexBuilder, copy_of_loop
 from tilegrad.passes.lower_to_llvm import element_bytes, static_strides
 from tilegrad.passes.tiling_plan import STREAM_MIN_LINES
@@ -111,7 +119,7 @@ def _streamable(store: memref.StoreOp) -> scf.ForOp | None:
         return None
     if not _fixed_in(loop, prefix):
         return None
-    if _copies_out(body):
+    if _copies_out(body) or arithmetic_bound(loop):
         return None
     return loop
 
