@@ -77,6 +77,26 @@ def test_softmax_backward(shape, mode, algorithm, target, rng):
     assert_close(blended, 0.5 * ref.numpy() + 2.0 * prior, "float32", reduction=True)
 
 
+@pytest.mark.parametrize("target", ["cpu", "ascend910b"])
+def test_channel_softmax_of_one_position_sums_each_sample_as_a_row(target, rng):
+    """N x C x 1 x 1 (a classifier's softmax): channel mode sees each sample as one row, as
+    instance mode does, in both modes' kernel (the same sums), and in either kernel a shape with
+    positions after it still sums per position."""
+    kernel = tilegrad.compile("softmax_backward", target)
+    for shape in [(5, 37, 1, 1), (3, 8, 1, 1, 1)]:
+        y = torch.softmax(torch.from_numpy(rng.standard_normal(shape).astype(np.float32)), 1)
+        dy = torch.from_numpy(rng.standard_normal(shape).astype(np.float32))
+        ref = torch.ops.aten._softmax_backward_data(dy, y, 1, torch.float32)
+        channel = kernel(y=y.numpy(), dy=dy.numpy(), mode="channel")
+        assert_close(channel, ref, "float32", reduction=True)
+        np.testing.assert_array_equal(channel, kernel(y=y.numpy(), dy=dy.numpy(), mode="instance"))
+        assert "%y: memref<?x?xf32>" in kernel.ir("op", y=y.numpy(), dy=dy.numpy(), mode="channel")
+    y = torch.softmax(torch.from_numpy(rng.standard_normal((2, 6, 3, 1)).astype(np.float32)), 1)
+    dy = torch.from_numpy(rng.standard_normal((2, 6, 3, 1)).astype(np.float32))
+    assert_close(kernel(y=y.numpy(), dy=dy.numpy(), mode="channel"),
+                 torch.ops.aten._softmax_backward_data(dy, y, 1, torch.float32), "float32", reduction=True)
+
+
 @pytest.mark.parametrize("p", [0.0, 0.3, 1.0])
 @pytest.mark.parametrize("flat_reserve", [False, True])
 @pytest.mark.parametrize("target", ["cpu", "metax-c500", "ft78ne"])
