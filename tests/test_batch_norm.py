@@ -22,12 +22,14 @@ def forward(x, gamma, beta, mode, eps=1e-5):
     return (x - mean) * invstd * gamma + beta, mean, invstd
 
 
-CPU_CASES = [("cpu", "float32", shape, mode, saved) for shape in [(4, 3, 5, 6), (5, 3, 2, 3, 4)]
+# (6, 5, 1, 1): batch norm after a linear layer, which the kernel sees as [N, C] (_data_view)
+CPU_CASES = [("cpu", "float32", shape, mode, saved) for shape in [(4, 3, 5, 6), (5, 3, 2, 3, 4), (6, 5, 1, 1)]
              for mode in ["spatial", "per_activation"] for saved in [True, False]]
 OTHER_CASES = [("metax-c500", "float16", (4, 3, 5, 6), "spatial", True),
                ("metax-c500", "float16", (5, 3, 2, 3, 4), "per_activation", False),
                ("ascend910b", "float32", (4, 3, 5, 6), "spatial_persistent", False),
-               ("ascend910b", "float32", (5, 3, 2, 3, 4), "spatial", True)]
+               ("ascend910b", "float32", (5, 3, 2, 3, 4), "spatial", True),
+               ("ascend910b", "float32", (6, 5, 1, 1, 1), "spatial", False)]
 
 
 @pytest.mark.parametrize("target,dtype,shape,mode,saved", CPU_CASES + OTHER_CASES)
@@ -121,7 +123,9 @@ def test_ex_errors(rng):
 
 @pytest.mark.parametrize("target,dtype,shape", [("cpu", "float32", (4, 3, 5, 6)),
                                                 ("metax-c500", "float16", (3, 2, 4, 5)),
-                                                ("ascend910b", "float32", (2, 3, 2, 3, 4))])
+                                                ("ascend910b", "float32", (2, 3, 2, 3, 4)),
+                                                ("cpu", "float32", (7, 5, 1, 1)),
+                                                ("ascend910b", "float32", (7, 5, 1, 1))])
 def test_batch_norm_forward_training_matches_aten(target, dtype, shape, rng):
     x = rng.standard_normal(shape).astype(NUMPY[dtype])
     c = shape[1]
@@ -165,3 +169,29 @@ def test_per_activation_and_ex_against_torch(rng):
     with pytest.raises(tilegrad.ShapeError, match="'z'.*required"):
         tilegrad.compile("batch_norm_forward_training_ex", "cpu")(x=x, bn_scale=g1, bn_bias=b1,
                                                                   bn_ops="bn_add_activation")
+
+
+@pytest.mark.parametrize("op", ["batch_norm_backward", "batch_norm_forward_training"])
+def test_the_kernel_sees_one_position_a_sample_as_a_row_and_per_activation_as_columns(op, rng):
+    """x of N x C x 1 x 1 in a spatial mode is [N, C] (each channel's sum a column of it, not a
+    column one element wide); per_activation is [N, C*H*W] beside [1, C*H*W] parameters; x with
+    positions in a spatial mode is as given. The kernel's axes keep their pattern's names (merged
+    ones by their members'), so it knows x's columns are the parameters' (the parameters' unit
+    dims are static: C's stride is 1)."""
+    kernel = tilegrad.compile(op, "cpu")
+
+    def op_stage(shape, mode):
+        x = rng.standard_normal(shape).astype(np.float32)
+        p = params(np.ones(shape[1] * (int(np.prod(shape[2:])) if mode == "per_activation" else 1)), x, mode)
+        args = dict(dy=x) if op == "batch_norm_backward" else dict(bn_bias=p)
+        return kernel.ir("op", x=x, bn_scale=p, mode=mode, **args)
+
+    one_position = op_stage((6, 5, 1, 1), "spatial")
+    assert '%x: memref<?x?xf32> {tg.name = "x", tg.role = "input", tg.dims = "N C"}' in one_position
+    assert '%bn_scale: memref<1x?x1x1xf32> {tg.name = "bn_scale", tg.role = "input", tg.dims = "1 C 1 1"}' \
+        in one_position
+    per_activation = op_stage((6, 5, 2, 3), "per_activation")
+    assert '%x: memref<?x?xf32> {tg.name = "x", tg.role = "input", tg.dims = "N C*H*W"}' in per_activation
+    assert '%bn_scale: memref<1x?xf32> {tg.name = "bn_scale", tg.role = "input", tg.dims = "1 C*H*W"}' \
+        in per_activation
+    assert 'tg.dims = "N C H W"' in op_stage((6, 5, 2, 3), "spatial")

@@ -230,7 +230,7 @@ def test_ub_overflow_is_caught_by_the_canary():
 
 @tg.op(outputs={"out": tg.like("x")}, replace=True)
 def test_view_row_scale(
-    x=tg.tensor("N C H W", view=lambda shape, a: (shape[0], shape[1] * shape[2] * shape[3])),
+    x=tg.tensor("N C H W", view=lambda shape, a: ((0,), (1, 2, 3))),
 ):
     """out = x / Σ_sample x: the kernel sees x (and out) as [N, C*H*W]: one flat row per sample."""
     samples, size = x.shape
@@ -243,12 +243,27 @@ def test_a_view_chosen_per_call(rng):
     x = rng.uniform(0.5, 1.5, (3, 4, 5, 6)).astype(np.float32)
     want = x / x.sum(axis=(1, 2, 3), keepdims=True)
     kernel = tilegrad.compile("test_view_row_scale", "ascend910b")
-    assert "memref<?x?xf32" in kernel.ir("op", x=x)  # the kernel's x is 2-D
+    assert 'memref<?x?xf32> {tg.name = "x", tg.role = "input", tg.dims = "N C*H*W"}' in kernel.ir("op", x=x)
     np.testing.assert_allclose(kernel(x=x), want, rtol=1e-5)
     strided = np.zeros((3, 4, 5, 12), np.float32)[..., ::2]  # not viewable: the input is copied, the output
     np.testing.assert_allclose(kernel(x=x.copy(), out=strided), want, rtol=1e-5)  # written through a copy
     np.testing.assert_allclose(strided, want, rtol=1e-5)
     np.testing.assert_allclose(kernel(x=np.asfortranarray(x)), want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("view, rule", [
+    (lambda shape, a: (shape[0], shape[1] * shape[2] * shape[3]), "returns groups of the given axes"),
+    (lambda shape, a: ((0,), (1,)), "leave out only axes of size 1"),
+    (lambda shape, a: ((1,), (0, 2, 3)), "name axes in order"),
+])
+def test_a_view_that_is_no_grouping_of_the_axes_is_refused_naming_the_op(view, rule):
+    @tg.op(outputs={"out": tg.like("x")}, replace=True)
+    def test_bad_view(x=tg.tensor("N C H W", view=view)):
+        """out = x."""
+        return lambda *i: x[i]
+
+    with pytest.raises(tilegrad.DefinitionError, match=rf"test_bad_view: the view of 'x' .*{rule}"):
+        tilegrad.compile("test_bad_view", "cpu")(x=np.ones((2, 3, 4, 5), np.float32))
 
 
 @pytest.mark.parametrize("mode", ["instance", "channel"])

@@ -36,8 +36,9 @@ def test_group_norm_against_aten(target, dtype, saved, rng):
     assert_close(d_bias.ravel(), ref[2], dtype if dtype != "float32" else "float32", reduction=True)
 
 
-def test_group_cnt_one_is_batch_norm(rng):
-    x = rng.standard_normal((4, 3, 5, 6)).astype(np.float32)
+@pytest.mark.parametrize("shape", [(4, 3, 5, 6), (6, 3, 1, 1)])  # (6, 3, 1, 1): seen as [N, C] by both
+def test_group_cnt_one_is_batch_norm(shape, rng):
+    x = rng.standard_normal(shape).astype(np.float32)
     dy = rng.standard_normal(x.shape).astype(np.float32)
     g = channel_params(rng.uniform(0.5, 2, 3).astype(np.float32))
     b = channel_params(rng.standard_normal(3).astype(np.float32))

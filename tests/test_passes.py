@@ -1289,3 +1289,104 @@ def test_a_stage_sweeping_the_same_data_for_every_row_is_not_fused_with_its_prod
     ws = rng.standard_normal((300, 32)).astype(np.float32)
     got = tilegrad.compile("test_scaled_product", "cpu")(x=xs, w=ws)
     np.testing.assert_allclose(got, polynomial(xs.astype(np.float64)) @ ws, rtol=1e-4, atol=1e-3)
+
+
+TWO_SUMS_SWEEPING = """
+builtin.module {
+  func.func @two_sums(%x: memref<?x?xf32> {tg.name = "x", tg.role = "input"},
+                      %dy: memref<?x?xf32> {tg.name = "dy", tg.role = "input"}) {
+    %beta = memref.alloca() : memref<512xf32>
+    %gamma = memref.alloca() : memref<512xf32>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = memref.dim %x, %c0 : memref<?x?xf32>
+    %h_end = memref.dim %x, %c1 : memref<?x?xf32>
+    scf.for %r = %c0 to %rows step %c1 {
+      scf.for %h = %c0 to %h_end step %c1 {
+        %b = memref.load %beta[%h] : memref<512xf32>
+        %d = memref.load %dy[%r, %h] : memref<?x?xf32>
+        %b2 = arith.addf %b, %d : f32
+        memref.store %b2, %beta[%h] : memref<512xf32>
+        %g = memref.load %gamma[%h] : memref<512xf32>
+        %v = memref.load %x[OPERAND] : memref<?x?xf32>
+        %p = arith.mulf %d, %v : f32
+        %g2 = arith.addf %g, %p : f32
+        memref.store %g2, %gamma[%h] : memref<512xf32>
+      } {tg.loop = #tg.loop<row, axis = 0>}
+    } {tg.loop = #tg.loop<reduce, axis = 0>}
+    func.return
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("operand, chunked", [("%r, %h", False), ("%r, %c0", True)])
+def test_chunk_row_sweeps_needs_an_operand_every_column_shares(operand, chunked):
+    """Two sums sweeping the rows (batch norm's dβ and dγ of x seen as [N, C]) whose terms read only
+    their own column are left whole: chunked, each pass would read 64 bytes of every row. With a
+    term every column shares (x[r, 0], a GEMM's broadcast operand) the chunk keeps it in registers."""
+    from tilegrad.pipeline import run_passes
+
+    source = TWO_SUMS_SWEEPING.replace("OPERAND", operand)
+    text = str(run_passes(source, "chunk-row-sweeps"))
+    assert ("arith.constant 16 : index" in text) == chunked
+    if not chunked:
+        assert text == str(parse(source))
+
+
+COLUMN_SUM_THEN = """
+func.func @column_sums(%x: memref<?x?xf32>, %var: memref<1x?xf32>, %other: memref<1x?xf32>,
+                       %inv: memref<1x?x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %ch = memref.dim %x, %c1 : memref<?x?xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  scf.for %u = %c0 to %c1 step %c1 {
+    scf.for %c = %c0 to %ch step %c1 {
+      %t = scf.for %r = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f32) {
+        %v = memref.load %x[%r, %c] : memref<?x?xf32>
+        %a = arith.addf %acc, %v : f32
+        scf.yield %a : f32
+      } {tg.loop = #tg.loop<reduce, axis = 0>}
+      memref.store %t, %var[%u, %c] : memref<1x?xf32>
+    } {tg.loop = #tg.loop<parallel, axis = 1>}
+  } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
+  scf.for %u2 = %c0 to %c1 step %c1 {
+    scf.for %c2 = %c0 to %ch step %c1 {
+      SECOND
+    } {tg.loop = #tg.loop<parallel, axis = 1>}
+  } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 1 : i64}
+  func.return
+}
+"""
+A_LOOP_PER_CHANNEL = """
+      scf.for %k = %c0 to %c1 step %c1 {
+        %s = memref.load %var[%u2, %c2] : memref<1x?xf32>
+        memref.store %s, %inv[%u2, %c2, %k] : memref<1x?x1xf32>
+      } {tg.loop = #tg.loop<parallel, axis = 2>}"""
+ANOTHER_COLUMN_SUM = """
+      %t2 = scf.for %r2 = %c0 to %n step %c1 iter_args(%acc2 = %zero) -> (f32) {
+        %w = memref.load %x[%r2, %c2] : memref<?x?xf32>
+        %sq = arith.mulf %w, %w : f32
+        %a2 = arith.addf %acc2, %sq : f32
+        scf.yield %a2 : f32
+      } {tg.loop = #tg.loop<reduce, axis = 0>}
+      memref.store %t2, %other[%u2, %c2] : memref<1x?xf32>"""
+
+
+@pytest.mark.parametrize("second, fused", [(A_LOOP_PER_CHANNEL, False), (ANOTHER_COLUMN_SUM, True)])
+def test_fuse_sibling_loops_leaves_a_column_sum_apart_from_a_loop_beside_it(second, fused):
+    """A sum down each column (batch norm's variance of x seen as [N, C]) stays apart from a stage
+    that would put a loop beside it in the channel's slab: interchange-column-reductions turns it
+    into row sweeps only alone. Two column sums fuse: their rows then share each sweep."""
+    from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
+
+    source = COLUMN_SUM_THEN.replace("SECOND", second)
+    module = parse(source)
+    FuseSiblingLoops().apply(make_context(), module)
+    module.verify()
+    text = str(module)
+    assert text.count("tg.stage") == (1 if fused else 2)
+    if not fused:
+        assert text == str(parse(source))

@@ -291,6 +291,39 @@ def batch_norm(rng, size, Case):
     ]
 
 
+def batch_norm_after_linear(rng, size, Case):
+    """Batch norm of N x C x 1 x 1 (after a linear layer): each channel's sums run down a column
+    of [N, C]. Its own generator, so the other cases' inputs stay as they were."""
+    torch = _torch()
+    rng = np.random.default_rng(1)
+    shape = by_size(size, (4, 16, 1, 1), (1024, 256, 1, 1), (8192, 1024, 1, 1))
+    c = shape[1]
+    x, dy = rng.standard_normal(shape).astype(F32), rng.standard_normal(shape).astype(F32)
+    g, b = rng.uniform(0.5, 2, c).astype(F32), rng.standard_normal(c).astype(F32)
+    mean, inv = x.mean((0, 2, 3)).astype(F32), (1 / np.sqrt(x.var((0, 2, 3)) + 1e-5)).astype(F32)
+    p = lambda a: a.reshape(1, c, 1, 1).copy()  # noqa: E731
+    dx, dg, db, out_y, sm, si = (np.empty(a, F32) for a in (shape, (1, c, 1, 1), (1, c, 1, 1), shape,
+                                                              (1, c, 1, 1), (1, c, 1, 1)))
+    forms = {"bwd": {}, "fwd": {}}
+    if torch is not None:
+        xt, dyt, gt, bt, mt, it = _t(x), _t(dy), _t(g), _t(b), _t(mean), _t(inv)
+        outs = dict(out0=torch.empty_like(xt), out1=torch.empty_like(gt), out2=torch.empty_like(gt))
+        forms["bwd"] = aten_forms(torch, "native_batch_norm_backward", (dyt, xt, gt, None, None, mt, it, True, 1e-5,
+                                                                        [True, True, True]), "out", **outs)
+        forms["fwd"] = aten_forms(torch, "native_batch_norm", (xt, gt, bt, None, None, True, 0.1, 1e-5), "out",
+                                  out=outs["out0"], save_mean=torch.empty_like(gt), save_invstd=torch.empty_like(gt))
+    bwd, fwd = _kernel("batch_norm_backward"), _kernel("batch_norm_forward_training")
+    gp, bp, mp, ip = p(g), p(b), p(mean), p(inv)
+    size = f"{'x'.join(map(str, shape))} spatial (after a linear layer)"
+    return [
+        Case("batch_norm_backward", size, 12 * x.size, lambda: bwd(
+            x=x, dy=dy, bn_scale=gp, saved_mean=mp, saved_inv_variance=ip, dx=dx, d_bn_scale=dg, d_bn_bias=db),
+            forms["bwd"]),
+        Case("batch_norm_forward_training", size, 8 * x.size, lambda: fwd(
+            x=x, bn_scale=gp, bn_bias=bp, y=out_y, save_mean=sm, save_inv_variance=si), forms["fwd"]),
+    ]
+
+
 def group_norm(rng, size, Case):
     torch = _torch()
     shape, x, dy, g, b = _bn_inputs(rng, size)
@@ -448,7 +481,8 @@ def case_builders():
     """(op name, builder) for every library op, in SPEC order."""
     return [("nll_loss_backward", nll), ("fused_linear_cross_entropy_loss_grad", fused_linear_ce),
             ("embedding_dense_backward", embedding), ("binary_cross_entropy_grad", bce),
-            ("activation_backward", activation), ("batch_norm_*", batch_norm), ("normalization_*", group_norm),
+            ("activation_backward", activation), ("batch_norm_*", batch_norm),
+            ("batch_norm_*", batch_norm_after_linear), ("normalization_*", group_norm),
             ("divisive_normalization_backward", divisive), ("dropout_backward", dropout),
             ("lrn_cross_channel_backward", lrn), ("pooling_backward", pooling), ("softmax_backward", softmax),
             ("spatial_tf_*", spatial_tf)]

@@ -197,7 +197,7 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
     trace = opdef.trace(binding)
     for reduce, length in zip(trace.float_sums(), sum_lengths):
         reduce.length = length
-    inputs = {n: TensorArg(n, a.ndim, binding.dtypes[n]) if a is not None else None
+    inputs = {n: TensorArg(n, a.ndim, binding.dtypes[n], opdef.static_dims(n, binding)) if a is not None else None
               for n, a in binding.tensors.items()}
     layouts = {n: layout_of(a) for n, a in binding.tensors.items() if a is not None}
     params = {n: opdef.attrs[n].kind for n in binding.runtime_attrs}

@@ -318,9 +318,10 @@ def emit_op(name: str, trace: Trace, inputs: dict[str, TensorArg | None],
     kernel_args: list[KernelArg] = []
     for arg_name, arg in inputs.items():
         if arg is not None:
-            dims = " ".join(symbols.get((arg_name, axis), "?") for axis in range(arg.rank))
+            dims = " ".join(str(fixed) if fixed is not None else symbols.get((arg_name, axis), "?")
+                            for axis, fixed in enumerate(arg.static))
             kernel_args.append(KernelArg(arg_name, "input", arg.dtype, arg.rank, layouts.get(arg_name, "strided"),
-                                         dims=dims))
+                                         arg.static, dims))
     buffers: list[Buffer] = list(trace.outputs.values()) + trace.temps
     for buffer in buffers:
         static = tuple(d.value if isinstance(d, Const) else None for d in buffer.shape)

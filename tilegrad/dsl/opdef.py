@@ -71,9 +71,14 @@ class TensorSpec:
     """The op also writes this argument, in place (running statistics)."""
     doc: str = ""
     view: Callable[[tuple, dict], tuple] | None = None
-    """(shape, attrs) -> the shape the kernel sees (same element count): e.g. [N, C*H*W] for a
-    sum over a whole sample. A free view for contiguous data, else a copy (refused for tensors
-    updated in place); an output like this tensor is seen the same way."""
+    """(shape, attrs) -> the axes the kernel sees, as groups of the given axes in order: ((0,),
+    (1, 2, 3)) is [N, C*H*W], a sum over a whole sample. Axes no group names must have size 1
+    and are dropped: ((0,), (1,)) sees N x C x 1 x 1 as [N, C]. A kernel axis keeps its pattern's
+    symbol, and a merged one is named by its members' ("C*H*W"), so tensors viewed alike are seen
+    to agree. A free view for contiguous data, else a copy (refused for tensors updated in place);
+    an output like this tensor is seen the same way. Every axis in a group of its own leaves the
+    tensor as it is (a view for some shapes only); the grouping is part of what a kernel is
+    specialized on."""
 
 
 def tensor(*patterns, dtype: str | Sequence[str] | ParamsDtype = "data", optional: bool = False,
@@ -224,6 +229,9 @@ class Binding:
     kernel_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     """Each output's shape as the kernel sees it (a collapsed view of an output like a collapsed input).
     Outputs the call does not produce (`when=`) are in neither dict."""
+    views: dict[str, tuple] = field(default_factory=dict)
+    """(rank as given, axis groups) of the tensors whose view reshaped them at this call
+    (TensorSpec.view)."""
 
     def key(self) -> tuple:
         return (
@@ -231,6 +239,7 @@ class Binding:
             tuple(sorted((n, a.ndim) for n, a in self.tensors.items() if a is not None)),
             tuple(sorted(self.patterns.items())),
             tuple(sorted((n, repr(v)) for n, v in self.attrs.items() if n not in self.runtime_attrs)),
+            tuple(sorted(self.views.items())),
         )
 
 
@@ -299,8 +308,11 @@ class OpDef:
                 if r.arg in self.attrs:
                     raise AttributeValueError(f"{self.name}: attribute {r.arg}={attrs[r.arg]!r}: {r.message}")
                 raise ShapeError(f"{self.name}: argument {r.arg!r}: {r.message} (got shapes {shapes})")
+        views = {}
         for name in self.tensors:
-            tensors[name] = self._seen(name, tensors[name], patterns.get(name), attrs)
+            tensors[name], groups = self._seen(name, tensors[name], patterns.get(name), attrs)
+            if groups is not None:
+                views[name] = (len(shapes[name]), groups)
         output_shapes, output_dtypes, kernel_shapes = {}, {}, {}
         for name, out in self.outputs.items():
             if out.when is not None and not out.when(attrs):
@@ -328,12 +340,11 @@ class OpDef:
                 )
             if any(int(d) < 0 for d in output_shapes[name]):
                 raise AttributeValueError(f"{self.name}: output {name} would have shape {output_shapes[name]}")
-            like_reshaped = isinstance(out.shape, str) and (self.tensors[out.shape].collapse or
-                                                            self.tensors[out.shape].view is not None)
+            like_reshaped = isinstance(out.shape, str) and (self.tensors[out.shape].collapse or out.shape in views)
             kernel_shapes[name] = tensors[out.shape].shape if like_reshaped else output_shapes[name]
         runtime = tuple(n for n, s in self.attrs.items() if s.runtime and attrs[n] not in s.special)
         return Binding(tensors, dtypes, patterns, attrs, symbols, output_shapes, output_dtypes, runtime,
-                       kernel_shapes)
+                       kernel_shapes, views)
 
     def _check_dtypes(self, target: Target, tensors: dict) -> dict[str, DType]:
         dtypes: dict[str, DType] = {}
@@ -432,7 +443,7 @@ class OpDef:
     # ---- tracing -----------------------------------------------------------------------------
     def trace(self, binding: Binding) -> Trace:
         trace = Trace()
-        args = {n: None if a is None else TensorArg(n, a.ndim, binding.dtypes[n], self._static_dims(n, binding),
+        args = {n: None if a is None else TensorArg(n, a.ndim, binding.dtypes[n], self.static_dims(n, binding),
                                                     self.tensors[n].updated)
                 for n, a in binding.tensors.items()}
         for name, out in self.outputs.items():
@@ -487,30 +498,71 @@ class OpDef:
         return f"{code.co_filename}:{line}"
 
     def _seen(self, name: str, array, pattern_number, attrs: dict):
-        """The array as the kernel sees it: collapsed, or reshaped by the tensor's view."""
+        """The array as the kernel sees it (collapsed, or reshaped by the tensor's view) and the
+        view's axis groups where it reshaped it."""
         spec = self.tensors[name]
         if array is None:
-            return None
+            return None, None
         if spec.collapse:
-            return _collapse(array, spec.patterns[pattern_number])
+            return _collapse(array, spec.patterns[pattern_number]), None
         if spec.view is None:
-            return array
-        shape = tuple(int(d) for d in spec.view(tuple(array.shape), attrs))
-        if int(np.prod(shape, dtype=np.int64)) != array.size:
-            raise DefinitionError(f"{self.name}: the view of {name!r} turns {array.shape} into {shape}, "
-                                  f"another number of elements")
+            return array, None
+        groups = spec.view(tuple(array.shape), attrs)
+        if not all(isinstance(g, (tuple, list)) and all(isinstance(a, (int, np.integer)) for a in g) for g in groups):
+            raise DefinitionError(f"{self.name}: the view of {name!r} returned {groups!r}; a view returns groups "
+                                  f"of the given axes, e.g. ((0,), (1, 2, 3)) for [N, C*H*W]")
+        groups = tuple(tuple(int(a) for a in group) for group in groups)
+        named = [a for group in groups for a in group]
+        dropped = [a for a in range(array.ndim) if a not in named]
+        if named != sorted(set(named)) or not all(0 <= a < array.ndim for a in named) or not all(groups) \
+                or any(array.shape[a] != 1 for a in dropped):
+            raise DefinitionError(f"{self.name}: the view of {name!r} groups the axes of {array.shape} as {groups}; "
+                                  f"it must name axes in order, each once, in non-empty groups, and leave out "
+                                  f"only axes of size 1")
+        if groups == tuple((a,) for a in range(array.ndim)):
+            return array, None
+        shape = tuple(int(np.prod([array.shape[a] for a in group], dtype=np.int64)) for group in groups)
         seen = array.reshape(shape)
         if spec.updated and not np.may_share_memory(seen, array):
             raise ShapeError(f"{self.name}: {name!r} is updated in place, so its layout must allow the view "
                              f"{shape} without a copy")
-        return seen
+        return seen, groups
 
-    def _static_dims(self, name: str, binding: Binding) -> tuple:
+    def _axis_names(self, name: str, binding: Binding, rank: int) -> tuple[str, ...]:
+        """Each axis of the tensor as given (of `rank` axes), by its matched pattern: a symbol, a
+        digit, or "S.k" for the k-th axis of a starred group."""
+        pattern = self.tensors[name].patterns[binding.patterns[name]]
+        if pattern == ONE:
+            return ("1",) * rank
+        star = next((i for i, p in enumerate(pattern) if p.startswith("*")), None)
+        if star is None:
+            return tuple(pattern)
+        group = rank - (len(pattern) - 1)
+        return (*pattern[:star], *(f"{pattern[star][1:]}.{k}" for k in range(group)), *pattern[star + 1:])
+
+    def _viewed_names(self, name: str, binding: Binding) -> tuple[str, ...]:
+        """The names of a viewed tensor's kernel axes: a group of one axis keeps its name; a merged
+        group is named by its members ("C*H*W"; members of size 1 by pattern left out), a digit if
+        every member is one."""
+        rank, groups = binding.views[name]
+        names = self._axis_names(name, binding, rank)
+        out = []
+        for group in groups:
+            members = [names[a] for a in group]
+            symbols = [m for m in members if not m.isdigit()]
+            digits = int(np.prod([int(m) for m in members if m.isdigit()], dtype=np.int64))
+            if not symbols:
+                out.append(str(digits))
+            else:
+                out.append("*".join(symbols + ([str(digits)] if digits != 1 else [])))
+        return tuple(out)
+
+    def static_dims(self, name: str, binding: Binding) -> tuple:
         """The dims the matched pattern fixes: the digits of "N 1", every dim of ONE."""
         pattern = self.tensors[name].patterns[binding.patterns[name]]
         rank = binding.tensors[name].ndim
-        if self.tensors[name].view is not None:
-            return (None,) * rank
+        if name in binding.views:
+            return tuple(int(n) if n.isdigit() else None for n in self._viewed_names(name, binding))
         if pattern == ONE:
             return (1,) * rank
         star = next((i for i, p in enumerate(pattern) if p.startswith("*")), None)
@@ -521,8 +573,11 @@ class OpDef:
     def _symbol_axes(self, name: str, binding: Binding) -> dict[str, int]:
         """The axes of a tensor's kernel array that its matched pattern names by a symbol."""
         spec, array = self.tensors[name], binding.tensors.get(name)
-        if array is None or spec.view is not None or spec.patterns[binding.patterns[name]] == ONE:
+        if array is None or spec.patterns[binding.patterns[name]] == ONE:
             return {}
+        if name in binding.views:
+            names = self._viewed_names(name, binding)
+            return {n: names.index(n) for n in names if not n.isdigit()}
         pattern = spec.patterns[binding.patterns[name]]
         star = next((i for i, p in enumerate(pattern) if p.startswith("*")), len(pattern))
         axes = {}
@@ -548,14 +603,10 @@ class OpDef:
             return Const(dim, "i")
         if dim in binding.attrs:
             return Const(int(binding.attrs[dim]), "i")
-        for name, spec in self.tensors.items():
-            if args[name] is None:
-                continue
-            pattern = spec.patterns[binding.patterns[name]]
-            if pattern != ONE and dim in pattern and not any(p.startswith("*") for p in pattern[: pattern.index(dim)]):
-                return Dim(name, pattern.index(dim))
-            if pattern != ONE and dim in pattern:
-                return Dim(name, args[name].rank - (len(pattern) - pattern.index(dim)))
+        for name in self.tensors:
+            axes = self._symbol_axes(name, binding) if args[name] is not None else {}
+            if dim in axes:
+                return Dim(name, axes[dim])
         raise KeyError(f"{self.name}: output dim {dim!r} is bound by no tensor")
 
 

@@ -2,8 +2,6 @@
 6.10). Tensors are 4-D or 5-D (N, C, spatial...); results blend into the output as
 `dst = alpha * result + beta * prior_dst` (SPEC 5), and with beta = 0 the prior is never used."""
 
-import numpy as np
-
 import tilegrad.dsl as tg
 
 MCDNN_SHAPES = ("N C H W", "N C D H W")
@@ -71,9 +69,10 @@ def _softmax_rows(shape, attrs):
     channels of each position [N, C, H*W] (channel). A free view of contiguous data. With one
     position (N x C x 1 x 1, a classifier's softmax) the channels of a position are its sample:
     as [N, C, 1] every sum would walk a column one element wide (32768 x 1024: 222 ms, 34 as rows)."""
-    n, c, *spatial = shape
-    rest = int(np.prod(spatial, dtype=np.int64))
-    return (n, c * rest) if attrs["mode"] == "instance" or rest == 1 else (n, c, rest)
+    spatial = tuple(range(2, len(shape)))
+    if attrs["mode"] == "instance" or all(shape[a] == 1 for a in spatial):
+        return ((0,), (1, *spatial))
+    return ((0,), (1,), spatial)
 
 
 @tg.op(outputs={"dx": tg.like("y")}, in_place={"dx": "dy"})

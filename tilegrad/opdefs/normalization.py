@@ -8,6 +8,7 @@ from tilegrad.opdefs.batch_norm import (
     BatchAxes,
     _activate,
     _activation_slope,
+    _data_view,
     _params_fit,
     batch_norm_gradients,
     batch_norm_training,
@@ -22,6 +23,18 @@ STATS_SHAPES = ("N G", *PARAM_SHAPES)
 
 def _bn_mode(mode: str) -> str:
     return "spatial" if mode == "per_channel" else "per_activation"
+
+
+def _norm_data_view(shape, attrs):
+    """Batch norm per channel (group_cnt = 1) with one position is seen as [N, C], as
+    batch_norm_backward's x is (_data_view); any other call's x as given."""
+    if attrs["group_cnt"] != 1 or attrs["mode"] != "per_channel":
+        return tuple((a,) for a in range(len(shape)))
+    return _data_view(shape, {"mode": "spatial"})
+
+
+def data(**options):
+    return tg.tensor(*MCDNN_SHAPES, view=_norm_data_view, **options)
 
 
 def _stats_shape(shape_of, attrs):
@@ -89,9 +102,9 @@ def _group_stats(x, groups: _Groups, epsilon, mean_buffer, inv_buffer):
                           "is required by swish", "bn_bias")]),
 )
 def normalization_backward(
-    x=tg.tensor(*MCDNN_SHAPES),
-    y=tg.tensor(*MCDNN_SHAPES, dtype="x", optional=True),
-    dy=tg.tensor(*MCDNN_SHAPES, dtype="x"),
+    x=data(),
+    y=data(dtype="x", optional=True),
+    dy=data(dtype="x"),
     bn_scale=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x")),
     bn_bias=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x"), optional=True),
     saved_mean=tg.tensor(*STATS_SHAPES, dtype=tg.params_dtype("x"), optional=True),
@@ -196,8 +209,8 @@ def normalization_backward(
                           "is required by norm_add_activation", "z")]),
 )
 def normalization_forward_training(
-    x=tg.tensor(*MCDNN_SHAPES),
-    z=tg.tensor(*MCDNN_SHAPES, dtype="x", optional=True),
+    x=data(),
+    z=data(dtype="x", optional=True),
     bn_scale=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x")),
     bn_bias=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x")),
     running_mean=tg.tensor(*PARAM_SHAPES, dtype=tg.params_dtype("x"), optional=True, updated=True),
