@@ -558,17 +558,11 @@ class OpDef:
         return tuple(out)
 
     def static_dims(self, name: str, binding: Binding) -> tuple:
-        """The dims the matched pattern fixes: the digits of "N 1", every dim of ONE."""
-        pattern = self.tensors[name].patterns[binding.patterns[name]]
-        rank = binding.tensors[name].ndim
-        if name in binding.views:
-            return tuple(int(n) if n.isdigit() else None for n in self._viewed_names(name, binding))
-        if pattern == ONE:
-            return (1,) * rank
-        star = next((i for i, p in enumerate(pattern) if p.startswith("*")), None)
-        if star is not None:
-            pattern = pattern[:star] + ("?",) * (rank - len(pattern) + 1) + pattern[star + 1:]
-        return tuple(int(p) if p.isdigit() else None for p in pattern)
+        """The dims the matched pattern fixes: the digits of "N 1", every dim of ONE (a viewed
+        tensor's merged axes: the product, where every member is a digit)."""
+        names = (self._viewed_names(name, binding) if name in binding.views
+                 else self._axis_names(name, binding, binding.tensors[name].ndim))
+        return tuple(int(n) if n.isdigit() else None for n in names)
 
     def _symbol_axes(self, name: str, binding: Binding) -> dict[str, int]:
         """The axes of a tensor's kernel array that its matched pattern names by a symbol."""
