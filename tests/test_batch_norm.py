@@ -125,6 +125,7 @@ def test_ex_errors(rng):
                                                 ("metax-c500", "float16", (3, 2, 4, 5)),
                                                 ("ascend910b", "float32", (2, 3, 2, 3, 4)),
                                                 ("cpu", "float32", (7, 5, 1, 1)),
+                                                ("cpu", "float32", (2051, 37, 1, 1)),  # blocks of 1024, 3
                                                 ("ascend910b", "float32", (7, 5, 1, 1))])
 def test_batch_norm_forward_training_matches_aten(target, dtype, shape, rng):
     x = rng.standard_normal(shape).astype(NUMPY[dtype])

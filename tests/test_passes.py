@@ -1334,6 +1334,39 @@ def test_chunk_row_sweeps_needs_an_operand_every_column_shares(operand, chunked)
         assert text == str(parse(source))
 
 
+
+def test_jam_sweep_terms_adds_two_terms_per_pass_in_order():
+    """Both sums of a sweep add rows r and r + 1 in one pass over their stack rows, r's term first
+    (the same order as before), and the original sweep takes the row left over."""
+    from tilegrad.pipeline import run_passes
+
+    text = str(run_passes(TWO_SUMS_SWEEPING.replace("OPERAND", "%r, %h"), "jam-sweep-terms"))
+    assert_lines_in_order(text, [
+        "%0 = arith.constant 2 : index", "%1 = arith.subi %rows, %c0 : index", "%2 = arith.divui %1, %0 : index",
+        "%3 = arith.muli %2, %0 : index", "%4 = arith.addi %c0, %3 : index",
+        "scf.for %5 = %c0 to %4 step %0 {", "%7 = arith.addi %5, %6 : index",
+        "scf.for %8 = %c0 to %h_end step %c1 {",
+        "%b = memref.load %beta[%8] : memref<512xf32>", "%d = memref.load %dy[%5, %8] : memref<?x?xf32>",
+        "memref.store %b2, %beta[%8] : memref<512xf32>",
+        "%v = memref.load %x[%5, %8] : memref<?x?xf32>", "memref.store %g2, %gamma[%8] : memref<512xf32>",
+        "%b_1 = memref.load %beta[%8] : memref<512xf32>", "%d_1 = memref.load %dy[%7, %8] : memref<?x?xf32>",
+        "memref.store %b2_1, %beta[%8] : memref<512xf32>",
+        "%v_1 = memref.load %x[%7, %8] : memref<?x?xf32>", "memref.store %g2_1, %gamma[%8] : memref<512xf32>",
+        "} {tg.loop = #tg.loop<row, axis = 0>}", "} {tg.loop = #tg.loop<reduce, axis = 0>}",
+        "scf.for %r = %4 to %rows step %c1 {", "} {tg.loop = #tg.loop<reduce, axis = 0>}"])
+
+
+@pytest.mark.parametrize("change", [
+    ("%b = memref.load %beta[%h]", "%b = memref.load %beta[%c0]"),  # another column's accumulator
+    ("memref.store %b2, %beta[%h]", "memref.store %b2, %beta[%r]"),  # a slot per term
+    ("%x[%r, %h]", "%x[%r, %c0]"),  # an operand every column shares: chunk-row-sweeps' (a GEMM)
+    ("{tg.loop = #tg.loop<reduce, axis = 0>}", "{tg.loop = #tg.loop<parallel, axis = 0>}")])  # not a sum
+def test_jam_sweep_terms_needs_independent_columns_of_a_sum(change):
+    from tilegrad.pipeline import run_passes
+
+    source = TWO_SUMS_SWEEPING.replace("OPERAND", "%r, %h").replace(*change)
+    assert str(run_passes(source, "jam-sweep-terms")) == str(parse(source))
+
 COLUMN_SUM_THEN = """
 func.func @column_sums(%x: memref<?x?xf32>, %var: memref<1x?xf32>, %other: memref<1x?xf32>,
                        %inv: memref<1x?x1xf32>) {

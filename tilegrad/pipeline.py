@@ -43,6 +43,7 @@ from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
 from tilegrad.passes.hoist_tile_loops import HoistTileLoops
 from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions
 from tilegrad.passes.jam_row_sweeps import JamRowSweeps
+from tilegrad.passes.jam_sweep_terms import JamSweepTerms
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
 from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout, element_bytes, guard_messages
 from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests
@@ -107,7 +108,7 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
             tiled += [InterchangeColumnReductions(), JamRowSweeps(), ChunkRowSweeps(columns),
                       PackReusedPanels(panel_bytes(target.ub_bytes), columns),
                       ReorderForReuse(target.ub_bytes // 2), DeferSumEpilogues(),
-                      UnrollReuseLoops(reuse_unroll(target.vector_registers))]
+                      UnrollReuseLoops(reuse_unroll(target.vector_registers)), JamSweepTerms()]
         tiled.append(FuseSiblingReductions())
         if cpu:  # windows become straight-line code LLVM can vectorize
             tiled += [HoistTileLoops(), UnrollShortReductions(), BranchGuardedReads(), SplitStridePhases(),

@@ -77,8 +77,10 @@ def _column_of(index: SSAValue, column: SSAValue) -> bool:
     return isinstance(owner, arith.SubiOp) and owner.lhs is column and not depends_on(owner.rhs, column)
 
 
-def _row_loop(sweep: Operation) -> scf.ForOp | None:
-    """The row loop of a sweep that can run chunk by chunk, else None."""
+def row_of_sweep(sweep: Operation) -> scf.ForOp | None:
+    """The one row loop of a sweep whose columns are independent, else None: the row loop writes
+    only stack rows, each at its own column, and reads no stack row at another column, so the
+    sweep may run column by column (chunks) or several terms per column (jam-sweep-terms)."""
     if not isinstance(sweep, scf.ForOp) or loop_role(sweep) not in REDUCTION_ROLES or sweep.iter_args:
         return None
     ops = [o for o in sweep.body.block.ops if not isinstance(o, scf.YieldOp)]
@@ -91,21 +93,35 @@ def _row_loop(sweep: Operation) -> scf.ForOp | None:
     if any(depends_on(v, sweep.body.block.args[0]) for v in row.operands[:3]):
         return None
     column = row.body.block.args[0]
-    written, shared = set(), False
     for op in row.body.walk():
         if op is row or isinstance(op, scf.YieldOp):
             continue
         if isinstance(op, memref.StoreOp):
             if not isinstance(op.memref.owner, memref.AllocaOp) or not all(_column_of(i, column) for i in op.indices):
                 return None
-            written.add(op.memref)
         elif isinstance(op, memref.LoadOp):
             if isinstance(op.memref.owner, memref.AllocaOp) and not all(_column_of(i, column) for i in op.indices):
                 return None
-            shared |= not any(depends_on(i, column) for i in op.indices)
         elif not pure_arith(op):
             return None
-    return row if len(written) >= 2 and shared else None
+    return row
+
+
+def shares_an_operand(row: scf.ForOp) -> bool:
+    """Whether a sweep's row loop loads a value every column shares (g[i, v] of a GEMM)."""
+    column = row.body.block.args[0]
+    return any(isinstance(o, memref.LoadOp) and not any(depends_on(i, column) for i in o.indices)
+               for o in row.body.walk())
+
+
+def _chunked_row(sweep: Operation) -> scf.ForOp | None:
+    """The row loop of a sweep worth running chunk by chunk: several stack rows (jammed rows)
+    share an operand that does not walk the columns, else None."""
+    row = row_of_sweep(sweep)
+    if row is None:
+        return None
+    written = {o.memref for o in row.body.walk() if isinstance(o, memref.StoreOp)}
+    return row if len(written) >= 2 and shares_an_operand(row) else None
 
 
 def _chunk(sweep: scf.ForOp, row: scf.ForOp, columns: int) -> None:
@@ -160,6 +176,6 @@ class ChunkRowSweeps(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in functions(op):
             for sweep in list(fn.walk()):
-                row = _row_loop(sweep)
+                row = _chunked_row(sweep)
                 if row is not None:
                     _chunk(sweep, row, self.columns)

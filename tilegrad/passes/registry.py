@@ -27,6 +27,7 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from tilegrad.passes.hoist_tile_loops import HoistTileLoops
     from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions
     from tilegrad.passes.jam_row_sweeps import JamRowSweeps
+    from tilegrad.passes.jam_sweep_terms import JamSweepTerms
     from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
     from tilegrad.passes.lower_to_llvm import LowerToLLVM
     from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests
@@ -46,7 +47,8 @@ def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
     classes = (BranchGuardedReads, ChunkRowSweeps, CollapseContiguousNests, CollapseContiguousRows,
                DeferSumEpilogues, ExpandMath, FoldAffineTests, ForwardStoredValues, FuseElementwise, FuseSiblingLoops,
-               FuseSiblingReductions, HoistTileLoops, InterchangeColumnReductions, JamRowSweeps, LowerTgToLoops,
+               FuseSiblingReductions, HoistTileLoops, InterchangeColumnReductions, JamRowSweeps, JamSweepTerms,
+               LowerTgToLoops,
                LowerToLLVM, OutlineSiblingNests, OverlapVectorTails, PackReusedPanels, PartitionClampedLoops,
                ReorderForReuse, SeparateStridedLoadGroups, SplitColumnReductions, SplitStridePhases, StreamStores,
                TileForTarget, UnrollReuseLoops, UnrollShortParallelLoops, UnrollShortReductions,
