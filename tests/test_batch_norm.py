@@ -147,6 +147,22 @@ def test_batch_norm_forward_training_matches_aten(target, dtype, shape, rng):
     assert_close(running_var.ravel(), rv_t, "float32" if dtype == "float32" else dtype, reduction=True)
 
 
+
+@pytest.mark.parametrize("shape", [(4096, 8, 1, 1), (8, 4, 16, 16)])
+@pytest.mark.parametrize("mean, std, bound", [(0.0, 1.0, 2e-6), (1000.0, 0.01, 5e-5)])
+def test_one_pass_variance_is_accurate(shape, mean, std, bound, rng):
+    """The variance of one sweep (sums of x - K and its square around K, the mean of 16 of the
+    channel's values) stays within float32 rounding of float64's, for centered data and for data
+    whose mean is 1e5 of its std (where a two-pass float32 variance is 6.6e-4 off: its mean's
+    rounding is of the std's size)."""
+    x = (mean + std * rng.standard_normal(shape)).astype(np.float32)
+    ones = np.ones((1, shape[1], 1, 1), np.float32)
+    y, saved_mean, inv = tilegrad.compile("batch_norm_forward_training", "cpu")(x=x, bn_scale=ones, bn_bias=0 * ones)
+    x64 = x.astype(np.float64)
+    inv64 = 1.0 / np.sqrt(x64.var(axis=(0, 2, 3)) + 1e-5)
+    assert np.max(np.abs(inv.ravel() / inv64 - 1.0)) < bound
+    np.testing.assert_allclose(saved_mean.ravel(), x64.mean(axis=(0, 2, 3)), rtol=1e-6, atol=1e-6 * std)
+
 def test_per_activation_and_ex_against_torch(rng):
     x = rng.standard_normal((5, 3, 4, 4)).astype(np.float32)
     z = rng.standard_normal(x.shape).astype(np.float32)

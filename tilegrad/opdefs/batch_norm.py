@@ -93,6 +93,19 @@ class BatchAxes:
         """The statistic's element for a parameter tensor's element k."""
         return k[:len(self.params)]
 
+    SAMPLE = 16
+    """Batch entries whose mean is a channel's shift for its one-pass variance."""
+
+    def sample_mean(self, c, p, term):
+        """The mean of term over the first SAMPLE entries of the batch (at the first position of
+        the spatial dims), for the parameter element (0, c, *p); 0 for an empty batch."""
+        entries = tg.minimum(self.batch, self.SAMPLE)
+        per = tg.cast(tg.maximum(entries, 1), "f")
+        if self.per_activation:
+            return tg.reduce_sum(entries, lambda n: term(n, c, *p)) / per
+        first = tuple(tg.minimum(d, 1) for d in self.spatial)
+        return tg.reduce_sum_over((entries, *first), lambda n, *where: term(n, c, *where)) / per
+
     def total(self, c, p, term):
         """Σ term(n, c, *position) over the reduced axes, for the parameter element (0, c, *p)."""
         if self.per_activation:
@@ -231,6 +244,10 @@ def _activate(mode, coef, pre):
     return pre
 
 
+def _at_least_zero(value):
+    return tg.where(value < 0.0, 0.0, value)
+
+
 def batch_norm_training(x, bn_scale, bn_bias, running_mean, running_variance, mode, factor, epsilon, alpha, beta,
                         z=None, bn_ops="bn", activation="identity", coef=1.0):
     """mean and biased variance over N and the spatial dims (spatial) or N (per_activation);
@@ -245,10 +262,26 @@ def batch_norm_training(x, bn_scale, bn_bias, running_mean, running_variance, mo
     mean = save_mean if len(axes.params) == bn_scale.rank else tg.temp("mean", axes.params)
     # an empty batch has mean 0 and variance 0, and leaves the running statistics unchanged
     per = tg.cast(tg.maximum(count, 1), "f")
+    # One sweep of x makes both statistics: Σx for the mean, and for the (biased) variance the sums
+    # of d = x - K and d² around K, the mean of a few of the channel's values, so that
+    # var = Σd²/M - (Σd/M)² subtracts a square much smaller than the variance, not one of the
+    # mean's size. A two-pass variance read x once more (batch norm after a linear layer,
+    # 8192 x 1024: a fifth of its time); with K one sample, the subtraction cost up to 10x the
+    # two-pass error (4e-6 against 3e-7 of the inverse std, N(0, 1) data); with 16, about the same.
+    shift = tg.temp("shift", axes.params)
+    shift.assign(lambda _, c, *p: axes.sample_mean(c, p, lambda *i: x[i]))
+
+    def centered(*i):
+        return x[i] - shift[stat_index(*i)]
+
+    centered_sum, centered_squares = tg.temp("centered_sum", axes.params), tg.temp("centered_squares", axes.params)
+    centered_sum.assign(lambda _, c, *p: over_batch(c, p, centered))
+    centered_squares.assign(lambda _, c, *p: over_batch(c, p, lambda *i: centered(*i) * centered(*i)))
+    # (after the centered sums, so that fuse-sibling-loops joins it to their sweep; assigned before
+    # them, it fused with the shift's stage instead, a sweep of its own)
     mean.assign(lambda _, c, *p: over_batch(c, p, lambda *i: x[i]) / per)
-    variance = tg.temp("variance", axes.params)  # biased
-    variance.assign(lambda _, c, *p: over_batch(
-        c, p, lambda *i: (x[i] - mean[stat_index(*i)]) * (x[i] - mean[stat_index(*i)])) / per)
+    variance = tg.temp("variance", axes.params)  # biased; rounding may leave it just below 0 (NaN stays)
+    variance.assign(lambda *k: _at_least_zero(centered_squares[k] / per - (centered_sum[k] / per) ** 2))
     if mean is not save_mean:
         save_mean.assign(lambda *k: mean[axes.stat_of(k)])
     save_inv.assign(lambda *k: 1.0 / tg.sqrt(variance[axes.stat_of(k)] + epsilon))
