@@ -61,6 +61,39 @@ def cases(size: str = "full", ops: list[str] | None = None) -> list[Case]:
     return built
 
 
+def two_thread_speedup(elements: int = 1 << 14, seconds: float = 0.25) -> float:
+    """How much more compute-bound work (numpy's exp and sin on an array in L1, which release the
+    GIL) two threads get done than one: 2.0 on two free cores. The cores of a shared virtual
+    machine are not always free; at 1.3-1.5 (measured with an FMA chain in C on this host) a
+    compute-bound kernel of ours (max pooling's window scan and gather) loses a third of its
+    two-thread speed while torch's memory-bound form of the same op hardly changes, and the
+    table's ratios for such cases drop with it."""
+    import threading
+
+    data = np.random.default_rng(0).random(elements, dtype=np.float32)
+
+    def rate(threads: int) -> float:
+        done = [0] * threads
+        stop = time.perf_counter() + seconds
+
+        def work(k: int) -> None:
+            out = np.empty_like(data)
+            while time.perf_counter() < stop:
+                for _ in range(20):
+                    np.exp(data, out=out)
+                    np.sin(out, out=out)
+                done[k] += 20
+
+        workers = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        return sum(done) / seconds
+
+    return max(rate(2), rate(2)) / max(rate(1), rate(1))
+
+
 TINY_CALLS = 200
 """Calls per timed round at size "tiny", where one call takes microseconds."""
 
@@ -87,7 +120,9 @@ def run_benchmarks(ops: list[str] | None = None, size: str = "full", repeat: int
         torch = None
     load = os.getloadavg()
     say = tqdm.write if table else (lambda text: None)
-    say(f"cpu: {os.cpu_count()} cores; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; torch at 2 threads")
+    if table:
+        say(f"cpu: {os.cpu_count()} cores; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; torch at 2 "
+            f"threads; two threads do {two_thread_speedup():.2f}x one's compute")
     tiny = size == "tiny"
     unit, scale, number = ("us", 1e6, TINY_CALLS) if tiny else ("ms", 1e3, 1)
     say(f"| op | size | tilegrad {unit} | GB/s | torch {unit} (form) | numpy {unit} | vs torch | vs numpy |")
