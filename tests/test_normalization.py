@@ -110,8 +110,9 @@ def test_errors(rng):
 def test_size_queries_are_pure_and_match_the_kernels():
     shape = (4, 6, 5, 5)
     assert tilegrad.batch_norm_backward_ex_workspace_size(shape) == 4 * 6 * 2  # d_beta, d_gamma in GM
-    assert tilegrad.batch_norm_backward_ex_workspace_size(shape, saved=False) == 4 * 6 * 4  # + mean, inv_std
-    # the shift K and the sums of x - K and of its square (one sweep: batch_norm_training)
+    # + mean, inv_std, and the shift K and the sums of x - K and of its square (batch_statistics' one sweep)
+    assert tilegrad.batch_norm_backward_ex_workspace_size(shape, saved=False) == 4 * 6 * 7
+    # K and the two sums
     assert tilegrad.batch_norm_forward_training_ex_workspace_size(shape) == 4 * 6 * 3
     # a, b per (n, group) and the per-(n, channel) sums Σ dŷ x, Σ dŷ
     assert tilegrad.normalization_backward_workspace_size(shape, group_cnt=3) == 4 * (4 * 3 * 2 + 4 * 6 * 2)

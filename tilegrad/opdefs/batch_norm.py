@@ -126,11 +126,10 @@ def batch_norm_gradients(x, dy, bn_scale, saved_mean, saved_inv_variance, mode, 
         inv_std = lambda *i: saved_inv_variance[param_index(*i)]  # noqa: E731
     else:
         mean_t = tg.temp("mean", params)
-        mean_t.assign(lambda _, c, *p: over_batch(c, p, lambda *i: x[i]) / count)
+        variance = batch_statistics(x, axes, mean_t)
         mean = lambda *i: mean_t[stat_index(*i)]  # noqa: E731
         inv_t = tg.temp("inv_std", params)
-        inv_t.assign(lambda _, c, *p: 1.0 / tg.sqrt(
-            over_batch(c, p, lambda *i: (x[i] - mean(*i)) * (x[i] - mean(*i))) / count + epsilon))
+        inv_t.assign(lambda *k: 1.0 / tg.sqrt(variance[k] + epsilon))
         inv_std = lambda *i: inv_t[stat_index(*i)]  # noqa: E731
 
     def x_hat(*i):
@@ -244,8 +243,36 @@ def _activate(mode, coef, pre):
     return pre
 
 
-def _at_least_zero(value):
-    return tg.where(value < 0.0, 0.0, value)
+def batch_statistics(x, axes: BatchAxes, mean):
+    """Assign `mean` (shaped axes.params) the mean of x over the batch axes and return a temp of
+    its biased variance, both from one sweep of x: Σx, and the sums of d = x - K and d² around K,
+    the mean of a few of the channel's values (`BatchAxes.sample_mean`), so that
+    var = Σd²/M - (Σd/M)² subtracts a square much smaller than the variance, not one of the
+    mean's size. A two-pass variance read x once more (batch norm after a linear layer,
+    8192 x 1024: a fifth of its time). With K one sample, the subtraction cost up to 10x the
+    two-pass error (4e-6 against 3e-7 of the inverse std, N(0, 1) data); with 16, about the same;
+    where the mean is large beside the std, less than two passes (5e-6 against 6.5e-4 at mean 1000,
+    std 0.01). An empty batch has mean 0 and variance 0."""
+    per = tg.cast(tg.maximum(axes.count, 1), "f")
+    shift = tg.temp("shift", axes.params)
+    shift.assign(lambda _, c, *p: axes.sample_mean(c, p, lambda *i: x[i]))
+
+    def centered(*i):
+        return x[i] - shift[axes.stat_index(*i)]
+
+    centered_sum, centered_squares = tg.temp("centered_sum", axes.params), tg.temp("centered_squares", axes.params)
+    centered_sum.assign(lambda _, c, *p: axes.total(c, p, centered))
+    centered_squares.assign(lambda _, c, *p: axes.total(c, p, lambda *i: centered(*i) * centered(*i)))
+    # (after the centered sums, so that fuse-sibling-loops joins it to their sweep; assigned before
+    # them, it fused with the shift's stage instead, a sweep of its own)
+    mean.assign(lambda _, c, *p: axes.total(c, p, lambda *i: x[i]) / per)
+    def biased(k):  # rounding may leave it just below 0 (a NaN stays)
+        value = centered_squares[k] / per - (centered_sum[k] / per) ** 2
+        return tg.where(value < 0.0, 0.0, value)
+
+    variance = tg.temp("variance", axes.params)
+    variance.assign(lambda *k: biased(k))
+    return variance
 
 
 def batch_norm_training(x, bn_scale, bn_bias, running_mean, running_variance, mode, factor, epsilon, alpha, beta,
@@ -254,34 +281,14 @@ def batch_norm_training(x, bn_scale, bn_bias, running_mean, running_variance, mo
     y = γ x̂ + β (+ z, then the activation), blended; running statistics move by `factor` toward
     the mean and the unbiased variance."""
     axes = BatchAxes(x, mode == "per_activation", bn_scale.rank)
-    count, param_index, stat_index, over_batch = axes.count, axes.param_index, axes.stat_index, axes.total
+    count, param_index, stat_index = axes.count, axes.param_index, axes.stat_index
 
     save_mean, save_inv = tg.output("save_mean"), tg.output("save_inv_variance")
     # the sums go where x's element finds them (its statistics are [1, C] where x is seen as
     # [N, C]: a column sum into a 1xCx1x1 output ran 100 ms at 8192 x 1024, into [1, C] 11)
     mean = save_mean if len(axes.params) == bn_scale.rank else tg.temp("mean", axes.params)
     # an empty batch has mean 0 and variance 0, and leaves the running statistics unchanged
-    per = tg.cast(tg.maximum(count, 1), "f")
-    # One sweep of x makes both statistics: Σx for the mean, and for the (biased) variance the sums
-    # of d = x - K and d² around K, the mean of a few of the channel's values, so that
-    # var = Σd²/M - (Σd/M)² subtracts a square much smaller than the variance, not one of the
-    # mean's size. A two-pass variance read x once more (batch norm after a linear layer,
-    # 8192 x 1024: a fifth of its time); with K one sample, the subtraction cost up to 10x the
-    # two-pass error (4e-6 against 3e-7 of the inverse std, N(0, 1) data); with 16, about the same.
-    shift = tg.temp("shift", axes.params)
-    shift.assign(lambda _, c, *p: axes.sample_mean(c, p, lambda *i: x[i]))
-
-    def centered(*i):
-        return x[i] - shift[stat_index(*i)]
-
-    centered_sum, centered_squares = tg.temp("centered_sum", axes.params), tg.temp("centered_squares", axes.params)
-    centered_sum.assign(lambda _, c, *p: over_batch(c, p, centered))
-    centered_squares.assign(lambda _, c, *p: over_batch(c, p, lambda *i: centered(*i) * centered(*i)))
-    # (after the centered sums, so that fuse-sibling-loops joins it to their sweep; assigned before
-    # them, it fused with the shift's stage instead, a sweep of its own)
-    mean.assign(lambda _, c, *p: over_batch(c, p, lambda *i: x[i]) / per)
-    variance = tg.temp("variance", axes.params)  # biased; rounding may leave it just below 0 (NaN stays)
-    variance.assign(lambda *k: _at_least_zero(centered_squares[k] / per - (centered_sum[k] / per) ** 2))
+    variance = batch_statistics(x, axes, mean)
     if mean is not save_mean:
         save_mean.assign(lambda *k: mean[axes.stat_of(k)])
     save_inv.assign(lambda *k: 1.0 / tg.sqrt(variance[axes.stat_of(k)] + epsilon))
