@@ -266,6 +266,7 @@ def batch_statistics(x, axes: BatchAxes, mean):
     # (after the centered sums, so that fuse-sibling-loops joins it to their sweep; assigned before
     # them, it fused with the shift's stage instead, a sweep of its own)
     mean.assign(lambda _, c, *p: axes.total(c, p, lambda *i: x[i]) / per)
+
     def biased(k):  # rounding may leave it just below 0 (a NaN stays)
         value = centered_squares[k] / per - (centered_sum[k] / per) ** 2
         return tg.where(value < 0.0, 0.0, value)
