@@ -30,12 +30,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.passes.chunk_row_sweeps import IN_ORDER, row_of_sweep, shares_an_operand
 from tilegrad.passes.common import constant_index, functions, whole_steps
+from tilegrad.passes.jam_row_sweeps import copy_index
 
 TERMS = 2
 """Terms per pass: a C model of batch norm's sweep at 8192 x 1024 on znver1 took 2.0 ms with one
@@ -46,15 +47,8 @@ def _jam(sweep: scf.ForOp, row: scf.ForOp) -> None:
     index = IndexType()
     step, split = whole_steps(sweep.lb, sweep.ub, TERMS, sweep)
     body = Block(arg_types=[index])
-    mappings: list[dict[SSAValue, SSAValue]] = []
-    for term in range(TERMS):
-        at = body.args[0]
-        if term:
-            offset = arith.ConstantOp(IntegerAttr(term, index))
-            moved = arith.AddiOp(body.args[0], offset.result)
-            body.add_ops([offset, moved])
-            at = moved.result
-        mappings.append({sweep.body.block.args[0]: at})
+    mappings: list[dict[SSAValue, SSAValue]] = [
+        {sweep.body.block.args[0]: copy_index(body, body.args[0], term, None)} for term in range(TERMS)]
     for op in sweep.body.block.ops:
         if isinstance(op, scf.YieldOp):
             continue
