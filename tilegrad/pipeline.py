@@ -347,11 +347,11 @@ def _llvm_work(function) -> int:
 
 def _convert(name: str, module: ModuleOp):
     """xDSL's llvm dialect as an llvmlite module, with the stores' nontemporal flags and the loops'
-    interleave counts."""
+    vectorizer hints."""
     with compiler_step(name, "llvmlite conversion"):
         llvm_module = convert_module(module, fallback_target_triple=None)
         mark_nontemporal_stores(module, llvm_module)
-        mark_interleaved_loops(module, llvm_module)
+        mark_loop_hints(module, llvm_module)
         for function in llvm_module.functions:
             if not function.is_declaration:
                 function.attributes.add("nounwind")
@@ -383,20 +383,32 @@ def mark_nontemporal_stores(module: ModuleOp, llvm_module) -> None:
                 store.set_metadata("nontemporal", flag)
 
 
-def mark_interleaved_loops(module: ModuleOp, llvm_module) -> None:
-    """Give LLVM the interleave count of the loops whose back branch has one (lower-to-llvm's
-    INTERLEAVE_COUNT): `!llvm.loop` metadata, a loop id that names itself, as LLVM requires. As
-    with the stores, the n-th llvm.br of a function is its n-th unconditional branch."""
+def mark_loop_hints(module: ModuleOp, llvm_module) -> None:
+    """Give LLVM the vectorizer hints lower-to-llvm put on loops' back branches: `!llvm.loop`
+    metadata, a loop id that names itself, as LLVM requires, with the interleave count
+    (INTERLEAVE_COUNT) and, on a host whose wide shuffles split (jit.wide_shuffles_split), a
+    vector width of 128 bits for a loop that stores interleaved phases (INTERLEAVED_STORE_BYTES).
+    As with the stores, the n-th llvm.br of a function is its n-th unconditional branch."""
     from llvmlite import ir as llvm_ir
     from xdsl.dialects import llvm
 
-    from tilegrad.passes.lower_to_llvm import INTERLEAVE_COUNT
+    from tilegrad.codegen.jit import wide_shuffles_split
+    from tilegrad.passes.lower_to_llvm import INTERLEAVE_COUNT, INTERLEAVED_STORE_BYTES
+
+    hint_names = {INTERLEAVE_COUNT: "llvm.loop.interleave.count"}
+    if wide_shuffles_split():
+        hint_names[INTERLEAVED_STORE_BYTES] = "llvm.loop.vectorize.width"
+
+    def hints(op) -> dict[str, int]:
+        found = {name: op.attributes[key].value.data for key, name in hint_names.items() if key in op.attributes}
+        if "llvm.loop.vectorize.width" in found:
+            found["llvm.loop.vectorize.width"] = max(16 // found["llvm.loop.vectorize.width"], 1)
+        return found
 
     for fn in module.ops:
         if not isinstance(fn, llvm.FuncOp) or not fn.body.blocks:
             continue
-        ours = [op.attributes.get(INTERLEAVE_COUNT) for block in fn.body.blocks for op in block.ops
-                if isinstance(op, llvm.BrOp)]
+        ours = [hints(op) for block in fn.body.blocks for op in block.ops if isinstance(op, llvm.BrOp)]
         if not any(ours):
             continue
         name = fn.sym_name.data
@@ -405,13 +417,14 @@ def mark_interleaved_loops(module: ModuleOp, llvm_module) -> None:
                   if isinstance(i, llvm_ir.Branch) and not isinstance(i, llvm_ir.ConditionalBranch)]
         if len(theirs) != len(ours):
             raise InternalError(f"{name}: {len(ours)} branches became {len(theirs)} in the conversion")
-        for n, (count, branch) in enumerate(zip(ours, theirs)):
-            if count is None:
+        for n, (found, branch) in enumerate(zip(ours, theirs)):
+            if not found:
                 continue
-            hint = llvm_module.add_metadata([llvm_ir.MetaDataString(llvm_module, "llvm.loop.interleave.count"),
-                                             llvm_ir.Constant(llvm_ir.IntType(32), count.value.data)])
-            loop = llvm_module.add_metadata([llvm_ir.MetaDataString(llvm_module, f"{name} loop {n}"), hint])
-            loop.operands = (loop, hint)  # (made unique by its name first: add_metadata shares equal nodes)
+            nodes = [llvm_module.add_metadata([llvm_ir.MetaDataString(llvm_module, hint),
+                                               llvm_ir.Constant(llvm_ir.IntType(32), value)])
+                     for hint, value in found.items()]
+            loop = llvm_module.add_metadata([llvm_ir.MetaDataString(llvm_module, f"{name} loop {n}"), *nodes])
+            loop.operands = (loop, *nodes)  # (made unique by its name first: add_metadata shares equal nodes)
             branch.set_metadata("llvm.loop", loop)
 
 

@@ -5,7 +5,7 @@ read and build."""
 from __future__ import annotations
 
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import FixedBitwidthType, IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Block, Operation, SSAValue
 
 from tilegrad.dsl.bounds import truncated_div
@@ -109,6 +109,19 @@ class LoopAffine:
             copy.results[0].name_hint = None
             built[value] = at.emit(copy)
         return built[value]
+
+
+def interleaved_store_bytes(loop: scf.ForOp) -> int:
+    """The element size of an innermost loop's stores whose innermost index walks the loop by a
+    constant stride above 1 (split-stride-phases' groups of interleaved phases); 0 if it has none."""
+    if any(op.regions for op in loop.body.block.ops):
+        return 0
+    affine = LoopAffine(loop)
+    for op in loop.body.block.ops:
+        if isinstance(op, memref.StoreOp) and op.indices and (affine.scale(op.indices[-1]) or 0) > 1:
+            element = op.memref.type.element_type
+            return element.size if isinstance(element, FixedBitwidthType) else 0
+    return 0
 
 
 _FOLDS = {arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b, arith.MuliOp: lambda a, b: a * b,

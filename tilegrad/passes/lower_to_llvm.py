@@ -50,6 +50,7 @@ from xdsl.passes import ModulePass
 from tilegrad.codegen.launcher import GUARD_CODE_BASE, GUARD_SINK_SLOT
 from tilegrad.dialect import tg
 from tilegrad.passes.common import arg_info, arithmetic_bound, is_part
+from tilegrad.passes.loop_affine import interleaved_store_bytes
 
 PTR = llvm.LLVMPointerType()
 NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
@@ -59,6 +60,11 @@ INTERLEAVE_COUNT = "tg.interleave_count"
 annotation)."""
 INTERLEAVED_VECTORS = 4
 """For a loop bound by its arithmetic (common.arithmetic_bound); LLVM chose two. Eight ran slower."""
+INTERLEAVED_STORE_BYTES = "tg.interleaved_store_bytes"
+"""On a loop's back branch: the element size of the stores it makes at a stride above 1
+(loop_affine.interleaved_store_bytes). LLVM's vectorizer writes such a group through shuffles
+that cross 128-bit lanes; the conversion caps the loop's vectors at 128 bits on a host where
+those cost several times a shuffle within lanes (codegen/jit.py's wide_shuffles_split)."""
 
 
 def llvm_type(t: Attribute) -> Attribute:
@@ -343,6 +349,7 @@ class _FunctionLowering:
 
     def lower_for(self, op: scf.ForOp, block: Block) -> Block:
         carried = [llvm_type(a.type) for a in op.iter_args]
+        strided_bytes = interleaved_store_bytes(op)
         header = self.new_block([i64, *carried])
         body = self.new_block()
         exit_ = self.new_block()
@@ -360,6 +367,8 @@ class _FunctionLowering:
         back = llvm.BrOp(header, step, *[self.v(a) for a in yield_op.operands])
         if arithmetic_bound(op):
             back.attributes[INTERLEAVE_COUNT] = IntegerAttr(INTERLEAVED_VECTORS, i32)
+        if strided_bytes:
+            back.attributes[INTERLEAVED_STORE_BYTES] = IntegerAttr(strided_bytes, i32)
         end.add_op(back)
         for result, value in zip(op.results, iters):
             self.values[result] = value
