@@ -6,12 +6,12 @@ in, IR out; then LLVM's own reading of the hint."""
 import re
 
 import pytest
+from test_arithmetic_bound_loops import MEMREF, innermost
 
 from tilegrad.codegen import jit
 from tilegrad.passes.loop_affine import interleaved_store_bytes
 from tilegrad.pipeline import _convert, run_passes
 
-MEMREF = "memref<?x?xf32, strided<[?, 1]>>"
 KERNEL = f"""
 builtin.module {{
   func.func @k(%x: {MEMREF} {{tg.name = "x", tg.role = "input"}},
@@ -36,12 +36,6 @@ builtin.module {{
 }}
 """
 UNIT = KERNEL.replace("%y[%i, %even]", "%y[%i, %j]").replace("%y[%i, %odd]", "%y[%i, %j]")
-
-
-def innermost(text: str):
-    module = run_passes(text, "")
-    return next(op for op in module.walk() if op.name == "scf.for" and not any(
-        inner.name == "scf.for" for inner in op.body.block.ops))
 
 
 def test_a_loop_storing_at_a_stride_stores_interleaved_elements():
