@@ -395,14 +395,14 @@ def mark_loop_hints(module: ModuleOp, llvm_module) -> None:
     from tilegrad.codegen.jit import wide_shuffles_split
     from tilegrad.passes.lower_to_llvm import INTERLEAVE_COUNT, INTERLEAVED_STORE_BYTES
 
-    hint_names = {INTERLEAVE_COUNT: "llvm.loop.interleave.count"}
-    if wide_shuffles_split():
-        hint_names[INTERLEAVED_STORE_BYTES] = "llvm.loop.vectorize.width"
+    split = wide_shuffles_split()
 
     def hints(op) -> dict[str, int]:
-        found = {name: op.attributes[key].value.data for key, name in hint_names.items() if key in op.attributes}
-        if "llvm.loop.vectorize.width" in found:
-            found["llvm.loop.vectorize.width"] = max(16 // found["llvm.loop.vectorize.width"], 1)
+        found = {}
+        if INTERLEAVE_COUNT in op.attributes:
+            found["llvm.loop.interleave.count"] = op.attributes[INTERLEAVE_COUNT].value.data
+        if split and INTERLEAVED_STORE_BYTES in op.attributes:  # 128 bits of the stored elements
+            found["llvm.loop.vectorize.width"] = max(16 // op.attributes[INTERLEAVED_STORE_BYTES].value.data, 1)
         return found
 
     for fn in module.ops:
