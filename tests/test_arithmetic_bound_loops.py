@@ -1,11 +1,16 @@
 """Loops bound by their arithmetic (common.arithmetic_bound): stream-stores leaves their stores
-alone, and lower-to-llvm asks LLVM to run four of their vectors side by side (`!llvm.loop`
-interleave count). Hand-written IR in, IR out; then LLVM's own reading of the hint."""
+alone from the target's compute_bound_ops, and lower-to-llvm asks LLVM to run four of their vectors
+side by side (`!llvm.loop` interleave count). Hand-written IR in, IR out; then LLVM's own reading
+of the hint."""
 
+import dataclasses
 import re
 
+import numpy as np
 import pytest
 
+import tilegrad
+import tilegrad.targets as targets
 from tilegrad.codegen.jit import optimize
 from tilegrad.passes.common import arithmetic_bound
 from tilegrad.pipeline import _convert, run_passes
@@ -66,6 +71,43 @@ def test_a_loop_that_carries_a_value_is_not():
 def test_stream_stores_leaves_an_arithmetic_bound_loop_alone():
     assert "nontemporal = true" not in str(run_passes(EXP, "stream-stores{min_bytes=1}"))
     assert str(run_passes(SQUARE, "stream-stores{min_bytes=1}")).count("nontemporal = true") == 16
+    # exp's 27 float ops for a load and a store are 13.5 per element moved: bound at 8, not at 16
+    assert "nontemporal = true" not in str(run_passes(EXP, "stream-stores{min_bytes=1 compute_bound_ops=8}"))
+    assert str(run_passes(EXP, "stream-stores{min_bytes=1 compute_bound_ops=16}")).count("nontemporal = true") == 16
+
+
+@pytest.mark.parametrize("identity, splits", [
+    (("AuthenticAMD", 0x17, 0x01), True),  # Zen (Naples): LLVM's znver1
+    (("AuthenticAMD", 0x17, 0x18), True),  # Zen+ (Picasso)
+    (("AuthenticAMD", 0x15, 0x02), True),  # Piledriver: bdver2
+    (("AuthenticAMD", 0x16, 0x30), True),  # Jaguar: btver2
+    (("AuthenticAMD", 0x17, 0x31), False),  # Zen 2 (Rome)
+    (("AuthenticAMD", 0x19, 0x11), False),  # Zen 4 (Genoa)
+    (("GenuineIntel", 0x06, 0x55), False),  # Skylake-SP
+    (("", 0, 0), False),  # no /proc/cpuinfo
+])
+def test_the_host_target_streams_up_to_twice_the_arithmetic_where_wide_vectors_do_not_split(
+        monkeypatch, identity, splits):
+    monkeypatch.setattr(targets, "_cpu_identity", lambda: identity)
+    assert targets.host_splits_wide_vectors() is splits
+    assert targets._compute_bound_ops() == (8 if splits else 16)
+
+
+def test_the_host_target_carries_its_bound_into_stream_stores():
+    """swish backward does 37 float ops per 3 elements moved (dy, x, dx): streamed on a target whose
+    bound is 16, not on one whose bound is 8, with the same bits either way."""
+    cpu = targets.get_target("cpu")
+    assert cpu.compute_bound_ops == targets._compute_bound_ops()
+    x = np.linspace(-6, 6, 4099, dtype=np.float32).reshape(1, 1, 1, -1)
+    dy = np.cos(x)
+    results = {}
+    for bound in (8, 16):
+        target = tilegrad.register_target(dataclasses.replace(
+            cpu, name=f"test-compute-bound-{bound}", stream_store_bytes=1, compute_bound_ops=bound), replace=True)
+        k = tilegrad.compile("activation_backward", target)
+        assert ("dx" in k.plan(dy=dy, x=x, mode="swish").streamed) is (bound == 16)
+        results[bound] = k(dy=dy, x=x, mode="swish")
+    np.testing.assert_array_equal(results[8], results[16])
 
 
 def test_lower_to_llvm_asks_for_four_vectors_on_the_back_branch_of_such_a_loop():

@@ -115,7 +115,7 @@ def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: b
                       FoldAffineTests(), PartitionClampedLoops(), UnswitchInvariantSelects(),
                       SeparateStridedLoadGroups()]
         if cpu and target.stream_store_bytes:
-            tiled.append(StreamStores(target.stream_store_bytes))
+            tiled.append(StreamStores(target.stream_store_bytes, target.compute_bound_ops))
         if cpu:
             tiled += [OverlapVectorTails(), OutlineSiblingNests()]
     loops = [FuseElementwise(), LowerTgToLoops(), FuseSiblingLoops(), CollapseContiguousNests(),

@@ -37,18 +37,16 @@ def _machine() -> dict:
                 opt=3, reloc="pic", codemodel="default")
 
 
-LANE_SPLIT_CPUS = ("znver1", "bdver1", "bdver2", "bdver3", "bdver4", "btver2")
-"""LLVM's names of the x86 cores that execute a 256-bit vector op as two 128-bit halves, where a
-shuffle across the halves (vperm2f128) is 8 micro-ops against 1 within a half."""
-
-
 @cache
 def wide_shuffles_split() -> bool:
-    """Whether this host is one of LANE_SPLIT_CPUS: there a loop storing interleaved phases runs
-    faster with 128-bit vectors (max pooling 2-D's gather at 32x64x56x56: 6.23 -> 5.44 ms on one
-    thread, benchmarks/README.md), the unpacks then being the whole interleave."""
-    _initialize()
-    return llb.get_host_cpu_name() in LANE_SPLIT_CPUS
+    """Whether this host runs 256-bit vectors as two 128-bit halves (targets.host_splits_wide_vectors:
+    LLVM's znver1, bdver1-4 and btver2), where a shuffle across the halves (vperm2f128) is 8
+    micro-ops against 1 within a half: there a loop storing interleaved phases runs faster with
+    128-bit vectors (max pooling 2-D's gather at 32x64x56x56: 6.23 -> 5.44 ms on one thread,
+    benchmarks/README.md), the unpacks then being the whole interleave."""
+    from tilegrad.targets import host_splits_wide_vectors
+
+    return host_splits_wide_vectors()
 
 
 def _new_target_machine() -> llb.TargetMachine:

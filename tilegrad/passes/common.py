@@ -297,17 +297,17 @@ def depends_on(value: SSAValue, variable: SSAValue) -> bool:
 
 ARITHMETIC_BOUND = 8
 """Float ops per element moved from which a loop is bound by its arithmetic, not by memory (a
-float32 exp is 27 once expanded). Such a loop gains nothing from streaming stores, and LLVM's
-vectorizer runs only two of its vectors side by side, which leaves the cores waiting on each
-vector's long dependence chain: lower-to-llvm asks for four (INTERLEAVED_VECTORS). Measured on the
-znver1 host, 2 threads, 32M float32: swish backward 36 -> 31 ms, a DSL tanh-GELU backward 70 ->
-59; batch norm's backward with its activation (20 float ops, 9 loads and stores) ran 1.3x slower
-with four, and max pooling's windows no faster."""
+float32 exp is 27 once expanded). LLVM's vectorizer runs only two of such a loop's vectors side by
+side, which leaves the cores waiting on each vector's long dependence chain: lower-to-llvm asks
+for four (INTERLEAVED_VECTORS). Measured on the znver1 host, 2 threads, 32M float32: swish
+backward 36 -> 31 ms, a DSL tanh-GELU backward 70 -> 59; batch norm's backward with its activation
+(20 float ops, 9 loads and stores) ran 1.3x slower with four, and max pooling's windows no
+faster. Whether it still gains from streaming stores depends on the host (Target.compute_bound_ops)."""
 
 
-def arithmetic_bound(loop: scf.ForOp) -> bool:
-    """An innermost loop that carries nothing and does at least ARITHMETIC_BOUND float ops per
-    load or store that walks with it (a load the loop does not move is made once, before it)."""
+def arithmetic_bound(loop: scf.ForOp, bound: int = ARITHMETIC_BOUND) -> bool:
+    """An innermost loop that carries nothing and does at least `bound` float ops per load or
+    store that walks with it (a load the loop does not move is made once, before it)."""
     if loop.iter_args:
         return False
     variable = loop.body.block.args[0]
@@ -318,7 +318,7 @@ def arithmetic_bound(loop: scf.ForOp) -> bool:
         work += float_ops(op)
         if isinstance(op, memref.LoadOp | memref.StoreOp) and any(depends_on(i, variable) for i in op.indices):
             walked += 1
-    return walked > 0 and work >= ARITHMETIC_BOUND * walked
+    return walked > 0 and work >= bound * walked
 
 
 def read_memrefs(op: Operation) -> set[SSAValue]:

@@ -23,8 +23,9 @@ buffer is one line on the stack. LLVM's loop vectorizer makes the line's loop on
 stores one aligned vector store (`vmovntps`), and the buffer between them disappears: the same
 machine code as the body copied once per lane (batch norm forward: the same assembly) from a
 sixteenth of the IR. The stores of a stage that also reads the output, of a scatter, or in a loop
-that carries values, nests control flow, has a long body (MAX_LINE_OPS) or is bound by its
-arithmetic (common.ARITHMETIC_BOUND: lower-to-llvm interleaves its vectors instead) are left alone.
+that carries values, nests control flow, has a long body (MAX_LINE_OPS) or does at least
+`compute_bound_ops` float ops per element it moves (common.arithmetic_bound; the target's
+Target.compute_bound_ops: such a loop waits on its arithmetic, not on memory) are left alone.
 
 The lines go from the last to the first when the output sits just ahead of an input the loop walks
 beside it (by less than ALIAS_WINDOW bytes, modulo a 4 KiB page; decided at run time from the
@@ -51,6 +52,7 @@ from xdsl.passes import ModulePass
 
 from tilegrad.dialect import tg
 from tilegrad.passes.common import (
+    ARITHMETIC_BOUND,
     arg_info,
     arithmetic_bound,
     constant_index,
@@ -103,7 +105,7 @@ def _stores_into(out: SSAValue) -> list[memref.StoreOp]:
     return stores
 
 
-def _streamable(store: memref.StoreOp) -> scf.ForOp | None:
+def _streamable(store: memref.StoreOp, compute_bound_ops: int) -> scf.ForOp | None:
     """The innermost loop whose every iteration stores one element of the next line, or None."""
     loop = store.parent_op()
     if not isinstance(loop, scf.ForOp) or loop.iter_args or constant_index(loop.step) != 1:
@@ -119,7 +121,7 @@ def _streamable(store: memref.StoreOp) -> scf.ForOp | None:
         return None
     if not _fixed_in(loop, prefix):
         return None
-    if _copies_out(body) or arithmetic_bound(loop):
+    if _copies_out(body) or arithmetic_bound(loop, compute_bound_ops):
         return None
     return loop
 
@@ -136,7 +138,7 @@ def _copies_out(body: list[Operation]) -> bool:
     return bool(loads) and all(isinstance(load.memref.owner, memref.AllocaOp | memref.AllocOp) for load in loads)
 
 
-def streamable_loops(fn: func.FuncOp) -> dict[scf.ForOp, list[memref.StoreOp]]:
+def streamable_loops(fn: func.FuncOp, compute_bound_ops: int) -> dict[scf.ForOp, list[memref.StoreOp]]:
     """The loops stream-stores rewrites in a stage function, with the stores it makes streaming:
     the decision, taken before anything is rewritten."""
     chosen: dict[scf.ForOp, list[memref.StoreOp]] = {}
@@ -148,7 +150,7 @@ def streamable_loops(fn: func.FuncOp) -> dict[scf.ForOp, list[memref.StoreOp]]:
         if size not in (1, 2, 4, 8) or static_strides(t)[-1:] != [1] or not _write_only(fn, out):
             continue
         for store in _stores_into(out):
-            if (loop := _streamable(store)) is not None:
+            if (loop := _streamable(store, compute_bound_ops)) is not None:
                 if loop in chosen and chosen[loop][0].memref is not store.memref:
                     continue  # the lines are aligned for one output; another's stores stay normal
                 chosen.setdefault(loop, []).append(store)
@@ -320,14 +322,16 @@ def _stream(loop: scf.ForOp, stores: list[memref.StoreOp], min_bytes: int) -> No
 @dataclass(frozen=True)
 class StreamStores(ModulePass):
     """Store the aligned lines of write-only outputs with streaming stores when the kernel's tensors
-    total at least `min_bytes`."""
+    total at least `min_bytes`, in loops doing fewer than `compute_bound_ops` float ops per element
+    they move."""
 
     name = "stream-stores"
     min_bytes: int = 32 << 20
+    compute_bound_ops: int = ARITHMETIC_BOUND
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in functions(op):
-            for loop, stores in streamable_loops(fn).items():
+            for loop, stores in streamable_loops(fn, self.compute_bound_ops).items():
                 _stream(loop, stores, self.min_bytes)
 
 

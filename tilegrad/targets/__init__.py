@@ -26,6 +26,39 @@ def _vector_registers() -> int:
         return 16
 
 
+def _cpu_identity() -> tuple[str, int, int]:
+    """This host's vendor, family and model as /proc/cpuinfo gives them (("", 0, 0) if unknown)."""
+    fields: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if not line.strip():
+                    break  # the first processor's block is enough
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
+        return fields.get("vendor_id", ""), int(fields.get("cpu family", 0)), int(fields.get("model", 0))
+    except (OSError, ValueError):
+        return "", 0, 0
+
+
+def host_splits_wide_vectors() -> bool:
+    """Whether this host runs a 256-bit vector op as two 128-bit halves: AMD's Bulldozer family
+    (15h), Jaguar (16h) and Zen/Zen+ (17h, models below 30h; Zen 2 is 30h and later), the cores
+    LLVM calls bdver1-4, btver2 and znver1. There a shuffle across the halves (vperm2f128) is 8
+    micro-ops against 1, and a vector does half the arithmetic per cycle it does elsewhere."""
+    vendor, family, model = _cpu_identity()
+    return vendor == "AuthenticAMD" and (family in (0x15, 0x16) or family == 0x17 and model < 0x30)
+
+
+def _compute_bound_ops() -> int:
+    """Float ops per element moved from which a loop keeps this host's vector units, not its
+    memory, busy (Target.compute_bound_ops). Measured at 32M float32, 2 threads: on znver1 swish
+    backward (12 float ops per element it loads or stores) ran faster with normal stores; on znver4
+    (AVX-512) swish and log-softmax backward (11) ran 1.2x faster streamed, a tanh-GELU backward
+    (22) 1.1x slower. Where wide vectors split, 8; elsewhere the arithmetic per cycle is twice: 16."""
+    return 8 if host_splits_wide_vectors() else 16
+
+
 def _streaming_threshold() -> int:
     """A kernel whose tensors total at least the size of the last-level cache writes its outputs
     with streaming stores (glibc's memset streams above a similar size); 0 where the host has none
@@ -62,12 +95,17 @@ class Target:
     tensors total at least this many bytes; 0: never. Only an unstaged (host) target streams."""
     vector_registers: int = 32
     """Vector registers the host target's register tiles may fill (chunk-row-sweeps)."""
+    compute_bound_ops: int = 8
+    """Float ops per element an innermost loop loads or stores (a float32 exp counts as its 27-op
+    polynomial) from which its arithmetic, not memory, bounds it: such a loop keeps normal stores
+    (stream-stores), as streaming saves memory traffic it does not wait on."""
 
     def __post_init__(self):
         from tilegrad.errors import AttributeValueError
 
         for name, low in (("cores", 1), ("ub_bytes", 1), ("ub_align", 1), ("vector_bytes", 1),
-                          ("ub_reserve_bytes", 0), ("stream_store_bytes", 0), ("vector_registers", 1)):
+                          ("ub_reserve_bytes", 0), ("stream_store_bytes", 0), ("vector_registers", 1),
+                          ("compute_bound_ops", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise AttributeValueError(f"target {self.name!r}: {name}={value!r} must be an integer >= {low}")
@@ -86,7 +124,7 @@ _ALL_DTYPES = ("float64", "float32", "float16", "bfloat16")
 BUILTIN_TARGETS = [
     Target("cpu", os.cpu_count() or 1, _cache_bytes(2, 1 << 20), 64, 64, _ALL_DTYPES, staged=False,
            description="this host; tiles for cache, threads for cores", stream_store_bytes=_streaming_threshold(),
-           vector_registers=_vector_registers()),
+           vector_registers=_vector_registers(), compute_bound_ops=_compute_bound_ops()),
     Target("ascend910", 32, 196608, 32, 256, ("float32", "float16"), staged=True,
            aliases=("atlas-training",), ub_reserve_bytes=16384,
            description="Atlas training series"),
