@@ -6,14 +6,14 @@ kernel ends; a normal store first reads each line it is about to overwrite (writ
 op that reads two arrays and writes one moves four arrays' bytes, not three, and a zero fill moves
 twice its size. x86's streaming stores write whole lines without that read, but only as aligned
 vector stores. So an innermost loop over [lb, ub) that stores `out[j..., v]` (v its variable, the
-last axis unit-stride) runs in three parts:
+last axis unit-stride) runs in two loops:
 
     p = streaming ? tg.align_peel out[j..., lb] limit (ub - lb) : ub - lb
-    [lb, lb + p)              the original body (up to the first 64-byte aligned element)
+    for each edge in [lb, lb + p), [end, ub):
+      the original body       (up to the first 64-byte aligned element; after the last line)
     [lb + p, end) by lines    tg.assume_aligned out[j..., c]
                               for k in [0, line): the body at c + k, storing into buffer[k]
                               out[j..., c + k] = buffer[k] for each k, side by side, non-temporal
-    [end, ub)                 the original body (the last partial line)
 
 where streaming = the kernel's input and output tensors total at least `min_bytes` (then what it moves
 pushes its own output out of the caches before the next op could read it there; smaller, the output
@@ -51,6 +51,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect import tg
+from tilegrad.dialect.tg import LoopRole
 from tilegrad.passes.common import (
     ARITHMETIC_BOUND,
     arg_info,
@@ -58,9 +59,11 @@ from tilegrad.passes.common import (
     constant_index,
     enclosing_func,
     functions,
+    loop_axis,
+    make_for,
     tensors_by_stage,
 )
-from tilegrad.passes.loop_affine import INDEX, IndexBuilder, copy_of_loop
+from tilegrad.passes.loop_affine import INDEX, IndexBuilder
 from tilegrad.passes.lower_to_llvm import element_bytes, static_strides
 from tilegrad.passes.tiling_plan import STREAM_MIN_LINES
 
@@ -313,10 +316,26 @@ def _stream(loop: scf.ForOp, stores: list[memref.StoreOp], min_bytes: int) -> No
             body.add_ops([value, streamed])
     body.add_op(scf.YieldOp())
 
-    rest = copy_of_loop(loop)
-    loop.parent_block().insert_ops_after([by_lines, rest], loop)
-    loop.operands = (loop.lb, start, *loop.operands[2:])
-    rest.operands = (end, *rest.operands[1:])
+    edges = _over_both_edges(loop, start, end, at)
+    edges.parent_block().insert_ops_after([by_lines], edges)
+
+
+def _over_both_edges(loop: scf.ForOp, start: SSAValue, end: SSAValue, at: IndexBuilder) -> scf.ForOp:
+    """The loop, in place, made the body of a loop of two tiles of its axis, [lb, start) then
+    [end, ub): one copy of its body for the elements before the first line and after the last (all
+    of them when nothing streams). Two copies, each vectorized by LLVM and each given an
+    overlapping vector by overlap-vector-tails, made a streamed stage's code twice the size."""
+    edges, body = make_for(at.const(0), at.const(2), at.const(1), LoopRole.TILE, loop_axis(loop))
+    if "tg.stage" in loop.attributes:
+        edges.attributes["tg.stage"] = loop.attributes.pop("tg.stage")
+    loop.parent_block().insert_op_before(edges, loop)
+    first_edge = arith.CmpiOp(body.args[0], at.const(0), "eq")
+    lb = arith.SelectOp(first_edge, loop.lb, end)
+    ub = arith.SelectOp(first_edge, start, loop.ub)
+    loop.detach()
+    loop.operands = (lb.result, ub.result, *loop.operands[2:])
+    body.add_ops([first_edge, lb, ub, loop, scf.YieldOp()])
+    return edges
 
 
 @dataclass(frozen=True)
