@@ -148,6 +148,34 @@ def test_batch_norm_forward_training_matches_aten(target, dtype, shape, rng):
 
 
 
+def test_statistics_sweeps_jammed_by_eight_or_by_two_give_the_same_bits(monkeypatch, rng):
+    """jam-sweep-terms adds each column's terms in row order however many rows a pass takes: the
+    host target's 8 (TERMS) and 2 give the same outputs, the rows left over (2051 = 8 x 256 + 3,
+    in blocks of 1024) included."""
+    import dataclasses
+
+    from tilegrad import pipeline
+    from tilegrad.passes.jam_sweep_terms import JamSweepTerms
+    from tilegrad.targets import get_target
+
+    x = rng.standard_normal((2051, 37, 1, 1)).astype(np.float32)
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    g, b = rng.uniform(0.5, 2, (1, 37, 1, 1)).astype(np.float32), rng.standard_normal((1, 37, 1, 1)).astype(np.float32)
+    two = tilegrad.register_target(dataclasses.replace(get_target("cpu"), name="test-two-terms"), replace=True)
+    results, tiled = {}, {}
+    for target in ("cpu", two):
+        if target is two:
+            monkeypatch.setattr(pipeline, "JamSweepTerms", lambda: JamSweepTerms(terms=2))
+        kernel = tilegrad.compile("batch_norm_forward_training", target)
+        forward = kernel(x=x, bn_scale=g, bn_bias=b)
+        tiled[target is two] = kernel.ir("tiled", x=x, bn_scale=g, bn_bias=b)
+        backward = tilegrad.compile("batch_norm_backward", target)(x=x, dy=dy, bn_scale=g)
+        results[target is two] = [*forward, *backward]
+    assert tiled[False].count("%x[") > tiled[True].count("%x[")  # the sweep reads 8 rows a pass, not 2
+    for ours, theirs in zip(results[False], results[True]):
+        np.testing.assert_array_equal(ours, theirs)
+
+
 @pytest.mark.parametrize("shape", [(4096, 8, 1, 1), (8, 4, 16, 16)])
 @pytest.mark.parametrize("mean, std, bound", [(0.0, 1.0, 2e-6), (1000.0, 0.01, 5e-5)])
 def test_one_pass_variance_is_accurate(shape, mean, std, bound, rng):

@@ -1340,7 +1340,7 @@ def test_jam_sweep_terms_adds_two_terms_per_pass_in_order():
     (the same order as before), and the original sweep takes the row left over."""
     from tilegrad.pipeline import run_passes
 
-    text = str(run_passes(TWO_SUMS_SWEEPING.replace("OPERAND", "%r, %h"), "jam-sweep-terms"))
+    text = str(run_passes(TWO_SUMS_SWEEPING.replace("OPERAND", "%r, %h"), "jam-sweep-terms{terms=2}"))
     assert_lines_in_order(text, [
         "%0 = arith.constant 2 : index", "%1 = arith.subi %rows, %c0 : index", "%2 = arith.divui %1, %0 : index",
         "%3 = arith.muli %2, %0 : index", "%4 = arith.addi %c0, %3 : index",
@@ -1354,6 +1354,21 @@ def test_jam_sweep_terms_adds_two_terms_per_pass_in_order():
         "%v_1 = memref.load %x[%7, %8] : memref<?x?xf32>", "memref.store %g2_1, %gamma[%8] : memref<512xf32>",
         "} {tg.loop = #tg.loop<row, axis = 0>}", "} {tg.loop = #tg.loop<reduce, axis = 0>}",
         "scf.for %r = %4 to %rows step %c1 {", "} {tg.loop = #tg.loop<reduce, axis = 0>}"])
+
+
+def test_jam_sweep_terms_adds_eight_terms_per_pass_by_default():
+    """Rows r .. r + 7 in one pass, each term's loads and stores after the one before (TERMS)."""
+    from tilegrad.passes.jam_sweep_terms import TERMS
+    from tilegrad.pipeline import run_passes
+
+    assert TERMS == 8
+    text = str(run_passes(TWO_SUMS_SWEEPING.replace("OPERAND", "%r, %h"), "jam-sweep-terms"))
+    jammed = text[:text.index("scf.for %r = ")]  # the original sweep takes the rows left over
+    assert "arith.constant 8 : index" in jammed
+    rows = re.findall(r"memref\.load %x\[(%\w+), ", jammed)
+    assert len(rows) == 8 and len(set(rows)) == 8
+    stores = re.findall(r"memref\.store %\w+, %beta\[", jammed)
+    assert len(stores) == 8
 
 
 @pytest.mark.parametrize("change", [

@@ -1,5 +1,5 @@
-"""jam-sweep-terms: a sweep adds TERMS consecutive terms to each accumulator per pass over its
-stack rows.
+"""jam-sweep-terms: a sweep adds `terms` consecutive terms (TERMS) to each accumulator per pass
+over its stack rows.
 
 After interchange-column-reductions, a column sum sweeps its terms r with a row loop inside, and
 every term loads and stores the whole stack row of accumulators again:
@@ -11,14 +11,14 @@ every term loads and stores the whole stack row of accumulators again:
                                          for r in [split, ub): (the original sweep, the term left over)
 
 Two terms per pass halve the accumulator traffic (one load and one store per two data vectors;
-LLVM forwards the first store to the second load). Batch norm's mean and variance of x seen as
-[N, C] (8192 x 1024 on 2 cores) are sweeps like this: at 2 KiB of stack row per core, the
-accumulators' stores kept the sweep at 2.0 ms against 1.6 ms for a plain read of the same data;
-jammed it takes 1.7 ms (a C model of the loop). Each accumulator still adds its terms in r
-order, one after another: bitwise the same sums (the jammed adds lose `reassoc`, which let LLVM
-add the two terms first). Only sweeps whose columns are independent
-(`row_of_sweep`: the row loop writes nothing but stack rows, each at its own column) and
-whose terms read nothing every column shares: a GEMM's sweeps are chunk-row-sweeps' (accumulators
+LLVM forwards the first store to the second load), and more terms walk more rows at once. Batch
+norm's mean and variance of x seen as [N, C] (8192 x 1024 on 2 cores) are sweeps like this: at
+2 KiB of stack row per core, the accumulators' stores kept the sweep at 2.0 ms against 1.6 ms
+for a plain read of the same data (a C model of the loop, znver1; TERMS has the figures). The
+picture shows two. Each accumulator still adds its terms in r order, one after another: bitwise
+the same sums (the jammed adds lose `reassoc`, which let LLVM add the terms first). Only sweeps
+whose columns are independent (`row_of_sweep`: the row loop writes nothing but stack rows, each
+at its own column) and whose terms read nothing every column shares: a GEMM's sweeps are chunk-row-sweeps' (accumulators
 in registers), and jammed, the columns a chunk leaves over (g @ w at 9 x 1100 x 37) came out
 with other last bits than the unjammed kernel's, though the IR adds in the same order (LLVM's
 code for the products differed). For targets without UB staging (cpu).
@@ -38,17 +38,21 @@ from tilegrad.passes.chunk_row_sweeps import IN_ORDER, row_of_sweep, shares_an_o
 from tilegrad.passes.common import constant_index, functions, whole_steps
 from tilegrad.passes.jam_row_sweeps import copy_index
 
-TERMS = 2
-"""Terms per pass: a C model of batch norm's sweep at 8192 x 1024 on znver1 took 2.0 ms with one
-term, 1.7 with two and 1.6-1.75 with four (a plain read: 1.6)."""
+TERMS = 8
+"""Terms per pass. A C model of batch norm's sweep at 8192 x 1024 on znver1 took 2.0 ms with one
+term, 1.7 with two and 1.6-1.75 with four (a plain read: 1.6). On znver4 (AVX-512, 2 threads, A/B
+in one process, rotated) batch norm forward after a linear layer (8192 x 1024 x 1 x 1), whose
+statistics are such a sweep, took 2.86-3.00 ms with two, 2.40-2.53 with four, 2.19-2.30 with
+eight, and its backward 5.20-5.73 -> 4.67 ms with eight; the 32x64x56x56 forms and group norm
+within noise, compiles 0.02 s longer at most."""
 
 
-def _jam(sweep: scf.ForOp, row: scf.ForOp) -> None:
+def _jam(sweep: scf.ForOp, row: scf.ForOp, terms: int) -> None:
     index = IndexType()
-    step, split = whole_steps(sweep.lb, sweep.ub, TERMS, sweep)
+    step, split = whole_steps(sweep.lb, sweep.ub, terms, sweep)
     body = Block(arg_types=[index])
     mappings: list[dict[SSAValue, SSAValue]] = [
-        {sweep.body.block.args[0]: copy_index(body, body.args[0], term, None)} for term in range(TERMS)]
+        {sweep.body.block.args[0]: copy_index(body, body.args[0], term, None)} for term in range(terms)]
     for op in sweep.body.block.ops:
         if isinstance(op, scf.YieldOp):
             continue
@@ -65,7 +69,7 @@ def _jam(sweep: scf.ForOp, row: scf.ForOp) -> None:
                 if not isinstance(inner, scf.YieldOp):
                     clone = inner.clone(value_mapper=mapping)
                     if isinstance(clone, arith.AddfOp):
-                        clone.fastmath = IN_ORDER  # else LLVM may add the two terms first
+                        clone.fastmath = IN_ORDER  # else LLVM may add the terms in another order
                     row_body.add_op(clone)
                     mapping.update(zip(inner.results, clone.results))
         row_body.add_op(scf.YieldOp())
@@ -81,13 +85,14 @@ def _jam(sweep: scf.ForOp, row: scf.ForOp) -> None:
 
 @dataclass(frozen=True)
 class JamSweepTerms(ModulePass):
-    """Add TERMS terms per pass over a sweep's stack rows of accumulators."""
+    """Add `terms` terms per pass over a sweep's stack rows of accumulators."""
 
     name = "jam-sweep-terms"
+    terms: int = TERMS
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in functions(op):
             for sweep in list(fn.walk()):
                 row = row_of_sweep(sweep)
                 if row is not None and not shares_an_operand(row) and constant_index(sweep.step) == 1:
-                    _jam(sweep, row)
+                    _jam(sweep, row, self.terms)
