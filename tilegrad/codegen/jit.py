@@ -27,6 +27,11 @@ def _initialize() -> None:
     # loop strength reduction took 70% of code generation on large kernels (the sampler: 1.3 of
     # 1.8 s) and the benchmark table runs as fast without it (benchmarks/README.md)
     llb.set_option("", "-disable-lsr")
+    # LICM keeps a loop's memory in registers only where the loop makes at most 250 accesses (a
+    # compile-time cap); a register tile's sweep (chunk-row-sweeps: 4 rows x 32 columns of
+    # accumulators, loaded, updated and stored per term before LLVM vectorizes it) makes about
+    # 400, so its accumulators stayed on the stack (g @ w at 44% of numpy's matmul on znver4)
+    llb.set_option("", "-licm-mssa-max-acc-promotion=1024")
 
 
 @cache

@@ -11,7 +11,9 @@ row loop inside, every iteration loading and storing the accumulators it adds to
 
 Inside a chunk the accumulators' addresses do not change with r, so LLVM keeps them in registers
 (CHUNK columns of every jammed row: 4 rows x 2 vectors), and the loads per term drop to the data
-itself: the register tile of a GEMM kernel. Each accumulator still adds its terms in r order:
+itself: the register tile of a GEMM kernel. (LLVM's LICM does so only in a loop of at most so many
+memory accesses, counted before it vectorizes: codegen/jit.py raises that cap, which 4 rows x 32
+columns passed.) Each accumulator still adds its terms in r order:
 bitwise the same sums. Only sweeps whose row loop writes nothing but stack rows, each at its own
 column, and reads nothing a sweep writes are chunked, and only where several rows share the sweep
 (jam-row-sweeps made it): with one row, every chunk walks the swept data (w) again for no register
