@@ -68,6 +68,17 @@ def test_bench_quick(capsys, argv):
     assert code == 0 and "GB/s" in out and "binary_cross_entropy_grad" in out
 
 
+def test_bench_rounds_start_with_each_function_in_turn():
+    """interleaved_best: after the warm-up, round k starts k functions later, so no form is always
+    timed first (where the first of a round ran slower, that was always tilegrad's)."""
+    from tilegrad.bench import interleaved_best
+
+    calls = []
+    best = interleaved_best({name: (lambda n=name: calls.append(n)) for name in "abc"}, repeat=4)
+    assert sorted(best) == ["a", "b", "c"] and all(t >= 0 for t in best.values())
+    assert calls == list("abc") + list("abc") + list("bca") + list("cab") + list("abc")
+
+
 def test_user_ops_work_in_the_cli(capsys, tmp_path, monkeypatch):
     source = tmp_path / "my_ops.py"
     source.write_text(

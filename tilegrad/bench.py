@@ -34,12 +34,17 @@ class Case:
 
 def interleaved_best(functions: dict[str, Callable[[], object]], repeat: int = 5,
                      number: int = 1) -> dict[str, float]:
-    """Best time per call of each function over `repeat` rounds, `number` calls of each per round."""
+    """Best time per call of each function over `repeat` rounds, `number` calls of each per round.
+    Each round starts one function later than the one before, so no function always runs first
+    (in one process on the znver4 host, whichever of several variants ran first each round
+    looked 10-50% slower)."""
     for fn in functions.values():
         fn()  # warm-up (and compile)
     best = {name: float("inf") for name in functions}
-    for _ in range(repeat):
-        for name, fn in functions.items():
+    order = list(functions.items())
+    for round_ in range(repeat):
+        shift = round_ % len(order)
+        for name, fn in order[shift:] + order[:shift]:
             start = time.perf_counter()
             for _ in range(number):
                 fn()
