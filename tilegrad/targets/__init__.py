@@ -3,6 +3,7 @@
 import os
 import platform
 from dataclasses import dataclass, field
+from functools import cache
 
 from tilegrad.errors import UnsupportedError
 
@@ -16,28 +17,34 @@ def _cache_bytes(level_index: int, default: int) -> int:
         return default
 
 
-def _vector_registers() -> int:
-    """The vector registers a register tile may fill: 32 with AVX-512 (even at the 256-bit width
-    the code generator prefers), else 16 (AVX2)."""
-    try:
-        with open("/proc/cpuinfo") as info:
-            return 32 if any(line.startswith("flags") and " avx512f" in line for line in info) else 16
-    except OSError:
-        return 16
-
-
-def _cpu_identity() -> tuple[str, int, int]:
-    """This host's vendor, family and model as /proc/cpuinfo gives them (("", 0, 0) if unknown)."""
+@cache
+def _cpuinfo() -> dict[str, str]:
+    """The first processor's fields in /proc/cpuinfo (empty where there is none): read once."""
     fields: dict[str, str] = {}
     try:
         with open("/proc/cpuinfo") as info:
             for line in info:
                 if not line.strip():
-                    break  # the first processor's block is enough
+                    break  # every processor of the host has the same flags and identity
                 key, _, value = line.partition(":")
                 fields[key.strip()] = value.strip()
+    except OSError:
+        pass
+    return fields
+
+
+def _vector_registers() -> int:
+    """The vector registers a register tile may fill: 32 with AVX-512 (even at the 256-bit width
+    the code generator prefers), else 16 (AVX2)."""
+    return 32 if "avx512f" in _cpuinfo().get("flags", "").split() else 16
+
+
+def _cpu_identity() -> tuple[str, int, int]:
+    """This host's vendor, family and model as /proc/cpuinfo gives them (("", 0, 0) if unknown)."""
+    fields = _cpuinfo()
+    try:
         return fields.get("vendor_id", ""), int(fields.get("cpu family", 0)), int(fields.get("model", 0))
-    except (OSError, ValueError):
+    except ValueError:
         return "", 0, 0
 
 
