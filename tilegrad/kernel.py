@@ -172,6 +172,11 @@ _COMPILE_LOCK = threading.Lock()
 PARALLEL_MIN_ELEMENTS = 1 << 15
 """Below this many elements in the largest array, blocks run on the calling thread: handing a
 few microseconds of work to the pool costs more than it saves."""
+NATIVE_MAX_KEYWORDS = 64
+"""The most keyword arguments (and outputs) a call the native path repeats may have
+(codegen/_fastcall.c MAX_KEYWORDS): a call with more is checked every time."""
+NATIVE_MAX_NEW_ARRAYS = 32
+"""The most outputs and workspace arrays a native call allocates (_fastcall.c MAX_NEW_ARRAYS)."""
 
 
 def _op_source(op: OpDef) -> str:
@@ -421,6 +426,8 @@ class Kernel(Dispatcher):
                   ub_bytes: int | None, parallel: bool) -> None:
         """Bind this call's signature if every pointer the kernel got is a given array's own, a
         fresh output, workspace or the status words (no copy was needed)."""
+        if len(given) > NATIVE_MAX_KEYWORDS or len(self.op.outputs) > NATIVE_MAX_KEYWORDS:
+            return  # beyond the native path's fixed arrays: every call of this signature stays checked
         slots = pointer_slots(spec.layout)
         passed, new = {}, []
         for name, slot in slots.items():
@@ -438,6 +445,8 @@ class Kernel(Dispatcher):
                 new.append(NewArray(slot, array.shape, array.dtype, False, None))
             else:
                 return
+        if len(new) > NATIVE_MAX_NEW_ARRAYS:
+            return
         written = {n for n in passed if n in self.op.outputs or self.op.tensors[n].updated}
         op = self.op.name
         driver = spec.driver()
