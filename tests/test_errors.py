@@ -1,5 +1,7 @@
 """Bad input gets a clear exception naming the argument and the rule."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -136,3 +138,98 @@ def test_a_failing_shape_rule_is_the_op_authors_error_naming_the_output():
 
     with pytest.raises(tilegrad.DefinitionError, match=r"test_bad_shape_rule: output dx's shape rule .* TypeError"):
         tilegrad.compile("test_bad_shape_rule", "cpu")(dy=np.ones(3, np.float32))
+
+
+def _target(**fields) -> tilegrad.Target:
+    figures = dict(name="test-bounds", cores=2, ub_bytes=4096, ub_align=32, vector_bytes=32, dtypes=("float32",),
+                   staged=True)
+    return tilegrad.Target(**{**figures, **fields})
+
+
+@pytest.mark.parametrize("fields, message", [
+    (dict(cores=2**40), r"cores=1099511627776 must be an integer in \[1, 4096\]"),  # a call used to never return
+    (dict(cores=100000), r"cores=100000 must be an integer in \[1, 4096\]"),  # a bare MemoryError
+    (dict(cores=0), r"cores=0 must be"),
+    (dict(cores=2.0), r"cores=2.0 must be an integer"),
+    (dict(ub_bytes=0), r"ub_bytes=0 must be an integer in \[1, 1073741824\]"),
+    (dict(ub_bytes=2**31, cores=1), r"ub_bytes=2147483648 must be"),
+    (dict(cores=4096, ub_bytes=1 << 20), r"cores \* ub_bytes = 4096 \* 1048576 must be at most 1073741824"),
+    (dict(ub_align=48), r"ub_align=48 must be a power of two"),
+    (dict(ub_align=8192), r"ub_align=8192 must be an integer in \[1, 4096\]"),
+    (dict(vector_bytes=100), r"vector_bytes=100 must be a power of two"),
+    (dict(ub_reserve_bytes=-1), r"ub_reserve_bytes=-1 must be"),
+    (dict(stream_store_bytes=-1), r"stream_store_bytes=-1 must be"),
+    (dict(vector_registers=1000), r"vector_registers=1000 must be an integer in \[1, 64\]"),
+    (dict(compute_bound_ops=0), r"compute_bound_ops=0 must be"),
+    (dict(core_mask_option=True, cores=63), r"core_mask covers at most 62 cores, not cores=63"),
+    (dict(staged=1), r"staged=1 must be True or False"),
+    (dict(dtypes=("fp16",)), r"dtypes=\('fp16',\) must name one or more of float64"),
+    (dict(dtypes=()), r"dtypes=\(\) must name"),
+    (dict(aliases="npu"), r"aliases='npu' must be a tuple of strings"),
+    (dict(name=""), r"name='' must be a non-empty string"),
+])
+def test_a_target_field_outside_its_range_is_refused_naming_it(fields, message):
+    with pytest.raises(tilegrad.AttributeValueError, match=message):
+        _target(**fields)
+
+
+def test_the_largest_target_runs_and_agrees_with_cpu():
+    """CORES_MAX cores on a staged target (one UB each) and on the host: a call returns the cpu answer."""
+    from tilegrad.targets import CORES_MAX
+
+    rng = np.random.default_rng(1)
+    xs, y = rng.uniform(0.1, 0.9, 5000).astype(np.float32), rng.uniform(0, 1, 5000).astype(np.float32)
+    expected = bce(input_x=xs, input_y=y, dloss=one)
+    for staged, ub_bytes in ((True, 1024), (False, 1 << 20)):
+        target = tilegrad.register_target(_target(name=f"test-{CORES_MAX}-cores-{staged}", cores=CORES_MAX,
+                                                  ub_bytes=ub_bytes, staged=staged), replace=True)
+        np.testing.assert_allclose(tilegrad.compile("binary_cross_entropy_grad", target)(
+            input_x=xs, input_y=y, dloss=one), expected, rtol=1e-6)
+
+
+def test_register_target_refuses_a_taken_name_or_alias_and_compile_an_unregistered_target():
+    register_toy_npu()
+    with pytest.raises(tilegrad.AttributeValueError, match="'toy-npu' is already registered.*replace=True"):
+        tilegrad.register_target(_target(name="toy-npu"))
+    with pytest.raises(tilegrad.AttributeValueError, match="'atlas-a2' is already registered"):
+        tilegrad.register_target(_target(name="test-new-npu", aliases=("atlas-a2",)))
+    assert "test-new-npu" not in tilegrad.list_targets()
+    with pytest.raises(tilegrad.ArgumentError, match="register_target takes a tilegrad.Target, not str"):
+        tilegrad.register_target("my-npu")
+    with pytest.raises(tilegrad.UnsupportedError, match="'test-unregistered' is not registered.*register_target"):
+        tilegrad.compile("binary_cross_entropy_grad", _target(name="test-unregistered"))
+    changed = dataclasses.replace(tilegrad.get_target("toy-npu"), cores=3)  # the passes would tile for 2
+    with pytest.raises(tilegrad.UnsupportedError, match="'toy-npu' differs from the registered one"):
+        tilegrad.compile("binary_cross_entropy_grad", changed)
+
+
+def _many_attributes_op(count: int) -> str:
+    """A user op with `count` runtime attributes: x * (1 + a0 + a1 + ...)."""
+    names = [f"a{i}" for i in range(count)]
+    attributes = ", ".join(f"{n}=tg.attr(0.0, runtime=True)" for n in names)
+    source = f"def test_many_attributes(x=tg.tensor('N'), {attributes}):\n    return x * (1.0 + {' + '.join(names)})\n"
+    scope = {"tg": tg}
+    exec(source, scope)
+    tg.op(outputs={"dx": tg.like("x")}, replace=True)(scope["test_many_attributes"])
+    return "test_many_attributes"
+
+
+def test_a_call_of_more_keywords_than_the_native_path_holds_runs_checked_each_time():
+    """70 keywords (the native path holds 64): the call used to run, then raise a bare ValueError
+    while binding its signature; now every call is checked and right."""
+    from tilegrad.kernel import NATIVE_MAX_KEYWORDS
+
+    count = NATIVE_MAX_KEYWORDS + 6
+    k = tilegrad.compile(_many_attributes_op(count), "cpu")
+    for value in (0.5, 0.25):
+        attrs = {f"a{i}": value for i in range(count)}
+        np.testing.assert_allclose(k(x=x, **attrs), x * (1 + value * count), rtol=1e-6)
+        assert k._signature_count == 0
+
+
+def test_unknown_keywords_are_refused_by_name_before_anything_runs():
+    out = np.full(16, -1.0, np.float32)
+    junk = {f"junk{i}": x for i in range(70)}
+    with pytest.raises(tilegrad.ArgumentError, match="unknown argument.*junk0, junk1, junk10"):
+        bce(input_x=x, input_y=x, dloss=one, dx=out, **junk)
+    np.testing.assert_array_equal(out, -1.0)  # nothing ran
