@@ -87,3 +87,15 @@ def test_the_site_builds_strictly(tmp_path):
                              str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "tg.reduce_sum" in (tmp_path / "dsl" / "index.html").read_text()
+
+
+def _commands(markdown: str, heading: str) -> list[str]:
+    """The command lines (not comments) of the first ```bash block after `heading`."""
+    block = markdown.split(heading, 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    return [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_the_docs_give_the_readmes_install_commands():
+    readme = _commands((ROOT / "README.md").read_text(), "# tilegrad")
+    assert len(readme) == 2 and "pip install -e ." in readme[0] and "'.[test]'" in readme[1]
+    assert _commands((ROOT / "docs" / "index.md").read_text(), "## Install") == readme
