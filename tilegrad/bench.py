@@ -99,6 +99,11 @@ def two_thread_speedup(elements: int = 1 << 14, seconds: float = 0.25) -> float:
     return max(rate(2), rate(2)) / max(rate(1), rate(1))
 
 
+def _cell(value: float, unit: str = "") -> str:
+    """A table cell: "-" where there is nothing to compare with (no torch, or no numpy form)."""
+    return f"{value:.2f}{unit}" if np.isfinite(value) else "-"
+
+
 TINY_CALLS = 200
 """Calls per timed round at size "tiny", where one call takes microseconds."""
 
@@ -149,8 +154,8 @@ def run_benchmarks(ops: list[str] | None = None, size: str = "full", repeat: int
                    vs_torch=torch_time / ours, vs_numpy=numpy_time / ours, load=load[0])
         rows.append(row)
         say(f"| {row['op']} | {row['size']} | {ours * scale:.2f} | {row['gbps']:.1f} | "
-              f"{torch_time * scale:.2f} ({row['torch_form']}) | {numpy_time * scale:.2f} | {row['vs_torch']:.2f}x | "
-              f"{row['vs_numpy']:.2f}x |")
+              f"{_cell(torch_time * scale)} ({row['torch_form']}) | {_cell(numpy_time * scale)} | "
+              f"{_cell(row['vs_torch'], 'x')} | {_cell(row['vs_numpy'], 'x')} |")
     ratios = [r["vs_torch"] for r in rows if np.isfinite(r["vs_torch"])]
     if ratios:
         geomean = float(np.exp(np.mean(np.log(ratios))))
