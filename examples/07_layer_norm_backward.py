@@ -9,16 +9,18 @@
 On cpu the column sums are interchanged: each row of dy and x streams through a stack row of 256
 partial sums (`interchange-column-reductions`), instead of walking a column per feature. Checked
 against torch's `native_layer_norm_backward` (or the float64 formula without torch) and timed
-beside it: `python examples/07_layer_norm_backward.py [N D]`.
+beside it, in interleaved rounds that each start with the other one (`tilegrad.bench.interleaved_best`),
+with the load average: `python examples/07_layer_norm_backward.py [N D]`.
 """
 
+import os
 import sys
-import time
 
 import numpy as np
 
 import tilegrad
 import tilegrad.dsl as tg
+from tilegrad.bench import interleaved_best
 
 
 @tg.op(outputs={"dx": tg.like("x"), "dgamma": tg.like("gamma"), "dbeta": tg.like("gamma")}, replace=True)
@@ -60,16 +62,6 @@ def reference(a):
     return dx, (dy * x_hat).sum(0), dy.sum(0)
 
 
-def best_of(fn, repeat: int = 5) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main(rows: int = 4096, features: int = 1024) -> None:
     a = inputs(rows, features, np.random.default_rng(0))
     kernel = tilegrad.compile("layer_norm_backward", "cpu")
@@ -79,25 +71,34 @@ def main(rows: int = 4096, features: int = 1024) -> None:
         error = np.max(np.abs(value - want)) / max(1.0, np.max(np.abs(want)))
         print(f"{name:<7} max relative error vs float64: {error:.1e}")
         assert error < 1e-4, name
-    ours = best_of(lambda: kernel(**a, dx=outputs[0], dgamma=outputs[1], dbeta=outputs[2]))
-    print(f"tilegrad layer_norm_backward {rows}x{features} f32: {ours * 1e3:.2f} ms")
+    functions = {"tilegrad": lambda: kernel(**a, dx=outputs[0], dgamma=outputs[1], dbeta=outputs[2])}
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as the benchmarks time torch (tilegrad/bench.py)
     try:
         import torch
     except ImportError:
-        return
-    torch.set_num_threads(2)
-    t = {k: torch.from_numpy(v) for k, v in a.items()}
-    mean, rstd = t["mean"][:, None], t["rstd"][:, None]
-    beta = torch.zeros(features)
+        torch = None
+    if torch is not None:
+        torch.set_num_threads(2)
+        t = {k: torch.from_numpy(v) for k, v in a.items()}
+        mean, rstd = t["mean"][:, None], t["rstd"][:, None]
+        beta = torch.zeros(features)
 
-    def aten():
-        return torch.ops.aten.native_layer_norm_backward(t["dy"], t["x"], [features], mean, rstd, t["gamma"],
-                                                         beta, [True, True, True])
+        def aten():
+            return torch.ops.aten.native_layer_norm_backward(t["dy"], t["x"], [features], mean, rstd, t["gamma"],
+                                                             beta, [True, True, True])
 
-    for value, want in zip(got, aten()):
-        np.testing.assert_allclose(value, want.numpy(), rtol=1e-3, atol=1e-3)
-    theirs = best_of(aten)
-    print(f"torch native_layer_norm_backward: {theirs * 1e3:.2f} ms ({theirs / ours:.2f}x tilegrad's speed)")
+        for value, want in zip(got, aten()):
+            np.testing.assert_allclose(value, want.numpy(), rtol=1e-3, atol=1e-3)
+        functions["torch"] = aten
+    times = interleaved_best(functions, repeat=7)  # the best of 7 rounds, each started by the next one
+    load = os.getloadavg()
+    beside = ", torch at 2 threads" if "torch" in times else " (no torch to compare with)"
+    print(f"measured {rows}x{features} f32, best of 7 interleaved rounds{beside}, "
+          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}:")
+    print(f"  tilegrad layer_norm_backward:      {times['tilegrad'] * 1e3:.3f} ms")
+    if "torch" in times:
+        print(f"  torch native_layer_norm_backward: {times['torch'] * 1e3:.3f} ms "
+              f"(tilegrad {times['torch'] / times['tilegrad']:.2f}x torch's speed in this run)")
 
 
 if __name__ == "__main__":
