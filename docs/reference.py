@@ -34,7 +34,7 @@ DOCS = Path(__file__).resolve().parent
 # ---- op pages -----------------------------------------------------------------------------------
 def library_ops() -> list[str]:
     """The library's ops (not ones a user or a test registered), sorted."""
-    return [n for n in tilegrad.list_ops() if tilegrad.get_op(n).fn.__module__.startswith("tilegrad.opdefs")]
+    return [n for n in tilegrad.list_ops() if (tilegrad.get_op(n).fn.__module__ or "").startswith("tilegrad.opdefs")]
 
 
 def _dtype(spec) -> str:
