@@ -6,23 +6,34 @@ own source and its dependencies' versions. Each entry is a directory `<key>/` ho
 `op.mlir`, `loops.mlir`, `tiled.mlir`, `llvm.ll` and `meta.json`, so a user can read any stage
 of any kernel that ran, cache hit or not.
 
-Guarantees: `meta.json` carries a SHA-256 of every file and of itself, so a truncated, corrupt or
-edited entry is detected, removed and rebuilt; an entry is written in a private directory and
-published with one atomic rename, so a reader never sees a half-written entry and two writers of
-one key never mix their files. An unwritable cache directory falls back to memory with one
-warning. `TILEGRAD_CACHE_MAX_MB` caps the size, evicting the least recently used entries.
-`TILEGRAD_CACHE_DIR` moves it, `TILEGRAD_CACHE=0` turns the disk cache off.
-"""
+Guarantees: `meta.json` names its key and carries a SHA-256 of every file and of itself, so a
+truncated, corrupt or edited entry, or one copied under another key, is detected, removed and
+rebuilt; an entry is written in a private directory and published with one atomic rename, so a
+reader never sees a half-written entry and two writers of one key never mix their files; the
+staging directories of killed writers are collected. Only regular files of at most
+MAX_FILE_BYTES (256 MiB) are read, opened without following links or waiting, so a FIFO or a link
+to a device in an entry never blocks a reader or fills its memory. Trust: the cache runs the machine
+code it finds, so it is used only if no one but its owner, this user, can write it (nor swap a
+directory above it); otherwise, and when it is unwritable, kernels are cached in memory with one
+warning. `TILEGRAD_CACHE_MAX_MB` caps the size, evicting the least recently used entries (a value
+that is not a finite number >= 0 is ignored with one warning; 0 keeps nothing on disk).
+`TILEGRAD_CACHE_DIR` moves it, `TILEGRAD_CACHE=0` turns the disk cache off."""
 
 from __future__ import annotations
 
+import grp
 import hashlib
 import importlib.util
 import json
+import math
 import os
 import platform
+import pwd
+import re
 import shutil
+import stat
 import sys
+import time
 import types
 import uuid
 import warnings
@@ -32,7 +43,9 @@ from pathlib import Path
 FILES = {"op": "op.mlir", "loops": "loops.mlir", "tiled": "tiled.mlir", "llvm": "llvm.ll", "asm": "asm.s",
          "object": "kernel.so"}
 """Every stage's IR as text; `object` is the machine code (a shared object) a hit loads without compiling."""
-FORMAT = 4
+FORMAT = 5
+MAX_FILE_BYTES = 256 << 20
+"""The largest file an entry may hold, far above any kernel's object or IR text: a larger one is damage."""
 _warned: set[str] = set()
 
 
@@ -41,7 +54,7 @@ def cache_dir() -> Path:
 
 
 def disk_enabled() -> bool:
-    return os.environ.get("TILEGRAD_CACHE", "1") != "0"
+    return os.environ.get("TILEGRAD_CACHE", "1") != "0" and _max_bytes() != 0
 
 
 def _source_digest() -> str:
@@ -166,64 +179,173 @@ def make_key(*parts: object) -> str:
     return digest.hexdigest()[:32]
 
 
+# ---- the directory: who may write it ---------------------------------------------------------
+
+def _trusted_root(create: bool) -> Path | None:
+    """The cache directory, if no one but this user can write it (whoever can write it runs code in
+    every process that loads a kernel from it); else None, with one warning. A directory that does
+    not exist is made (mode 0o700) when `create`, and is a quiet miss otherwise."""
+    root = cache_dir()
+    try:
+        if create:
+            root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        reason = _distrust(root)
+    except OSError as err:
+        if create:
+            _warn_unwritable(root, err)
+        return None
+    if reason is not None:
+        _warn_once(str(root), f"tilegrad: the compile cache at {root} is not used: {reason}, and whoever can write "
+                              f"it runs code in every process that loads a kernel from it; kernels are cached in "
+                              f"memory only (`chmod go-w` it, or set TILEGRAD_CACHE_DIR)")
+        return None
+    return root
+
+
+def _distrust(root: Path) -> str | None:
+    """Why another user could change what the cache holds, or None: the directory must be this user's
+    and writable by no one else, and every directory above it (the link's and the target's, if it is
+    a link) owned by root or this user and writable by others only if sticky (as /tmp is), so no one
+    can put another directory in its place (OpenSSH's rule for ~/.ssh)."""
+    uid = os.geteuid()
+    info = os.stat(root)
+    if not stat.S_ISDIR(info.st_mode):
+        return "it is not a directory"
+    if info.st_uid != uid:
+        return f"it is owned by uid {info.st_uid}, not by this user (uid {uid})"
+    if _writable_by_others(info, uid):
+        return f"it is writable by other users (mode {stat.filemode(info.st_mode)})"
+    for parent in {*Path(os.path.abspath(root)).parents, *Path(os.path.realpath(root)).parents}:
+        info = os.stat(parent)
+        if info.st_uid not in (0, uid):
+            return f"its parent {parent} is owned by uid {info.st_uid}, not by root or this user (uid {uid})"
+        if _writable_by_others(info, uid) and not info.st_mode & stat.S_ISVTX:
+            return f"its parent {parent} is writable by other users (mode {stat.filemode(info.st_mode)})"
+    return None
+
+
+def _writable_by_others(info: os.stat_result, uid: int) -> bool:
+    """World-writable, or group-writable for a group someone else is in (a user's private group, as a
+    umask of 002 expects, grants no one else)."""
+    return bool(info.st_mode & stat.S_IWOTH) or bool(info.st_mode & stat.S_IWGRP) and not _private_group(
+        info.st_gid, uid)
+
+
+@cache
+def _private_group(gid: int, uid: int) -> bool:
+    """Whether this user is the group's only member, as a primary group or a listed one."""
+    try:
+        group, user = grp.getgrgid(gid), pwd.getpwuid(uid)
+    except KeyError:
+        return False
+    primary = {p.pw_uid for p in pwd.getpwall() if p.pw_gid == gid}
+    return primary <= {uid} and set(group.gr_mem) <= {user.pw_name} and bool(primary or group.gr_mem)
+
+
 # ---- entries ---------------------------------------------------------------------------------
 
 def _sha(data: str | bytes) -> str:
     return hashlib.sha256(data.encode() if isinstance(data, str) else data).hexdigest()
 
 
-def _sealed(meta: dict, files: dict[str, str]) -> str:
-    body = {"format": FORMAT, "meta": meta, "files": files}
+def _sealed(key: str, meta: dict, files: dict[str, str]) -> str:
+    body = {"format": FORMAT, "key": key, "meta": meta, "files": files}
     return json.dumps({**body, "digest": _sha(json.dumps(body, sort_keys=True))}, indent=1, sort_keys=True)
 
 
 def load(key: str) -> tuple[dict[str, str | bytes], dict] | None:
-    """The entry's files (IR text per stage, the object as bytes) and meta if it is complete and
-    intact; a damaged entry is removed."""
+    """The entry's files (IR text per stage, the object as bytes) and meta if it is complete, intact,
+    this user's and sealed under this key; a damaged, foreign or renamed entry is removed."""
     if not disk_enabled():
         return None
-    entry = cache_dir() / key
+    root = _trusted_root(create=False)
+    if root is None:
+        return None
+    entry = root / key
     try:
-        sealed = json.loads((entry / "meta.json").read_text())
+        fd = os.open(entry, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError):
+    except OSError:  # a link or a file in the entry's place
         _discard(entry)
         return None
     try:
-        body = {k: sealed[k] for k in ("format", "meta", "files")}
-        if sealed["digest"] != _sha(json.dumps(body, sort_keys=True)) or body["format"] != FORMAT:
-            raise ValueError("digest")
-        ir = {}
-        for stage, digest in body["files"].items():
-            path = entry / FILES[stage]
-            text = path.read_bytes() if stage == "object" else path.read_text()
-            if _sha(text) != digest:
-                raise ValueError(stage)
-            ir[stage] = text
+        return _read_entry(fd, key)
+    except FileNotFoundError:  # no meta.json: damage a store of this key replaces, or a discard under way
+        return None
     except (OSError, ValueError, KeyError, TypeError):
         _discard(entry)
         return None
+    finally:
+        os.close(fd)
+
+
+def _read_entry(fd: int, key: str) -> tuple[dict[str, str | bytes], dict]:
+    if _foreign(os.fstat(fd)):
+        raise ValueError("the entry is not this user's alone")
+    sealed = json.loads(_read_file(fd, "meta.json"))
+    body = {k: sealed[k] for k in ("format", "key", "meta", "files")}
+    if sealed["digest"] != _sha(json.dumps(body, sort_keys=True)) or body["format"] != FORMAT:
+        raise ValueError("digest")
+    if body["key"] != key:
+        raise ValueError("an entry sealed under another key")  # copied or renamed: it answers for another kernel
+    files: dict[str, str | bytes] = {}
+    for stage, digest in body["files"].items():
+        data = _read_file(fd, FILES[stage])
+        if _sha(data) != digest:
+            raise ValueError(stage)
+        files[stage] = data if stage == "object" else data.decode()
     try:
-        os.utime(entry / "meta.json")  # recency, for eviction
+        os.utime("meta.json", dir_fd=fd, follow_symlinks=False)  # recency, for eviction
     except OSError:
         pass
-    return ir, body["meta"]
+    return files, body["meta"]
+
+
+def _read_file(dir_fd: int, name: str) -> bytes:
+    """A file of the entry, which must be a regular file of this user's of at most MAX_FILE_BYTES: a
+    link (to /dev/zero, say), a FIFO or a device, which could block a reader forever or never end, is
+    refused before a byte is read. The file is opened without following a link or waiting for a
+    writer, and checked as opened, so nothing swapped in after a check is read."""
+    if not stat.S_ISREG(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+        raise ValueError(f"{name} is not a regular file")  # not even opened: opening a device can act on it
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or _foreign(info) or info.st_size > MAX_FILE_BYTES:
+            raise ValueError(f"{name} is not a regular file of this user's within {MAX_FILE_BYTES} bytes")
+        data = b""
+        while len(data) <= info.st_size:  # one byte past the size: a file that grows is refused
+            chunk = os.read(fd, info.st_size + 1 - len(data))
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    if len(data) != info.st_size:
+        raise ValueError(f"{name} changed while read")
+    return data
+
+
+def _foreign(info: os.stat_result) -> bool:
+    """Not made by this user's tilegrad, which writes entries 0o700 and their files 0o600."""
+    return info.st_uid != os.geteuid() or bool(info.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
 
 
 def store(key: str, ir: dict[str, str | bytes], meta: dict) -> Path | None:
     """Write the entry privately, then publish it with one rename (first writer wins)."""
     if not disk_enabled():
         return None
-    root = cache_dir()
+    root = _trusted_root(create=True)
+    if root is None:
+        return None
     entry = root / key
     staging = root / f".{key}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
     try:
-        staging.mkdir(parents=True)
-        for stage, text in ir.items():
-            path = staging / FILES[stage]
-            path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text)
-        (staging / "meta.json").write_text(_sealed(meta, {stage: _sha(text) for stage, text in ir.items()}))
+        staging.mkdir(mode=0o700)
+        for stage, data in ir.items():
+            _write(staging / FILES[stage], data)
+        _write(staging / "meta.json", _sealed(key, meta, {stage: _sha(data) for stage, data in ir.items()}))
         try:
             os.rename(staging, entry)
         except OSError:  # another writer published this key first, or a damaged entry is in the way
@@ -234,10 +356,18 @@ def store(key: str, ir: dict[str, str | bytes], meta: dict) -> Path | None:
                 shutil.rmtree(staging, ignore_errors=True)
     except OSError as err:
         shutil.rmtree(staging, ignore_errors=True)
-        _warn_once(root, err)
+        _warn_unwritable(root, err)
         return None
+    _collect_stale(root)
     _evict(root)
     return entry
+
+
+def _write(path: Path, data: str | bytes) -> None:
+    """A new file only this user can read or write (umask aside)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
 
 
 def discard(key: str) -> None:
@@ -247,33 +377,98 @@ def discard(key: str) -> None:
 
 def _discard(entry: Path) -> None:
     """Remove an entry without a reader ever seeing it half-deleted: rename it away first."""
-    trash = entry.with_name(f".trash.{entry.name}.{uuid.uuid4().hex[:8]}")
+    trash = entry.with_name(f".trash.{entry.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
     try:
         os.rename(entry, trash)
     except OSError:
         return
-    shutil.rmtree(trash, ignore_errors=True)
+    _remove(trash)
 
 
-def _warn_once(root: Path, err: OSError) -> None:
-    if str(root) not in _warned:
-        _warned.add(str(root))
-        warnings.warn(f"tilegrad: cannot write the compile cache at {root} ({err.strerror or err}); "
-                      f"kernels are cached in memory only", RuntimeWarning, stacklevel=4)
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _warn_unwritable(root: Path, err: OSError) -> None:
+    _warn_once(str(root), f"tilegrad: cannot write the compile cache at {root} ({err.strerror or err}); "
+                          f"kernels are cached in memory only")
+
+
+def _warn_once(tag: str, message: str) -> None:
+    if tag not in _warned:
+        _warned.add(tag)
+        warnings.warn(message, RuntimeWarning, stacklevel=4)
+
+
+# ---- what killed writers leave, and the size cap ---------------------------------------------
+
+_LEFTOVER = re.compile(r"\.(?:trash\.)?.+\.(\d+)\.[0-9a-f]{8}")
+"""A staging directory (`.<key>.<pid>.<tag>`) or an entry being removed (`.trash.<key>.<pid>.<tag>`)."""
+FRESH_SECONDS = 60
+"""A leftover younger than this is never collected: a writer fills its staging directory in
+milliseconds, and a writer on another host or in another pid namespace has a pid this host cannot see."""
+ABANDONED_SECONDS = 3600
+"""A leftover older than this is collected even if its pid is alive (a pid the system gave again)."""
+
+
+def _collect_stale(root: Path) -> None:
+    """Remove the staging directories and half-removed entries of writers that were killed."""
+    now = time.time()
+    for path in root.iterdir():
+        match = _LEFTOVER.fullmatch(path.name)
+        if match is None:
+            continue
+        try:
+            age = now - path.lstat().st_mtime
+        except OSError:
+            continue  # collected by another process
+        if age > ABANDONED_SECONDS or age > FRESH_SECONDS and not _alive(int(match[1])):
+            _remove(path)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    except OverflowError:  # no process can have this pid
+        return False
+    return True
+
+
+def _max_bytes() -> float | None:
+    """TILEGRAD_CACHE_MAX_MB in bytes, or None for no cap (unset, or refused with one warning)."""
+    value = os.environ.get("TILEGRAD_CACHE_MAX_MB", "")
+    if not value:
+        return None
+    try:
+        megabytes = float(value)
+    except ValueError:
+        megabytes = math.nan
+    if not (math.isfinite(megabytes) and megabytes >= 0):
+        _warn_once(f"TILEGRAD_CACHE_MAX_MB={value}",
+                   f"tilegrad: TILEGRAD_CACHE_MAX_MB={value!r} is ignored: it must be a finite number of "
+                   f"megabytes >= 0 (0 keeps nothing on disk); the compile cache has no size cap")
+        return None
+    return megabytes * (1 << 20)
 
 
 def _evict(root: Path) -> None:
-    limit = os.environ.get("TILEGRAD_CACHE_MAX_MB")
-    if not limit:
+    budget = _max_bytes()
+    if budget is None:
         return
-    budget = float(limit) * (1 << 20)
     entries = []
     for entry in root.iterdir():
         if entry.name.startswith("."):
             continue
         try:
-            size = sum(f.stat().st_size for f in entry.iterdir())
-            entries.append(((entry / "meta.json").stat().st_mtime, size, entry))
+            size = sum(f.lstat().st_size for f in entry.iterdir())
+            entries.append(((entry / "meta.json").lstat().st_mtime, size, entry))
         except OSError:
             continue
     total = sum(size for _, size, _ in entries)
