@@ -7,6 +7,7 @@ import hashlib
 import importlib
 import importlib.util
 import json
+import math
 import os
 import sys
 import time
@@ -16,39 +17,71 @@ from pathlib import Path
 import numpy as np
 
 import tilegrad
-from tilegrad.dsl.opdef import dtype_leader, get_op
+from tilegrad.dsl.opdef import OpDef, dtype_leader, get_op
 from tilegrad.dtypes import DTYPES
-from tilegrad.errors import ArgumentError, InternalError, ShapeError, TilegradError
-from tilegrad.inputs import complete_shapes, input_specs, parse_dims, random_inputs
+from tilegrad.errors import ArgumentError, DefinitionError, InternalError, ShapeError, TilegradError
+from tilegrad.inputs import check_sizes, complete_shapes, input_specs, parse_dims, random_inputs
 from tilegrad.stages import STAGES
 
 
 def load_user_ops(source: str, how: str = "--load") -> None:
-    """Import a file or module whose @tg.op definitions register user ops (once per process)."""
+    """Import a file or module whose @tg.op definitions register user ops (once per process). A
+    file may not define an op under a library op's name: the command would run the file's op
+    under the library's name, so a `--check` or a benchmark of it would vouch for code it never ran."""
+    library = _library_ops()  # loaded first, so a user op of the same name finds the name taken
     path = Path(source)
+    module_name = source
+    error: Exception | None = None
     try:
         if path.suffix == ".py":
             if not path.exists():
                 raise TilegradError(f"{how} {source}: no such file")
-            name = "tilegrad_user_ops_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
-            if name in sys.modules:
+            module_name = "tilegrad_user_ops_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+            if module_name in sys.modules:
                 return
-            spec = importlib.util.spec_from_file_location(name, path)
+            spec = importlib.util.spec_from_file_location(module_name, path)
             module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
+            sys.modules[module_name] = module
             try:
                 spec.loader.exec_module(module)
             except BaseException:
-                del sys.modules[name]
+                del sys.modules[module_name]
                 raise
         else:
             if os.getcwd() not in sys.path and "" not in sys.path:
                 sys.path.insert(0, os.getcwd())  # a module in the current directory, as python -m finds it
             importlib.import_module(source)
-    except TilegradError:
-        raise
-    except Exception as exc:  # the user's file is at fault: say where, as one line
-        raise TilegradError(f"{how} {source}: {type(exc).__name__}: {exc}") from exc
+    except Exception as exc:
+        error = exc
+    replaced = _restore_library_ops(library)
+    taken = replaced[0] if replaced else next(
+        (n for n in library if str(error) == f"op {n!r} is already registered (pass replace=True)"), None)
+    if taken is not None:
+        sys.modules.pop(module_name, None)  # refused: a later load tries (and refuses) it again
+        raise DefinitionError(f"{how} {source}: defines op {taken!r}, which is a library op; a loaded file may "
+                              f"not replace a library op (give it another name)") from error
+    if isinstance(error, TilegradError):
+        raise error
+    if error is not None:  # the user's file is at fault: say where, as one line
+        raise TilegradError(f"{how} {source}: {type(error).__name__}: {error}") from error
+
+
+def _library_ops() -> dict[str, OpDef]:
+    """The library's ops (those tilegrad.opdefs defines), by name."""
+    return {name: op for name in tilegrad.list_ops() if (op := get_op(name)).fn.__module__.startswith("tilegrad.opdefs")}
+
+
+def _restore_library_ops(library: dict[str, OpDef]) -> list[str]:
+    """Put back each library op a user file replaced (`replace=True`), and tell the registry's
+    hooks (tilegrad.torch points its op back at the library's); the names replaced."""
+    from tilegrad.dsl import opdef as registry
+
+    replaced = [name for name, op in library.items() if registry._REGISTRY.get(name) is not op]
+    for name in replaced:
+        registry._REGISTRY[name] = library[name]
+        for hook in registry._REGISTER_HOOKS:
+            hook(library[name])
+    return replaced
 
 
 def _pairs(items: list[str], what: str) -> dict[str, str]:
@@ -81,7 +114,7 @@ def _call_arguments(args, with_data: bool = True) -> tuple[object, dict, dict]:
     shapes, symbols = {}, {}
     for key, value in _pairs(args.shape, "--shape").items():
         if key in op.tensors:
-            shapes[key] = parse_dims(value)
+            shapes[key] = parse_dims(value, key)
         else:
             try:
                 symbols[key] = int(value)
@@ -99,9 +132,12 @@ def _call_arguments(args, with_data: bool = True) -> tuple[object, dict, dict]:
         dtypes[key] = value
     normalized = {n: s.normalize(n, attrs.get(n, s.default))
                   for n, s in op.attrs.items() if n in attrs or not s.required}
+    given = set(shapes)
     shapes = complete_shapes(op, shapes, symbols, normalized)
+    specs = input_specs(op, shapes, dtypes)
+    check_sizes(specs, given, allocate=with_data)
     if not with_data:  # showing IR and planning never touch data
-        return op, input_specs(op, shapes, dtypes), attrs
+        return op, specs, attrs
     arrays = random_inputs(op, shapes, dtypes, normalized, np.random.default_rng(args.seed))
     return op, arrays, attrs
 
@@ -172,9 +208,18 @@ def _kernel(op, args) -> tilegrad.Kernel:
     path = Path(source)
     if not path.is_file():
         raise ArgumentError(f"--from-ir {source}: no such file")
-    text = path.read_text()
+    text = _ir_text(path.read_bytes(), f"--from-ir {source}")
     stage = args.from_stage or _stage_of(text)
     return kernel.from_ir(stage, text, guard=not args.no_guard)
+
+
+def _ir_text(data: bytes, what: str) -> str:
+    """IR is text as tilegrad prints it: refuse anything else here, not deep in the parser."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ArgumentError(f"{what}: not UTF-8 text IR (byte {err.start} is {data[err.start]:#04x}); give a stage "
+                            f"as `tilegrad show --stage ...` prints it") from None
 
 
 def _stage_of(text: str) -> str:
@@ -192,12 +237,12 @@ def cmd_opt(args) -> None:
     from tilegrad.pipeline import run_passes
 
     if args.file == "-":
-        text, what = sys.stdin.read(), "<stdin>"
+        text, what = _ir_text(sys.stdin.buffer.read(), "opt <stdin>"), "<stdin>"
     else:
         path = Path(args.file)
         if not path.is_file():
             raise ArgumentError(f"opt {args.file}: no such file")
-        text, what = path.read_text(), args.file
+        text, what = _ir_text(path.read_bytes(), f"opt {args.file}"), args.file
 
     def after(name, module):
         print(f"// ----- IR after {name} -----")
@@ -223,8 +268,8 @@ def cmd_plan(args) -> int:
     return 0
 
 
-def cmd_run(args) -> None:
-    from tilegrad.references import reference, reference_name
+def cmd_run(args) -> int:
+    from tilegrad.references import compare, reference, reference_name, tolerance
 
     op, arrays, attrs = _call_arguments(args)
     kernel = _kernel(op, args)
@@ -244,34 +289,51 @@ def cmd_run(args) -> None:
     say = (lambda text: None) if args.json else print
     say(f"{op.name} on {args.target}{built}: first call (with compile) {first * 1e3:.2f} ms, "
         f"best of {len(times)} {best * 1e3:.3f} ms")
-    if args.check:
+    failures = []
+    if args.check or args.tolerance is not None:
         normalized = {n: s.normalize(n, attrs.get(n, s.default)) for n, s in op.attrs.items()}
         try:
-            expected, name = reference(op.name, arrays, normalized), reference_name()
-        except KeyError:  # no independent oracle: the op's own math, untiled, in float64 on cpu
-            expected, name = _untiled_float64(op, arrays, attrs), "its untiled float64 cpu build (not an oracle)"
+            expected, name = reference(op.name, arrays, normalized), reference_name(op.name)
+        except KeyError:  # no independent oracle: the op's own math, untiled (in float64 where it takes it) on cpu
+            expected, name = _untiled_reference(op, arrays, attrs)
         results = result if isinstance(result, tuple) else (result,)
         expected = expected if isinstance(expected, tuple) else (expected,)
+        floats = [str(a.dtype) for a in arrays.values()]
         for output, got, want in zip(op.outputs, results, expected):
-            got = np.asarray(got).astype(np.float64)
-            want = np.asarray(want, dtype=np.float64)
-            error = float(np.max(np.abs(got - want))) if got.size else 0.0
-            scale = float(np.max(np.abs(want))) if got.size else 0.0
-            summary["check"][output] = dict(max_error=error, max_reference=scale, reference=name)
-            say(f"{output}: max |error| vs {name}: {error:.3g} (max |reference| {scale:.3g})")
+            dtype, (rtol, atol) = tolerance([*floats, str(np.asarray(got).dtype)])
+            if args.tolerance is not None:
+                dtype, (rtol, atol) = "--tolerance", args.tolerance
+            c = compare(got, want, rtol, atol)
+            rule = f"|error| <= {atol:g} + {rtol:g}*|reference| ({dtype})"
+            summary["check"][output] = dict(max_error=c.max_error, max_reference=c.max_reference, reference=name,
+                                            rtol=rtol, atol=atol, passed=c.passed)
+            say(f"{output}: max |error| vs {name}: {c.max_error:.3g} (max |reference| {c.max_reference:.3g}); "
+                f"{'within' if c.passed else 'BEYOND'} {rule}")
+            if not c.passed:
+                where = c.problem or (f"max |error| {c.max_error:.3g}, worst at index {list(c.index)}: "
+                                      f"{c.got:.9g} where the reference is {c.want:.9g}")
+                failures.append(f"--check: {op.name} output {output} differs from {name}: {where}; "
+                                f"the tolerance is {rule}")
     if args.json:
         print(json.dumps(summary, indent=1))
+    for line in failures:
+        print(f"tilegrad: error: {line}", file=sys.stderr)
+    return 1 if failures else 0
 
 
-def _untiled_float64(op, arrays: dict, attrs: dict):
-    """The op's data tensors widened to float64 (where the op takes float64), run untiled on cpu."""
+def _untiled_reference(op, arrays: dict, attrs: dict) -> tuple[object, str]:
+    """The op's data tensors widened to float64 (where the op takes float64), run untiled on cpu,
+    and what to call it: it checks the tiling and the code, not the formula."""
+    wide = "float64" in op.dtypes
+
     def widened(name, array):
         spec = op.tensors[name]
         follows_data = spec.dtype == "data" or dtype_leader(spec) is not None
-        return array.astype(np.float64) if follows_data and "float64" in op.dtypes else array
+        return array.astype(np.float64) if follows_data and wide else array
 
     converted = {n: widened(n, a) for n, a in arrays.items()}
-    return tilegrad.compile(op, "cpu", untiled=True)(**converted, **attrs)
+    result = tilegrad.compile(op, "cpu", untiled=True)(**converted, **attrs)
+    return result, f"its untiled {'float64 ' if wide else ''}cpu build (no reference registered: not an oracle)"
 
 
 def cmd_bench(args) -> None:
@@ -290,14 +352,29 @@ def cmd_demo(args) -> None:
     demo()
 
 
-def _count(text: str) -> int:
+def _natural(what: str):
+    """An argparse type: an integer >= 0, or one line naming `what` it must be."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = -1
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what} (an integer >= 0)")
+        return value
+
+    return parse
+
+
+def _tolerance(text: str) -> tuple[float, float]:
+    """`T` (rtol = atol = T) or `RTOL,ATOL`: finite numbers >= 0."""
     try:
-        value = int(text)
+        values = [float(part) for part in text.split(",")]
     except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a count (an integer >= 0)")
-    return value
+        values = []
+    if len(values) not in (1, 2) or not all(math.isfinite(v) and v >= 0 for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a tolerance (T, or RTOL,ATOL: finite numbers >= 0)")
+    return values[0], values[-1]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -318,7 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--shape", nargs="*", default=[], help="name=64x1000 (tensor) or N=64 (dim symbol)")
         p.add_argument("--dtype", nargs="*", default=[], help="float16 (all data tensors) or name=int32")
         p.add_argument("--attr", nargs="*", default=[], help="k=v")
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--seed", type=_natural("a seed"), default=0, help="of the random inputs (an integer >= 0)")
         p.set_defaults(fn=fn)
         return p
 
@@ -332,8 +409,15 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", action="store_true", help="the plan as JSON")
     plan.add_argument("--svg", metavar="FILE", help="also draw the core split and each core's UB into FILE")
     run = call("run", "JIT, run on random inputs, time it", cmd_run)
-    run.add_argument("--check", action="store_true", help="compare with the reference")
-    run.add_argument("--repeat", type=_count, default=10, help="timed calls after the first (>= 0)")
+    run.add_argument("--check", action="store_true",
+                     help="compare with the reference (torch, float64 numpy or one registered with "
+                          "tilegrad.references.register_reference; else the op's untiled cpu build) and exit 1 "
+                          "if an element is off by more than atol + rtol*|reference|; (rtol, atol) by the loosest "
+                          "float dtype of the call: float64 1e-10,1e-10; float32 1e-4,1e-5; float16 1e-2,1e-3; "
+                          "bfloat16 1e-2,1e-2. NaN matches only NaN")
+    run.add_argument("--tolerance", type=_tolerance, metavar="T|RTOL,ATOL",
+                     help="the tolerance of --check instead (T: rtol = atol = T); implies --check")
+    run.add_argument("--repeat", type=_natural("a count"), default=10, help="timed calls after the first (>= 0)")
     run.add_argument("--json", action="store_true", help="times and errors as JSON")
     run.add_argument("--from-ir", metavar="FILE", help="a (hand-edited) stage's IR: the pipeline goes on from it")
     run.add_argument("--from-stage", choices=("op", "loops", "tiled", "llvm"),

@@ -2,21 +2,75 @@
 
 from __future__ import annotations
 
+import math
+import os
+
 import numpy as np
 
-from tilegrad.dsl.opdef import ONE, OpDef, ParamsDtype
+from tilegrad.dsl.opdef import ONE, OpDef, ParamsDtype, _describe
 from tilegrad.dtypes import dtype_of
 from tilegrad.errors import ShapeError
 
 
-def parse_dims(text: str) -> tuple[int, ...]:
-    """"64x1000" -> (64, 1000); "" or "scalar" -> ()."""
+MAX_BYTES = 2**63 - 1
+"""The most bytes one tensor may span: a byte offset is an int64 (numpy refuses larger arrays too)."""
+
+
+def parse_dims(text: str, name: str = "") -> tuple[int, ...]:
+    """"64x1000" -> (64, 1000); "" or "scalar" -> (). Dims are integers >= 0."""
+    where = f"--shape {name}={text}: " if name else ""
     if text in ("", "scalar", "()"):
         return ()
     try:
-        return tuple(int(d) for d in text.lower().split("x"))
+        dims = tuple(int(d) for d in text.lower().split("x"))
     except ValueError:
-        raise ShapeError(f"cannot read shape {text!r}; write dims like 64x1000") from None
+        raise ShapeError(f"{where}cannot read shape {text!r}; write dims like 64x1000") from None
+    if any(d < 0 for d in dims):
+        raise ShapeError(f"{where}a dim is negative; dims are integers >= 0")
+    return dims
+
+
+def check_sizes(specs: dict, given: set[str], allocate: bool) -> None:
+    """Refuse, before anything is allocated or compiled, tensors no call could hold: one whose bytes
+    exceed what an int64 byte offset indexes and, when the inputs are to be made (`allocate`), inputs
+    that with the float64 scratch random_inputs draws them in need more than the machine's memory.
+    A tensor whose shape was inferred is named as such: the fix is in the --shape given."""
+    for name, spec in specs.items():
+        size = math.prod(spec.shape) * _itemsize(spec.dtype)
+        if size > MAX_BYTES:
+            dims = "x".join(map(str, spec.shape))
+            what = f"--shape {name}={dims}" if name in given else f"{name} (shape {dims}, from the --shape given)"
+            raise ShapeError(f"{what}: {size} bytes of {spec.dtype}; a tensor may span at most 2**63-1 bytes "
+                             f"(its byte offsets are int64)")
+    if not allocate:
+        return
+    counts = {name: math.prod(spec.shape) for name, spec in specs.items()}
+    need = sum(counts[n] * _itemsize(s.dtype) for n, s in specs.items())
+    need += 8 * max(counts.values(), default=0)  # the float64 draw of the largest, before its cast
+    memory = _memory_bytes()
+    if memory is not None and need > memory:
+        shapes = ", ".join(f"{n}={'x'.join(map(str, s.shape))}" for n, s in specs.items())
+        raise ShapeError(f"--shape: the inputs ({shapes}) need {need / 2**30:.3g} GiB to make, more than the "
+                         f"{memory / 2**30:.3g} GiB of memory available")
+
+
+def _itemsize(dtype: str) -> int:
+    return np.dtype(dtype_of(dtype).numpy).itemsize
+
+
+def _memory_bytes() -> int | None:
+    """The memory available to a new allocation (MemAvailable), else the machine's, else unknown."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def complete_shapes(op: OpDef, shapes: dict[str, tuple], symbols: dict[str, int], attrs: dict) -> dict[str, tuple]:
@@ -31,6 +85,11 @@ def complete_shapes(op: OpDef, shapes: dict[str, tuple], symbols: dict[str, int]
                 for k, v in got.items():
                     bound.setdefault(k, v)
                 break
+        else:  # blame the shape given, not a tensor whose shape was to follow from it
+            wanted = " or ".join(_describe(p, {}) for p in op.tensors[name].patterns)
+            given = "x".join(map(str, shape)) or "scalar"
+            raise ShapeError(f"--shape {name}={given}: {op.name}'s {name} must have shape {wanted} "
+                             f"({len(shape)} dims given)")
     choices: dict[str, list[tuple]] = {}
     optional: dict[str, list[tuple]] = {}
     for name, spec in op.tensors.items():

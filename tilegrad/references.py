@@ -1,11 +1,40 @@
 """Oracles for `tilegrad run --check`, the demo and the benchmarks (never used by kernels):
-PyTorch's ATen backward ops when torch is installed, else float64 numpy of the SPEC formula."""
+PyTorch's ATen backward ops when torch is installed, else float64 numpy of the SPEC formula; a
+user op's author may register one (`register_reference`). Also the tolerance `--check` holds a
+result to, and the comparison."""
 
 from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 CODES = {"none": 0, "mean": 1, "sum": 2}
+
+TOLERANCE: dict[str, tuple[float, float]] = {
+    "float64": (1e-10, 1e-10),
+    "float32": (1e-4, 1e-5),
+    "float16": (1e-2, 1e-3),
+    "bfloat16": (1e-2, 1e-2),
+}
+"""dtype -> (rtol, atol) of `tilegrad run --check`: an element passes when |result - reference| <=
+atol + rtol * |reference| (mixed, numpy.isclose's rule). These are the test suite's (tests/conftest.py),
+float32 with the looser figures the suite gives ops that sum (the command cannot tell which ops do,
+and its shapes may be long). A call is held to the loosest dtype among its float tensors: a float32
+statistic computed from float16 data is as exact as the data."""
+
+_USER: dict[str, Callable] = {}
+
+
+def register_reference(op: str, fn: Callable) -> None:
+    """Give `tilegrad run --check` an oracle for a (user) op: `fn(arrays, attrs)` returns the op's
+    outputs (one array, or a tuple in the order the op declares them) from its inputs as float64
+    numpy arrays (optional ones absent are None) and its attributes, normalized. Call it in the file
+    `--load` imports; without one, `--check` compares with the op's untiled build, which tests the
+    tiling, not the formula."""
+    _USER[op] = fn
 
 
 def _torch():
@@ -22,6 +51,9 @@ def _f(a):
 
 def reference(op: str, arrays: dict, attrs: dict) -> np.ndarray:
     """The float64 result of `op` on these inputs (torch computes in float64 too)."""
+    if op in _USER:
+        return _USER[op]({n: _f(a) if a is not None and np.asarray(a).dtype.kind == "f" else a
+                          for n, a in arrays.items()}, attrs)
     torch = _torch()
     fn = _TORCH.get(op) if torch is not None else None
     if fn is not None:
@@ -31,8 +63,49 @@ def reference(op: str, arrays: dict, attrs: dict) -> np.ndarray:
     return _NUMPY[op](arrays, attrs)
 
 
-def reference_name() -> str:
-    return "torch" if _torch() is not None else "float64 numpy"
+def reference_name(op: str = "") -> str:
+    return "its registered reference" if op in _USER else "torch" if _torch() is not None else "float64 numpy"
+
+
+def tolerance(dtypes) -> tuple[str, tuple[float, float]]:
+    """The loosest (dtype, (rtol, atol)) of TOLERANCE among these dtype names (float64's if none is a float)."""
+    known = [d for d in dtypes if d in TOLERANCE] or ["float64"]
+    loosest = max(known, key=lambda d: TOLERANCE[d])
+    return loosest, TOLERANCE[loosest]
+
+
+@dataclass
+class Comparison:
+    """How a result compares with its reference under (rtol, atol); `index` is the worst element."""
+
+    passed: bool
+    max_error: float
+    max_reference: float
+    index: tuple[int, ...] = ()
+    got: float = math.nan
+    want: float = math.nan
+    problem: str = ""
+
+
+def compare(got, want, rtol: float, atol: float) -> Comparison:
+    """Elementwise |got - want| <= atol + rtol * |want|; NaN matches only NaN and inf only the same
+    inf (the oracle's NaN is the right answer, and a NaN compare is false, so a NaN elsewhere fails)."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        if got.size != want.size:
+            return Comparison(False, math.inf, math.nan, problem=f"shape {got.shape}, the reference's {want.shape}")
+        want = want.reshape(got.shape)  # (1,) against (): the same values
+    if not got.size:
+        return Comparison(True, 0.0, 0.0)
+    same = (got == want) | (np.isnan(got) & np.isnan(want))
+    with np.errstate(invalid="ignore", over="ignore"):
+        error = np.where(same, 0.0, np.abs(got - want))
+        excess = np.where(same, -np.inf, error - (atol + rtol * np.abs(want)))
+    excess = np.where(np.isnan(excess), np.inf, excess)  # NaN against a number: the worst miss
+    worst = np.unravel_index(int(np.argmax(excess)), got.shape)
+    finite = np.abs(want[np.isfinite(want)])
+    return Comparison(bool(excess[worst] <= 0), float(np.max(error)), float(finite.max()) if finite.size else 0.0,
+                      tuple(int(i) for i in worst), float(got[worst]), float(want[worst]))
 
 
 def _t(torch, a):

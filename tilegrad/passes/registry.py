@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from xdsl.passes import ModulePass, PassPipeline
 
-from tilegrad.errors import ArgumentError
+from tilegrad.errors import ArgumentError, TilegradError
 
 
 def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
@@ -71,6 +71,8 @@ def parse_pipeline(spec: str) -> PassPipeline:
     """`pass1,pass2{option=value other=1}` -> the passes, or ArgumentError naming what is wrong."""
     try:
         return PassPipeline.parse_spec(available_passes(), spec)
+    except TilegradError as err:  # a pass refused an option's value: the message names it and the rule
+        raise ArgumentError(f"pass pipeline {spec!r}: {err}") from None
     except Exception as err:  # xDSL reports unknown passes and options as ValueError / its own errors
         raise ArgumentError(f"pass pipeline {spec!r}: {err}; tilegrad's passes: "
                             f"{', '.join(tilegrad_pass_names())} (and xDSL's)") from None

@@ -48,7 +48,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from tilegrad.dialect import tg
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import INDEX, BlockBuilder
-from tilegrad.errors import InternalError, UBCapacityError
+from tilegrad.errors import ArgumentError, InternalError, TilegradError, UBCapacityError
 from tilegrad.passes.common import (
     add_function_arg,
     arg_info,
@@ -646,6 +646,12 @@ class TileForTarget(ModulePass):
     packed: bool = False
     vendor_split: bool = False
 
+    def __post_init__(self):  # options come from pass specs too (`tilegrad opt -p`): refuse bad ones there
+        if not isinstance(self.num_blocks, int) or self.num_blocks < 0:
+            raise ArgumentError(f"tile-for-target: num_blocks={self.num_blocks} must be an integer >= 0 "
+                                f"(the cores to split over; 0: all of the target's)")
+        _ = self.hint  # ScheduleHint refuses a bad tile_role, tile_sizes or whole_axes
+
     @classmethod
     def of(cls, target: Target, num_blocks: int, hint: ScheduleHint = ScheduleHint()) -> TileForTarget:
         return cls(target.name, num_blocks, **asdict(hint))
@@ -665,9 +671,22 @@ class TileForTarget(ModulePass):
 
 def tiling_plan(module: ModuleOp, keep: bool = True) -> TilingPlan | None:
     """The plan tile-for-target left on the module (None if it has not run); `keep=False` also
-    removes the attribute (the printed IR then shows the kernel alone)."""
+    removes the attribute (the printed IR then shows the kernel alone). A given module (a hand-edited
+    stage) may carry a broken one: ArgumentError naming the attribute."""
     attr = module.attributes.get(PLAN_ATTR) if keep else module.attributes.pop(PLAN_ATTR, None)
-    return plan_from_dict(json.loads(attr.data)) if isinstance(attr, StringAttr) else None
+    if attr is None:
+        return None
+    try:
+        if not isinstance(attr, StringAttr):
+            raise TypeError(f"it is {attr}, not a string")
+        plan = plan_from_dict(json.loads(attr.data))
+        if not isinstance(plan.num_blocks, int) or plan.num_blocks < 1:
+            raise ValueError(f"num_blocks {plan.num_blocks!r} is not an integer >= 1")
+        _ = plan.ub_used, plan.bound(), plan_to_dict(plan)  # each field of the kind the uses need
+    except (TilegradError, ValueError, KeyError, TypeError, AttributeError, IndexError) as err:
+        raise ArgumentError(f"the module's {PLAN_ATTR} attribute is not a tiling plan as tile-for-target writes "
+                            f"it (JSON of a TilingPlan): {type(err).__name__}: {err}") from None
+    return plan
 
 
 __all__ = ["TileForTarget", "ScheduleHint", "tiling_plan"]
