@@ -68,7 +68,8 @@ def load_user_ops(source: str, how: str = "--load") -> None:
 
 def _library_ops() -> dict[str, OpDef]:
     """The library's ops (those tilegrad.opdefs defines), by name."""
-    return {name: op for name in tilegrad.list_ops() if (op := get_op(name)).fn.__module__.startswith("tilegrad.opdefs")}
+    ops = {name: get_op(name) for name in tilegrad.list_ops()}
+    return {name: op for name, op in ops.items() if op.fn.__module__.startswith("tilegrad.opdefs")}
 
 
 def _restore_library_ops(library: dict[str, OpDef]) -> list[str]:
@@ -269,7 +270,7 @@ def cmd_plan(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from tilegrad.references import compare, reference, reference_name, tolerance
+    from tilegrad.references import compare, has_reference, reference, reference_name, tolerance, user_references
 
     op, arrays, attrs = _call_arguments(args)
     kernel = _kernel(op, args)
@@ -292,14 +293,25 @@ def cmd_run(args) -> int:
     failures = []
     if args.check or args.tolerance is not None:
         normalized = {n: s.normalize(n, attrs.get(n, s.default)) for n, s in op.attrs.items()}
-        try:
-            expected, name = reference(op.name, arrays, normalized), reference_name(op.name)
-        except KeyError:  # no independent oracle: the op's own math, untiled (in float64 where it takes it) on cpu
+        if not has_reference(op.name):  # no oracle: the op's own math, untiled (in float64 where it takes it) on cpu
             expected, name = _untiled_reference(op, arrays, attrs)
+        elif op.name in user_references():
+            name = reference_name(op.name)
+            try:
+                expected = reference(op.name, arrays, normalized)
+            except Exception as err:  # the op author's code, not tilegrad's
+                raise TilegradError(f"--check: {name} of {op.name} failed: {type(err).__name__}: {err}") from err
+        else:
+            expected, name = reference(op.name, arrays, normalized), reference_name(op.name)
         results = result if isinstance(result, tuple) else (result,)
         expected = expected if isinstance(expected, tuple) else (expected,)
+        produced = [n for n, o in op.outputs.items() if o.when is None or o.when(normalized)]
+        if len(expected) != len(results):  # a registered reference may return the wrong number: pair none
+            failures.append(f"--check: {name} gives {len(expected)} output(s), {op.name} {len(results)} "
+                            f"({', '.join(produced)})")
+            expected = ()
         floats = [str(a.dtype) for a in arrays.values()]
-        for output, got, want in zip(op.outputs, results, expected):
+        for output, got, want in zip(produced, results, expected):
             dtype, (rtol, atol) = tolerance([*floats, str(np.asarray(got).dtype)])
             if args.tolerance is not None:
                 dtype, (rtol, atol) = "--tolerance", args.tolerance

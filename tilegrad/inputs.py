@@ -11,7 +11,6 @@ from tilegrad.dsl.opdef import ONE, OpDef, ParamsDtype, _describe
 from tilegrad.dtypes import dtype_of
 from tilegrad.errors import ShapeError
 
-
 MAX_BYTES = 2**63 - 1
 """The most bytes one tensor may span: a byte offset is an int64 (numpy refuses larger arrays too)."""
 

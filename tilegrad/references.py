@@ -49,6 +49,15 @@ def _f(a):
     return None if a is None else np.asarray(a, dtype=np.float64)
 
 
+def user_references() -> set[str]:
+    """The ops with a reference registered by their author."""
+    return set(_USER)
+
+
+def has_reference(op: str) -> bool:
+    return op in _USER or op in _NUMPY  # (every op with a torch form has a numpy one)
+
+
 def reference(op: str, arrays: dict, attrs: dict) -> np.ndarray:
     """The float64 result of `op` on these inputs (torch computes in float64 too)."""
     if op in _USER:
