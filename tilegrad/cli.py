@@ -21,6 +21,7 @@ from tilegrad.dsl.opdef import OpDef, dtype_leader, get_op
 from tilegrad.dtypes import DTYPES
 from tilegrad.errors import ArgumentError, DefinitionError, InternalError, ShapeError, TilegradError
 from tilegrad.inputs import check_sizes, complete_shapes, input_specs, parse_dims, random_inputs
+from tilegrad.references import TOLERANCE
 from tilegrad.stages import STAGES
 
 
@@ -424,9 +425,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--check", action="store_true",
                      help="compare with the reference (torch, float64 numpy or one registered with "
                           "tilegrad.references.register_reference; else the op's untiled cpu build) and exit 1 "
-                          "if an element is off by more than atol + rtol*|reference|; (rtol, atol) by the loosest "
-                          "float dtype of the call: float64 1e-10,1e-10; float32 1e-4,1e-5; float16 1e-2,1e-3; "
-                          "bfloat16 1e-2,1e-2. NaN matches only NaN")
+                          "if an element is off by more than atol + rtol*|reference| (mixed); rtol,atol by the "
+                          "loosest float dtype of the call: "
+                          + "; ".join(f"{d} {r:g},{a:g}" for d, (r, a) in TOLERANCE.items()) + ". NaN matches only NaN")
     run.add_argument("--tolerance", type=_tolerance, metavar="T|RTOL,ATOL",
                      help="the tolerance of --check instead (T: rtol = atol = T); implies --check")
     run.add_argument("--repeat", type=_natural("a count"), default=10, help="timed calls after the first (>= 0)")
