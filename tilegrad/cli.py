@@ -70,7 +70,7 @@ def load_user_ops(source: str, how: str = "--load") -> None:
 def _library_ops() -> dict[str, OpDef]:
     """The library's ops (those tilegrad.opdefs defines), by name."""
     ops = {name: get_op(name) for name in tilegrad.list_ops()}
-    return {name: op for name, op in ops.items() if op.fn.__module__.startswith("tilegrad.opdefs")}
+    return {name: op for name, op in ops.items() if (op.fn.__module__ or "").startswith("tilegrad.opdefs")}
 
 
 def _restore_library_ops(library: dict[str, OpDef]) -> list[str]:
@@ -380,13 +380,13 @@ def _natural(what: str):
 
 
 def _tolerance(text: str) -> tuple[float, float]:
-    """`T` (rtol = atol = T) or `RTOL,ATOL`: finite numbers >= 0."""
+    """`RTOL` (atol = rtol) or `RTOL,ATOL`: finite numbers >= 0."""
     try:
         values = [float(part) for part in text.split(",")]
     except ValueError:
         values = []
     if len(values) not in (1, 2) or not all(math.isfinite(v) and v >= 0 for v in values):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a tolerance (T, or RTOL,ATOL: finite numbers >= 0)")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a tolerance (RTOL or RTOL,ATOL: finite numbers >= 0)")
     return values[0], values[-1]
 
 
@@ -428,8 +428,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "if an element is off by more than atol + rtol*|reference| (mixed); rtol,atol by the "
                           "loosest float dtype of the call: "
                           + "; ".join(f"{d} {r:g},{a:g}" for d, (r, a) in TOLERANCE.items()) + ". NaN matches only NaN")
-    run.add_argument("--tolerance", type=_tolerance, metavar="T|RTOL,ATOL",
-                     help="the tolerance of --check instead (T: rtol = atol = T); implies --check")
+    run.add_argument("--tolerance", type=_tolerance, metavar="RTOL[,ATOL]",
+                     help="--check's tolerance instead of the dtype's (one number: atol = rtol); implies --check")
     run.add_argument("--repeat", type=_natural("a count"), default=10, help="timed calls after the first (>= 0)")
     run.add_argument("--json", action="store_true", help="times and errors as JSON")
     run.add_argument("--from-ir", metavar="FILE", help="a (hand-edited) stage's IR: the pipeline goes on from it")
