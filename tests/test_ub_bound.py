@@ -121,3 +121,37 @@ def test_cli_plan_prints_the_bound(capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "36*E < 180192 - 4*counts_size" in out and "UB buffers" in out and "block dim 32" in out
+
+
+def test_a_short_static_axis_gets_a_tile_no_longer_than_itself(rng):
+    """batch norm's per-channel parameters are 1xCx1x1: their last axis is statically 1, so its UB
+    tiles are one aligned block (2x8 float32), not the 2x5624 the UB would hold. The clamped stage
+    copies d_gamma and d_beta out, so the tile changes no bits."""
+    x = rng.standard_normal((2, 3, 4, 56)).astype(np.float32)
+    dy = rng.standard_normal((2, 3, 4, 56)).astype(np.float32)
+    gamma = rng.uniform(0.5, 2, (1, 3, 1, 1)).astype(np.float32)
+    kernel = tilegrad.compile("batch_norm_backward", "ascend910b")
+    plan = kernel.plan(x=x, dy=dy, bn_scale=gamma)
+    params = [b for b in plan.buffers if b["name"] in ("d_bn_scale", "d_bn_bias", "d_gamma", "d_beta")]
+    assert len(params) == 4 and all(b["shape"] == "2x8" and b["bytes"] == 64 for b in params), params
+    got = kernel(x=x, dy=dy, bn_scale=gamma)
+    xt, gt = torch.from_numpy(x).double().requires_grad_(), torch.from_numpy(gamma).double().requires_grad_()
+    bt = torch.zeros_like(gt, requires_grad=True)
+    y = torch.nn.functional.batch_norm(xt, None, None, gt.flatten(), bt.flatten(), training=True, eps=1e-5)
+    y.backward(torch.from_numpy(dy).double())
+    for ours, want in zip(got, (xt.grad, gt.grad, bt.grad)):
+        assert_close(ours, want, "float32", reduction=True)
+
+
+def test_a_tile_over_a_runtime_dim_fits_the_longest_row():
+    """Dims are values the kernel reads per call (one kernel for every W), so a tile along W is as
+    long as the UB allows whatever this call's W: 56-wide and 4000-wide rows share the kernel and
+    its buffers; the copies move only the row's own 56 elements."""
+    kernel = tilegrad.compile("divisive_normalization_backward", "ascend910b")
+
+    def buffers(w: int) -> dict[str, int]:
+        spec = tilegrad.Spec((2, 3, 4, w), "float32")
+        return {(b["stage"], b["name"]): b["bytes"] for b in kernel.plan(x=spec, dy=spec).buffers}
+
+    short = buffers(56)
+    assert short == buffers(4000) and short[(0, "squares_1")] == 2 * 16384 * 4

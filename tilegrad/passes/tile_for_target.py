@@ -488,6 +488,7 @@ class _Tiler:
             buffer.offset = offset
             offset += buffer.padded_bytes
         resident_bytes = offset
+        known = self._whole_symbols(states)
         for state in states:
             free = [a for a in state.axes.values() if not a.fixed]
             streamed = [g for g in state.groups if len(g.positions) == 1 and not g.positions[0][1].fixed]
@@ -505,11 +506,15 @@ class _Tiler:
             per_element = sum(element_bytes(g.mem.type.element_type) for g in streamed)
             smallest = min((element_bytes(g.mem.type.element_type) for g in streamed), default=1)
             quantum = max(1, align // smallest)
+            # a tile no longer than the axis where the plan knows how long it is (a dim can change
+            # from call to call without a new kernel, so a tile over one fits the longest)
+            extents = [self._known_trips(state, axis, known) for axis in free]
+            cap = min([MAX_TILE] + [max(1, -(-e // quantum)) * quantum for e in extents if e is not None])
             size, slots = quantum, 1
             if per_element:
                 for slots in (2, 1):
-                    size = self._align_down(min(MAX_TILE, available // (per_element * slots)), quantum)
-                    if size >= quantum * (8 if slots == 2 else 1):
+                    size = self._align_down(min(cap, available // (per_element * slots)), quantum)
+                    if size >= (min(cap, quantum * 8) if slots == 2 else quantum):
                         break
                 # not even the smallest tile fits: planned at that size all the same, so the plan
                 # is whole and its check refuses the call with the bound of every stage
@@ -526,6 +531,35 @@ class _Tiler:
             for buffer in state.plan.buffers:
                 buffer.offset = stage_offset
                 stage_offset += buffer.padded_bytes
+
+    def _whole_symbols(self, states: list[StageState]) -> dict[str, int]:
+        """Shape symbols the schedule fixes for this call: the extent of each whole axis (`E`)."""
+        known = {}
+        for state in states:
+            for axis in state.axes.values():
+                symbol = extent_symbol(self.fn, axis.point_loop.ub) if axis.whole else None
+                if symbol is not None:
+                    known[symbol] = axis.size
+        return known
+
+    def _known_trips(self, state: StageState, axis: TiledAxis, known: dict[str, int]) -> int | None:
+        """The most iterations one core makes of a tiled axis, if the plan knows it: bounds that are
+        constants (a static shape) or symbols the schedule fixes, or the split axis of a known
+        extent (the most rows the split gives a core); None for a dim the kernel reads per call."""
+
+        def value(v: SSAValue) -> int | None:
+            constant = _const_value(v)
+            return constant if constant is not None else known.get(extent_symbol(self.fn, v))
+
+        loop = axis.point_loop
+        if loop.lb is state.lo and loop.ub is state.hi:
+            extent = value(state.split_extent)
+            if extent is None:
+                return None
+            per, extra = divmod(extent, self.num_blocks)
+            return per + extra if self.hint.vendor_split else per + (1 if extra else 0)
+        lb, ub = value(loop.lb), value(loop.ub)
+        return None if lb is None or ub is None else max(ub - lb, 0)
 
     def _leftover_buffers(self, state: StageState, free: int) -> list[UBBuffer]:
         """One-element slots, then runs of R elements: R takes at most a quarter of what is free."""
