@@ -12,7 +12,9 @@ Driven only by target data and the op's ScheduleHint, like Ascend C host tiling:
 3. staging (scratchpad targets, `ub_staging.py`): each GM access whose last index walks a tiled
    axis gets a UB buffer covering that tile (double buffered when it fits), with explicit `tg.copy`
    GM->UB before the tile and UB->GM after it; temporaries indexed by the split axis live in UB
-   for the whole kernel. T is the largest aligned size whose buffers fit the UB (strictly). What a
+   for the whole kernel. T is the largest aligned size whose buffers fit the UB (strictly), and no
+   longer than the axis where the plan knows its length (a static shape, a symbol the schedule
+   fixes; a dim read per call keeps the longest tile: one kernel serves every value of it). What a
    tile does not cover (reduction runs, per-row scalars, gathers) goes through UB too
    (`ub_run_staging.py`): a scratchpad kernel has no direct GM access, or the pass fails.
 Each stage then becomes its own function (`OP_stageK`), run over all blocks in turn, which is the
@@ -420,7 +422,7 @@ class _Tiler:
             workspace[self._name(arg)] = element_bytes(arg.type.element_type)
         plan = TilingPlan(self.target, self.num_blocks, [s.plan for s in states], resident, workspace)
         self.choose_tiles(states, plan)
-        if any(b.offset + b.padded_bytes > self.target.ub_bytes for b in self._buffers(plan)):
+        if any(b.offset + b.padded_bytes > self.target.ub_bytes for b in plan.buffers):
             plan.check()  # buffers past the UB itself cannot be laid out (tg.ub_alloc): refused now
         for state in states:  # the plan is complete: now the IR changes
             for tiled in state.axes.values():
@@ -434,10 +436,6 @@ class _Tiler:
                                     f"{self.target.name} ({where}); every access of a staged target goes "
                                     f"through UB")
         return plan
-
-    @staticmethod
-    def _buffers(plan: TilingPlan) -> list[UBBuffer]:
-        return plan.resident + [b for s in plan.stages for b in s.buffers]
 
     def direct_gm_accesses(self) -> dict[str, int]:
         """Loads and stores that touch a GM buffer without going through UB, per buffer, kind and
@@ -481,7 +479,8 @@ class _Tiler:
         return resident, workspace
 
     def choose_tiles(self, states: list[StageState], plan: TilingPlan) -> None:
-        """T per stage: the largest aligned tile whose buffers (double buffered if possible) fit."""
+        """T per stage: the largest aligned tile whose buffers (double buffered if possible) fit,
+        at most its axis's length rounded up to an aligned block where the plan knows the length."""
         target, align = self.target, self.target.ub_align
         offset = 0
         for buffer in plan.resident:

@@ -127,6 +127,11 @@ class TilingPlan:
     def capacity(self) -> int:
         return self.target.ub_bytes - self.target.ub_reserve_bytes
 
+    @property
+    def buffers(self) -> list[UBBuffer]:
+        """Every UB buffer: the resident ones, then each stage's."""
+        return self.resident + [b for s in self.stages for b in s.buffers]
+
     def stage_bytes(self, stage: StagePlan) -> int:
         return sum(b.padded_bytes for b in self.resident) + sum(b.padded_bytes for b in stage.buffers)
 
@@ -170,7 +175,7 @@ class TilingPlan:
         """The shape symbols' values in the call this plan is for, read off the buffers sized in one
         of them (`counts_size`: the rows of `counts` one core holds; `E`: a whole row)."""
         values: dict[str, int] = {}
-        for b in self.resident + [b for s in self.stages for b in s.buffers]:
+        for b in self.buffers:
             if len(b.affine) == 1:
                 ((symbol, coef),) = b.affine.items()
                 values[symbol] = b.bytes // coef
@@ -178,7 +183,7 @@ class TilingPlan:
 
     def implied(self, stage: StagePlan) -> str:
         """What the stage's bound means for this call: the largest value of its leading symbol, the
-        others at their values (`here counts_size = 1: E <= 9009`); empty if it has no symbol."""
+        others at their values (`here counts_size = 1, so E <= 9009`); empty if it has no symbol."""
         terms, rhs = self._terms(stage)
         values = self.symbol_values()
         if not terms or any(s not in values for s in terms):
