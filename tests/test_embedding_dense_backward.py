@@ -98,3 +98,22 @@ def test_half_types_accumulate_in_float32(target, dtype, scale, rng):
     out = run(target, grad, indices, 8, scale=scale)
     ref = reference(grad, indices, 8, -1, scale)
     assert_close(out, ref, dtype)  # rounded once: the plain half-type tolerance holds
+
+
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+def test_one_row_vocabulary_on_ascend910(index_dtype, rng):
+    """num_weights=1 with scaling: counts lives in UB (as in the vendor kernel, whose bound assumes
+    it) and the fill of out tiles E no longer than E itself; bitwise the untiled build."""
+    indices = np.zeros(20, index_dtype)
+    grad = rng.standard_normal((20, 37)).astype(np.float32)
+    kernel = tilegrad.compile("embedding_dense_backward", "ascend910")
+    plan = kernel.plan(grad=grad, indices=indices, num_weights=1, scale_grad_by_freq=True)
+    shapes = {(b["stage"], b["name"]): (b["shape"], b["bytes"]) for b in plan.buffers}
+    assert shapes[("all", "counts")] == ("1", np.dtype(index_dtype).itemsize)
+    assert shapes[(0, "out")] == ("2x40", 320)  # 37 rounded up to a 32-byte block of float32
+    assert "workspace: 0 B" in str(plan) and not any(name.startswith("one ") for _, name in shapes)
+    out = kernel(grad=grad, indices=indices, num_weights=1, scale_grad_by_freq=True)
+    untiled = tilegrad.compile("embedding_dense_backward", "ascend910", untiled=True)(
+        grad=grad, indices=indices, num_weights=1, scale_grad_by_freq=True)
+    np.testing.assert_array_equal(out, untiled)
+    assert_close(out, reference(grad, indices, 1, -1, True), "float32", reduction=True)

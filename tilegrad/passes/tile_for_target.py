@@ -12,7 +12,9 @@ Driven only by target data and the op's ScheduleHint, like Ascend C host tiling:
 3. staging (scratchpad targets, `ub_staging.py`): each GM access whose last index walks a tiled
    axis gets a UB buffer covering that tile (double buffered when it fits), with explicit `tg.copy`
    GM->UB before the tile and UB->GM after it; temporaries indexed by the split axis live in UB
-   for the whole kernel. T is the largest aligned size whose buffers fit the UB (strictly). What a
+   for the whole kernel. T is the largest aligned size whose buffers fit the UB (strictly), and no
+   longer than the axis where the plan knows its length (a static shape, a symbol the schedule
+   fixes; a dim read per call keeps the longest tile: one kernel serves every value of it). What a
    tile does not cover (reduction runs, per-row scalars, gathers) goes through UB too
    (`ub_run_staging.py`): a scratchpad kernel has no direct GM access, or the pass fails.
 Each stage then becomes its own function (`OP_stageK`), run over all blocks in turn, which is the
@@ -189,8 +191,7 @@ class _Tiler:
                     stop.operands = [stop.operands[0], hi]
             split = "reduction axis split over cores, per-core partials in the workspace"
         elif kind != LoopRole.SCATTER or self._scatters_own_rows(nest, loops):
-            # the outermost axis that is not statically 1 (a 1xCx1x1 parameter splits over C)
-            outer = next((loops[a] for a in sorted(loops) if _const_value(loops[a].ub) != 1), loops[0])
+            outer = self._split_loop(loops)
             extent = outer.ub
             lo, hi = self.split(extent, nest)
             outer.operands = [lo, hi, outer.step, *outer.iter_args]
@@ -212,6 +213,21 @@ class _Tiler:
         plan = StagePlan(number, kind, split, {}, extent=self._describe_extent(extent),
                          balanced=not self.hint.vendor_split)
         return StageState(nest, plan, lo, hi, extent)
+
+    @staticmethod
+    def _split_loop(loops: dict[int, scf.ForOp]) -> scf.ForOp:
+        """The outermost axis that is not statically 1 (a 1xCx1x1 parameter splits over C), passing
+        over a size-1 axis only if all its accesses are in the next axis's loop: an access of its own
+        (a sibling fused in at that level, as embedding's fill of counts with one row) would run on
+        every core, and a temporary it reaches could not live in UB split with the stage's rows."""
+        axes = sorted(loops)
+        for a, b in zip(axes, axes[1:]):
+            inner = loops[b]
+            own = any(isinstance(op, (memref.LoadOp, memref.StoreOp)) and not inner.is_ancestor(op)
+                      for op in loops[a].walk())
+            if _const_value(loops[a].ub) != 1 or own:
+                return loops[a]
+        return loops[axes[-1]] if _const_value(loops[axes[-1]].ub) != 1 else loops[axes[0]]
 
     @staticmethod
     def _scatters_own_rows(nest: scf.ForOp, loops: dict[int, scf.ForOp]) -> bool:
@@ -406,6 +422,8 @@ class _Tiler:
             workspace[self._name(arg)] = element_bytes(arg.type.element_type)
         plan = TilingPlan(self.target, self.num_blocks, [s.plan for s in states], resident, workspace)
         self.choose_tiles(states, plan)
+        if any(b.offset + b.padded_bytes > self.target.ub_bytes for b in plan.buffers):
+            plan.check()  # buffers past the UB itself cannot be laid out (tg.ub_alloc): refused now
         for state in states:  # the plan is complete: now the IR changes
             for tiled in state.axes.values():
                 self.strip_mine(state, tiled)
@@ -461,13 +479,15 @@ class _Tiler:
         return resident, workspace
 
     def choose_tiles(self, states: list[StageState], plan: TilingPlan) -> None:
-        """T per stage: the largest aligned tile whose buffers (double buffered if possible) fit."""
+        """T per stage: the largest aligned tile whose buffers (double buffered if possible) fit,
+        at most its axis's length rounded up to an aligned block where the plan knows the length."""
         target, align = self.target, self.target.ub_align
         offset = 0
         for buffer in plan.resident:
             buffer.offset = offset
             offset += buffer.padded_bytes
         resident_bytes = offset
+        known = self._whole_symbols(states)
         for state in states:
             free = [a for a in state.axes.values() if not a.fixed]
             streamed = [g for g in state.groups if len(g.positions) == 1 and not g.positions[0][1].fixed]
@@ -485,18 +505,19 @@ class _Tiler:
             per_element = sum(element_bytes(g.mem.type.element_type) for g in streamed)
             smallest = min((element_bytes(g.mem.type.element_type) for g in streamed), default=1)
             quantum = max(1, align // smallest)
+            # a tile no longer than the axis where the plan knows how long it is (a dim can change
+            # from call to call without a new kernel, so a tile over one fits the longest)
+            extents = [self._known_trips(state, axis, known) for axis in free]
+            cap = min([MAX_TILE] + [max(1, -(-e // quantum)) * quantum for e in extents if e is not None])
             size, slots = quantum, 1
             if per_element:
                 for slots in (2, 1):
-                    size = self._align_down(min(MAX_TILE, available // (per_element * slots)), quantum)
-                    if size >= quantum * (8 if slots == 2 else 1):
+                    size = self._align_down(min(cap, available // (per_element * slots)), quantum)
+                    if size >= (min(cap, quantum * 8) if slots == 2 else quantum):
                         break
-                if size < quantum:
-                    raise UBCapacityError(
-                        f"target {target.name}: stage {state.plan.index} cannot fit one aligned tile of "
-                        f"{quantum} elements: {max(available, 0)} B of {plan.capacity} B UB remain after "
-                        f"resident buffers ({resident_bytes} B) and fixed buffers ({fixed_bytes} B); "
-                        f"shape bound: {plan.bound()}")
+                # not even the smallest tile fits: planned at that size all the same, so the plan
+                # is whole and its check refuses the call with the bound of every stage
+                size = max(size, quantum)
             for axis in free:
                 self._set_size(state, axis, size)
             state.plan.double_buffered = slots == 2 and bool(streamed)
@@ -509,6 +530,35 @@ class _Tiler:
             for buffer in state.plan.buffers:
                 buffer.offset = stage_offset
                 stage_offset += buffer.padded_bytes
+
+    def _whole_symbols(self, states: list[StageState]) -> dict[str, int]:
+        """Shape symbols the schedule fixes for this call: the extent of each whole axis (`E`)."""
+        known = {}
+        for state in states:
+            for axis in state.axes.values():
+                symbol = extent_symbol(self.fn, axis.point_loop.ub) if axis.whole else None
+                if symbol is not None:
+                    known[symbol] = axis.size
+        return known
+
+    def _known_trips(self, state: StageState, axis: TiledAxis, known: dict[str, int]) -> int | None:
+        """The most iterations one core makes of a tiled axis, if the plan knows it: bounds that are
+        constants (a static shape) or symbols the schedule fixes, or the split axis of a known
+        extent (the most rows the split gives a core); None for a dim the kernel reads per call."""
+
+        def value(v: SSAValue) -> int | None:
+            constant = _const_value(v)
+            return constant if constant is not None else known.get(extent_symbol(self.fn, v))
+
+        loop = axis.point_loop
+        if loop.lb is state.lo and loop.ub is state.hi:
+            extent = value(state.split_extent)
+            if extent is None:
+                return None
+            per, extra = divmod(extent, self.num_blocks)
+            return per + extra if self.hint.vendor_split else per + (1 if extra else 0)
+        lb, ub = value(loop.lb), value(loop.ub)
+        return None if lb is None or ub is None else max(ub - lb, 0)
 
     def _leftover_buffers(self, state: StageState, free: int) -> list[UBBuffer]:
         """One-element slots, then runs of R elements: R takes at most a quarter of what is free."""

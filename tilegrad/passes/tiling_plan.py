@@ -127,6 +127,11 @@ class TilingPlan:
     def capacity(self) -> int:
         return self.target.ub_bytes - self.target.ub_reserve_bytes
 
+    @property
+    def buffers(self) -> list[UBBuffer]:
+        """Every UB buffer: the resident ones, then each stage's."""
+        return self.resident + [b for s in self.stages for b in s.buffers]
+
     def stage_bytes(self, stage: StagePlan) -> int:
         return sum(b.padded_bytes for b in self.resident) + sum(b.padded_bytes for b in stage.buffers)
 
@@ -136,32 +141,59 @@ class TilingPlan:
             return 0
         return max((self.stage_bytes(s) for s in self.stages), default=sum(b.padded_bytes for b in self.resident))
 
+    def _terms(self, stage: StagePlan | None) -> tuple[dict[str, int], int]:
+        """A stage's UB use as `sum(coef * symbol) < rhs`: bytes per unit of each shape symbol, and
+        the capacity left by the buffers of fixed size (a streamed tile counted at its smallest)."""
+        terms: dict[str, int] = {}
+        constant = 0
+        for b in self.resident + (stage.buffers if stage else []):
+            if not b.affine:
+                constant += b.min_bytes if b.min_bytes is not None else b.padded_bytes
+                continue
+            for symbol, coef in b.affine.items():
+                terms[symbol] = terms.get(symbol, 0) + coef
+        return dict(sorted(terms.items(), key=lambda kv: (kv[0] != "E", kv[0]))), self.capacity - constant
+
     def bound(self) -> str:
         """The shape bound the UB implies, as an inequality on shape symbols."""
         if not self.target.staged:
             return "none (no staging on this target)"
         statements: dict[tuple, tuple[int, str]] = {}
         for stage in self.stages or [None]:
-            buffers = self.resident + (stage.buffers if stage else [])
-            terms: dict[str, int] = {}
-            constant = 0
-            for b in buffers:
-                if not b.affine:
-                    constant += b.min_bytes if b.min_bytes is not None else b.padded_bytes
-                    continue
-                for symbol, coef in b.affine.items():
-                    terms[symbol] = terms.get(symbol, 0) + coef
+            terms, rhs = self._terms(stage)
             if not terms:
                 continue
-            rhs = self.capacity - constant
-            ordered = sorted(terms.items(), key=lambda kv: (kv[0] != "E", kv[0]))
-            lhs, rest = ordered[0], ordered[1:]
-            text = f"{lhs[1]}*{lhs[0]} < {rhs}" + "".join(f" - {c}*{s}" for s, c in rest)
-            shape = tuple(ordered)
+            (lead, coef), *rest = terms.items()
+            text = f"{coef}*{lead} < {rhs}" + "".join(f" - {c}*{s}" for s, c in rest)
+            shape = tuple(terms.items())
             if shape not in statements or rhs < statements[shape][0]:
                 statements[shape] = (rhs, text)  # the tightest stage states the bound
         texts = [text for _, text in sorted(statements.values(), key=lambda v: -len(v[1]))]
         return "; ".join(texts) if texts else "none (tiles loop over any shape)"
+
+    def symbol_values(self) -> dict[str, int]:
+        """The shape symbols' values in the call this plan is for, read off the buffers sized in one
+        of them (`counts_size`: the rows of `counts` one core holds; `E`: a whole row)."""
+        values: dict[str, int] = {}
+        for b in self.buffers:
+            if len(b.affine) == 1:
+                ((symbol, coef),) = b.affine.items()
+                values[symbol] = b.bytes // coef
+        return values
+
+    def implied(self, stage: StagePlan) -> str:
+        """What the stage's bound means for this call: the largest value of its leading symbol, the
+        others at their values (`here counts_size = 1, so E <= 9009`); empty if it has no symbol."""
+        terms, rhs = self._terms(stage)
+        values = self.symbol_values()
+        if not terms or any(s not in values for s in terms):
+            return ""
+        (lead, coef), *rest = terms.items()
+        left = rhs - sum(c * values[s] for s, c in rest)
+        given = "".join(f"{s} = {values[s]}, " for s, _ in rest)
+        largest = (left - 1) // coef  # the bound is strict
+        limit = f"{lead} <= {largest}" if largest >= 1 else f"no {lead} >= 1 fits"
+        return f"{'here ' + given if given else ''}so {limit} (this call has {lead} = {values[lead]})"
 
     def check(self, symbols: dict[str, int] | None = None) -> None:
         """Raise UBCapacityError unless every stage fits (strictly) for these symbol values."""
@@ -172,11 +204,13 @@ class TilingPlan:
             if used >= self.capacity:
                 worst = max(self.resident + stage.buffers, key=lambda b: b.padded_bytes)
                 sizes = ", ".join(f"{b.name}={b.padded_bytes}" for b in self.resident + stage.buffers)
+                failing = [s for s in self.stages if self.stage_bytes(s) >= self.capacity]
+                implied = "; ".join(dict.fromkeys(t for t in map(self.implied, failing) if t))
                 raise UBCapacityError(
                     f"target {self.target.name}: stage {stage.index} needs {used} B of UB, which must "
                     f"stay below {self.capacity} B ({self.target.ub_bytes} B UB - "
                     f"{self.target.ub_reserve_bytes} B reserve); largest buffer {worst.name!r}; "
-                    f"buffers (B): {sizes}; shape bound: {self.bound()}"
+                    f"buffers (B): {sizes}; shape bound: {self.bound()}" + (f"; {implied}" if implied else "")
                 )
 
 
