@@ -12,6 +12,7 @@ values no kernel can hold.
 import inspect
 import math
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -243,6 +244,7 @@ def long_chain(x=tg.tensor("N")):
     return y
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="Python 3.10 keeps its recursion limit (C stack)")
 def test_a_long_chain_of_operations_compiles_and_is_right():
     x = np.linspace(-4, 4, 64).astype(np.float32)
     want = x.astype(np.float64)
@@ -277,7 +279,8 @@ def too_long_chain(x=tg.tensor("N")):
 
 
 def test_a_chain_beyond_the_recursion_limit_says_so():
-    refused(too_long_chain, match=r"nests too deeply.*recursion limit.*tg\.temp", x=X[0])
+    refused(too_long_chain, match=r"nests too deeply.*recursion limit \(\d+\) allows about \d+ chained.*tg\.temp",
+            x=X[0])
 
 
 @tg.op(outputs={"y": tg.like("x")}, replace=True)
@@ -321,7 +324,8 @@ def test_numpy_scalars_still_mix_with_dsl_values():
     (["mul", 2, ["add", ["dim", "x", 1], 3]], "2 * x.shape[1] + 6"),
     (["sub", 0, ["dim", "x", 1]], "-x.shape[1]"),
     (["floordiv", ["sub", ["dim", "x", 2], 2], 2], "(x.shape[2] - 2) // 2"),
-    (["floordiv", ["dim", "x", 0], ["mul", ["dim", "x", 1], ["dim", "x", 2]]], "x.shape[0] // (x.shape[1] * x.shape[2])"),
+    (["floordiv", ["dim", "x", 0], ["mul", ["dim", "x", 1], ["dim", "x", 2]]],
+     "x.shape[0] // (x.shape[1] * x.shape[2])"),
     (["max", ["sub", ["dim", "x", 1], 1], 0], "max(x.shape[1] - 1, 0)"),
     (["add", ["mul", ["dim", "y", 0], ["param", "k"]], -1], "y.shape[0] * k - 1"),
 ])

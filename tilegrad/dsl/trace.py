@@ -154,9 +154,10 @@ def deep_recursion() -> Iterator[None]:
 def too_deep(op: str, where: str | None = None) -> str:
     """The message for an op whose expressions nest beyond the recursion limit."""
     at = f" ({where})" if where else ""
+    limit = max(sys.getrecursionlimit(), DEEP_RECURSION_LIMIT if sys.version_info >= (3, 11) else 0)
     return (f"{op}: an expression of the op nests too deeply to compile{at}: Python's recursion limit "
-            f"({sys.getrecursionlimit()}) allows about {sys.getrecursionlimit() // 3} chained operations in one "
-            f"element; assign part of the chain to a tg.temp, so each stage holds a shorter one")
+            f"({limit}) allows about {limit // 3} chained operations in one element; assign part of the "
+            f"chain to a tg.temp, so each stage holds a shorter one")
 
 
 def compute(buffer: Buffer, value) -> None:
