@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tilegrad.dsl.bounds import evaluate
+from tilegrad.dsl.bounds import describe, evaluate
 from tilegrad.errors import UBCapacityError
 from tilegrad.passes.tiling_plan import STREAM_MIN_LINES, panel_bytes
 
@@ -43,12 +43,13 @@ class PlanReport:
             shapes = kernel_shapes(spec.layout, arrays)
             for stage in plan.stages:
                 extent = _extent(stage.extent, shapes)
-                per = extent // spec.num_blocks if extent is not None else None
-                extra = extent % spec.num_blocks if extent is not None else 0
+                known = isinstance(extent, int)
+                per = extent // spec.num_blocks if known else None
+                extra = extent % spec.num_blocks if known else 0
                 if stage.balanced:  # the first `extra` cores take one more
                     per, last = (f"{per}-{per + 1}" if extra else per), per
                 else:
-                    last = per + extra if extent is not None else None
+                    last = per + extra if known else None
                 stages.append({"stage": stage.index, "kind": stage.kind, "split": stage.split, "extent": extent,
                                "per_core": per, "last_core": last, "tiles": dict(stage.tiles),
                                "double_buffered": stage.double_buffered})
@@ -108,11 +109,12 @@ class PlanReport:
         return "\n".join(lines)
 
 
-def _extent(extent, shapes: dict[str, tuple]) -> int | None:
-    """A stage's extent for this call's shapes (its plan keeps it as a size form)."""
+def _extent(extent, shapes: dict[str, tuple]) -> int | str | None:
+    """A stage's extent for this call's shapes (its plan keeps it as a size form); the form itself,
+    as text, where the shapes do not give it; None where the plan does not know it."""
     if extent is None:
         return None
     try:
         return evaluate(extent, shapes)
     except (KeyError, IndexError, TypeError):
-        return None
+        return describe(extent)

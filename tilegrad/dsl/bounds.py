@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilegrad.dsl.expr import BinOp, Cast, Const, Dim, Expr, Param, Read, Reduce, Select, UnOp, Var
+from tilegrad.dsl.expr import BinOp, Const, Dim, Expr, Param, Read, Reduce, Select, Var, children
 from tilegrad.errors import ShapeError, UnsupportedError
 
 Form = int | list
@@ -66,15 +66,60 @@ def evaluate(form: Form, shapes: dict[str, tuple], params: dict | None = None) -
 
 
 def describe(form: Form) -> str:
+    """A size form as a reader writes it: sums and differences collected into terms and one constant
+    (`((1 + (x.shape[1] - 1)) + 1)` is `x.shape[1] + 1`), products by constants as coefficients."""
+    terms, constant = _linear(form)
+    parts = [(coefficient, _atom(atom)) for atom, coefficient in terms.values() if coefficient]
+    text = ""
+    for coefficient, atom in parts:
+        scaled = atom if abs(coefficient) == 1 else f"{abs(coefficient)} * {atom}"
+        text += (" - " if text else "-") + scaled if coefficient < 0 else (" + " if text else "") + scaled
+    if constant or not text:
+        text += f" {'-' if constant < 0 else '+'} {abs(constant)}" if text else str(constant)
+    return text
+
+
+def _linear(form: Form) -> tuple[dict[str, tuple[Form, int]], int]:
+    """form as Σ coefficient * atom + constant: atoms (dims, parameters, and products, quotients and
+    the like that are not sums) keyed by their JSON text, in the order they first appear."""
     if isinstance(form, int):
-        return str(form)
+        return {}, form
+    if form[0] in ("add", "sub"):
+        (a, ca), (b, cb) = _linear(form[1]), _linear(form[2])
+        sign = 1 if form[0] == "add" else -1
+        terms = dict(a)
+        for key, (atom, coefficient) in b.items():
+            terms[key] = (atom, terms.get(key, (atom, 0))[1] + sign * coefficient)
+        return terms, ca + sign * cb
+    if form[0] == "mul":
+        for term, factor in ((form[1], form[2]), (form[2], form[1])):
+            scale, constant = _linear(factor)
+            if not scale:  # a constant factor
+                inner, c = _linear(term)
+                return {k: (atom, n * constant) for k, (atom, n) in inner.items()}, c * constant
+    return {repr(form): (form, 1)}, 0
+
+
+def _atom(form: Form) -> str:
     if form[0] == "dim":
         return f"{form[1]}.shape[{form[2]}]"
     if form[0] == "param":
         return form[1]
     if form[0] in ("max", "min"):
         return f"{form[0]}({describe(form[1])}, {describe(form[2])})"
-    return f"({describe(form[1])} {_SYMBOL[form[0]]} {describe(form[2])})"
+    return f"{_operand(form[1])} {_SYMBOL[form[0]]} {_operand(form[2], right=True)}"
+
+
+def _operand(form: Form, right: bool = False) -> str:
+    """An operand of a product or quotient: parenthesized unless it is one term (on the right, one
+    that is not itself a product or quotient: `a // (b * c)`, as Python groups left to right)."""
+    terms, constant = _linear(form)
+    single = (not terms and constant >= 0) or (len(terms) == 1 and not constant
+                                                 and next(iter(terms.values()))[1] == 1)
+    if single and right and terms:
+        atom = next(iter(terms.values()))[0]
+        single = atom[0] in ("dim", "param", "max", "min")
+    return describe(form) if single else f"({describe(form)})"
 
 
 def uses_params(form: Form) -> bool:
@@ -218,7 +263,7 @@ class BoundsAnalysis:
             self._walk(e.a, enclosing, True)
             self._walk(e.b, enclosing, True)
             return
-        for child in _children(e):
+        for child in children(e):  # (a Reduce returned above)
             self._walk(child, enclosing, masked)
 
     def read(self, e: Read, enclosing: tuple, masked: bool = False) -> None:
@@ -280,19 +325,6 @@ def _non_negative(form: Form) -> bool:
     if form[0] == "dim":
         return True
     return form[0] in ("add", "mul", "floordiv", "div") and all(_non_negative(f) for f in form[1:])
-
-
-def _children(e: Expr):
-    match e:
-        case Read():
-            return e.indices
-        case BinOp():
-            return (e.a, e.b)
-        case UnOp() | Cast():
-            return (e.a,)
-        case Select():
-            return (e.cond, e.a, e.b)
-    return ()
 
 
 def check_requirements(op: str, requirements, shapes: dict[str, tuple], params: dict | None = None) -> None:

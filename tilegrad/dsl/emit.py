@@ -27,8 +27,9 @@ from tilegrad.dialect.values import INDEX, BlockBuilder, to_compute, to_storage
 from tilegrad.dsl.bounds import BoundsAnalysis, Requirement
 from tilegrad.dsl.expr import BinOp, Cast, Const, Dim, Expr, Param, Read, Reduce, Select, UnOp, Var, subexpressions
 from tilegrad.dsl.tensor import Buffer, TensorArg
-from tilegrad.dsl.trace import Check, Compute, Scatter, Trace
+from tilegrad.dsl.trace import Check, Compute, Scatter, Trace, deep_recursion, too_deep
 from tilegrad.dtypes import DTYPES, DType
+from tilegrad.errors import DefinitionError
 
 
 @dataclass(frozen=True)
@@ -273,10 +274,10 @@ def _structure(e: Expr, bound: dict[int, int] | None = None):
         case Param():
             return ("param", e.name)
         case Read():
-            indices = tuple(_operand(i, bound) for i in e.indices)
+            indices = tuple([_operand(i, bound) for i in e.indices])
             return None if None in indices else ("read", e.buffer.name, e.kind, indices)
         case BinOp() | UnOp() | Cast() | Select():
-            keys = tuple(_operand(getattr(e, f), bound) for f in ("cond", "a", "b") if hasattr(e, f))
+            keys = tuple([_operand(getattr(e, f), bound) for f in ("cond", "a", "b") if hasattr(e, f)])
             return None if None in keys else (type(e).__name__, getattr(e, "op", ""), e.kind, keys)
         case Reduce():
             keys = (_operand(e.extent, bound), _operand(e.body, {**bound, e.var.uid: len(bound)}))
@@ -339,12 +340,16 @@ def emit_op(name: str, trace: Trace, inputs: dict[str, TensorArg | None],
     values = {a.name: v for a, v in zip(kernel_args, entry.args)}
     for a, v in zip(kernel_args, entry.args):
         v.name_hint = a.name if a.name != "self" else "self_"
-    bounds = analyze_bounds(name, trace)
     first: dict[str, tuple[str, int]] = {}
     shared = {key: first.setdefault(symbol, key) for key, symbol in symbols.items()}
-    emitter = _Emitter(trace, values, float_type, entry, bounds, shared)
-    for stage in trace.stages:
-        emitter.stage(stage)
+    try:
+        with deep_recursion():  # (the walks below recurse as deep as the expressions nest)
+            bounds = analyze_bounds(name, trace)
+            emitter = _Emitter(trace, values, float_type, entry, bounds, shared)
+            for stage in trace.stages:
+                emitter.stage(stage)
+    except RecursionError:
+        raise DefinitionError(too_deep(name)) from None
     entry.add_op(func.ReturnOp())
     fn = func.FuncOp(name, FunctionType.from_lists(types, []), Region([entry]))
     fn.arg_attrs = ArrayAttr([

@@ -6,8 +6,13 @@ and "b" (booleans, i1). Python numbers mix in freely and take the other operand'
 
 from __future__ import annotations
 
+import operator
+import os
+import sys
 from dataclasses import dataclass, field
 from itertools import count
+
+import numpy as np
 
 Number = int | float | bool
 
@@ -63,6 +68,13 @@ class Expr:
     def __bool__(self):
         raise TypeError("a tilegrad expression has no truth value at trace time; use tg.where")
 
+    def __float__(self):  # math.exp(x) asks for one
+        raise TypeError("a tilegrad expression has no Python float at trace time; use tilegrad's math on it "
+                        "(tg.exp, tg.log, tg.sqrt, ...), not the math module's")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
     def __eq__(self, o):  # `expr == 0.0` would be Python's identity test, False: a silent wrong branch
         if isinstance(o, (int, float)):
             raise TypeError("`==` / `!=` of a tilegrad expression and a number: use expr.eq(v) / expr.ne(v)")
@@ -72,6 +84,43 @@ class Expr:
         return not self.__eq__(o)
 
     __hash__ = object.__hash__
+
+
+_UFUNC_OPERATORS = {
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul, "true_divide": operator.truediv,
+    "floor_divide": operator.floordiv, "remainder": operator.mod, "power": operator.pow, "negative": operator.neg,
+    "absolute": operator.abs, "less": operator.lt, "less_equal": operator.le, "greater": operator.gt,
+    "greater_equal": operator.ge, "bitwise_and": operator.and_, "bitwise_or": operator.or_,
+    "invert": operator.invert, "right_shift": operator.rshift, "left_shift": operator.lshift,
+}
+"""numpy ufuncs that are Python operators: `np.float32(2) * x` calls np.multiply, and means x * 2."""
+
+_UFUNC_HINTS = {"equal": "expr.eq(v)", "not_equal": "expr.ne(v)", "fmax": "tg.maximum", "fmin": "tg.minimum",
+                "fabs": "tg.abs_ or abs()", "logical_and": "&", "logical_or": "|", "logical_not": "~",
+                "divide": "/", "floor": "tg.floor", "rint": "tg.floor(x + 0.5)"}
+
+
+def array_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict):
+    """numpy's `__array_ufunc__` for tilegrad values: an operator ufunc (a numpy scalar on the left
+    of `*`) is the Python operator; any other (`np.exp(x)`) is refused with the DSL's own name,
+    since numpy cannot compute on a trace-time value."""
+    name = ufunc.__name__
+    if method == "__call__" and not kwargs and name in _UFUNC_OPERATORS:
+        return _UFUNC_OPERATORS[name](*(as_python(v) for v in inputs))
+    from tilegrad import dsl
+
+    hint = _UFUNC_HINTS.get(name) or (f"tg.{name}" if hasattr(dsl, name) else None)
+    use = f"use {hint}" if hint else "tilegrad's operators and functions are listed in docs/dsl.md"
+    raise TypeError(f"numpy's {name} cannot compute on a tilegrad value inside an op body; {use}")
+
+
+def as_python(value):
+    """A numpy scalar (or 0-d array) as the Python number it holds; anything else as it is."""
+    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        raise TypeError(f"a numpy array of shape {value.shape} inside an op body: pass it as a tensor argument")
+    return value
 
 
 @dataclass(eq=False)
@@ -113,6 +162,8 @@ class Read(Expr):
     buffer: object  # TensorArg | Buffer
     indices: tuple[Expr, ...]
     kind: str = "f"
+    line: str | None = None
+    """Where in the op's source the read was written ("file.py:12"), for errors that name it."""
 
 
 _COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}
@@ -183,11 +234,31 @@ class Reduce(Expr):
     of (dsl/bounds.sum_lengths); None where its shapes do not say."""
 
 
+_DSL_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_OPDEF_FILE = _DSL_DIR + "opdef.py"
+
+
+def user_line() -> str | None:
+    """The innermost line of the op's own code on the stack ("file.py:12"): the frame nearest the
+    caller outside tilegrad's DSL, below the op's trace (None when only the DSL is on the stack,
+    as for a value the body returned, which the trace assigns after the body ran)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename == _OPDEF_FILE:
+            return None
+        if not filename.startswith(_DSL_DIR):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
 def as_expr(value, like: Expr | None = None) -> Expr:
     if isinstance(value, Expr):
         return value
     if hasattr(value, "as_scalar_expr"):
         return value.as_scalar_expr()
+    value = as_python(value)  # np.int64(2) is 2
     if isinstance(value, bool):
         return Const(value, "b")
     if isinstance(value, int):
@@ -271,9 +342,18 @@ def _pair(x, y) -> tuple[Expr, Expr]:
 
 def reduce_sum(extent, body) -> Expr:
     """Σ_{r in [0, extent)} body(r): a reduction over an axis, inside any compute."""
+    return _reduce("sum", extent, body)
+
+
+def _reduce(combine: str, extent, body) -> Reduce:
+    size = as_expr(extent)
+    if size.kind != "i":  # a float count of terms has no loop (TypeError: the trace names the line)
+        hint = "; divide sizes with //" if not isinstance(size, Const) else ""
+        raise TypeError(f"the extent of a reduce_{combine} must be an integer (a dim, an int, or integer "
+                        f"arithmetic of them), got {extent!r}{hint}")
     var = Var("r")
     value = as_expr(body(var))
-    return Reduce("sum", var, as_expr(extent), value, value.kind)
+    return Reduce(combine, var, size, value, value.kind)
 
 
 def reduce_sum_over(extents, body) -> Expr:
@@ -297,17 +377,13 @@ def _over(reduce, extents: tuple, body) -> Expr:
 
 def reduce_max(extent, body) -> Expr:
     """max_{r in [0, extent)} body(r) (-inf, or the lowest index value, for an empty range)."""
-    var = Var("r")
-    value = as_expr(body(var))
-    return Reduce("max", var, as_expr(extent), value, value.kind)
+    return _reduce("max", extent, body)
 
 
 def reduce_min(extent, body) -> Expr:
     """min_{r in [0, extent)} body(r) (+inf, or the highest index value, for an empty range); a
     NaN term makes the result NaN, as torch.amin."""
-    var = Var("r")
-    value = as_expr(body(var))
-    return Reduce("min", var, as_expr(extent), value, value.kind)
+    return _reduce("min", extent, body)
 
 
 def reduce_min_over(extents, body) -> Expr:
@@ -316,23 +392,29 @@ def reduce_min_over(extents, body) -> Expr:
 
 
 def subexpressions(e: Expr):
-    """e and every expression inside it (operands, indices, a reduction's extent and body)."""
-    yield e
+    """e and every expression inside it (operands, indices, a reduction's extent and body), in
+    pre-order. Iterative: a chain of a thousand updates is an expression a thousand levels deep."""
+    stack = [e]
+    while stack:
+        e = stack.pop()
+        yield e
+        stack.extend(reversed(children(e)))
+
+
+def children(e: Expr) -> tuple[Expr, ...]:
+    """The expressions directly inside e."""
     match e:
         case Read():
-            children = e.indices
+            return e.indices
         case BinOp():
-            children = (e.a, e.b)
+            return (e.a, e.b)
         case UnOp() | Cast():
-            children = (e.a,)
+            return (e.a,)
         case Select():
-            children = (e.cond, e.a, e.b)
+            return (e.cond, e.a, e.b)
         case Reduce():
-            children = (e.extent, e.body)
-        case _:
-            children = ()
-    for child in children:
-        yield from subexpressions(child)
+            return (e.extent, e.body)
+    return ()
 
 
 def walk_reads(e: Expr) -> set[str]:

@@ -7,7 +7,7 @@ of a `where` are computed).
 
 from __future__ import annotations
 
-from tilegrad.dsl.expr import Const, Expr, as_expr, exp, floor, log, minimum, sqrt, where
+from tilegrad.dsl.expr import Const, Expr, as_expr, as_python, exp, floor, log, minimum, sqrt, where
 from tilegrad.dsl.tensor import broadcast_apply
 
 
@@ -18,6 +18,7 @@ def power(base, exponent, positive_base: bool = False):
     exp(e * log|base|), with the sign of a negative base for integral e and NaN for a
     non-integral one; 0 ** 0 is 1. `positive_base=True` promises base > 0 and skips the sign
     handling (exp(e * log(base)) alone)."""
+    exponent = as_python(exponent)  # np.int64(2): an integer power
     if positive_base:
         return broadcast_apply(lambda b, e: exp(as_expr(e) * log(b)), base, exponent)
     if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):

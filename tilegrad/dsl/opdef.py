@@ -19,8 +19,9 @@ from functools import cached_property
 import numpy as np
 
 from tilegrad.dsl.expr import Const, Dim, Expr, Param, as_expr
+from tilegrad.dsl.hazards import refuse_hazards
 from tilegrad.dsl.tensor import Buffer, TensorArg
-from tilegrad.dsl.trace import Trace, stop_tracing, tracing
+from tilegrad.dsl.trace import Trace, deep_recursion, stop_tracing, too_deep, tracing
 from tilegrad.dtypes import FLOATS, DType, dtype_of
 from tilegrad.errors import (
     ArgumentError,
@@ -127,9 +128,10 @@ class AttrSpec:
                                       f"{'value' if self.choices else kind.__name__}, got {value!r}")
         if kind is tuple:
             try:
-                return tuple(int(v) for v in np.atleast_1d(value))
+                items = list(np.atleast_1d(value))
             except (TypeError, ValueError):
-                raise AttributeValueError(f"attribute {name} must be a tuple of integers, got {value!r}") from None
+                items = [value]
+            return tuple(_integer(name, v, "a tuple of integers", value) for v in items)
         if value is None:
             raise AttributeValueError(f"attribute {name} must not be None")
         try:
@@ -151,14 +153,27 @@ class AttrSpec:
             if isinstance(value, (str, bytes)) or not isinstance(value, (int, float, np.integer, np.floating)):
                 raise AttributeValueError(f"attribute {name} must be a number, got {value!r}")
         if kind is int:
-            if isinstance(value, (float, np.floating)) and not float(value).is_integer():
-                raise AttributeValueError(f"attribute {name} must be an integer, got {value!r}")
-            if not -(1 << 63) <= int(value) < (1 << 63):
-                raise AttributeValueError(f"attribute {name}={value!r} does not fit in 64 bits")
-            return int(value)
+            return _integer(name, value, "an integer", value)
         if kind is float:
-            return float(value)
+            try:
+                number = float(value)
+            except OverflowError:  # an int beyond a double
+                number = float("inf")
+            if not np.isfinite(number):  # a kernel computes with it: inf and NaN are never meant
+                raise AttributeValueError(f"attribute {name} must be a finite number, got {value!r}")
+            return number
         return value
+
+
+def _integer(name: str, value, what: str, given) -> int:
+    """An integer attribute value (an integral float is one): finite, and within 64 bits, as the
+    kernel holds it. `what` and `given`: what the attribute must be, and the value as given."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or (isinstance(value, (float, np.floating)) and not float(value).is_integer()):  # 2.5, inf, NaN
+        raise AttributeValueError(f"attribute {name} must be {what}, got {given!r}")
+    if not -(1 << 63) <= int(value) < (1 << 63):
+        raise AttributeValueError(f"attribute {name} must be {what} within 64 bits, got {given!r}")
+    return int(value)
 
 
 def attr(default, choices: Sequence = (), aliases: dict | None = None, doc: str = "",
@@ -290,7 +305,10 @@ class OpDef:
                 f"{self.name}: unknown argument(s) {', '.join(unknown)}; "
                 f"it takes {', '.join(self.tensors)}; attributes {', '.join(self.attrs)}"
             )
-        attrs = {n: s.normalize(n, values.get(n, s.default)) for n, s in self.attrs.items()}
+        try:
+            attrs = {n: s.normalize(n, values.get(n, s.default)) for n, s in self.attrs.items()}
+        except AttributeValueError as err:
+            raise AttributeValueError(f"{self.name}: {err}") from None
         tensors: dict[str, np.ndarray | None] = {}
         for name, spec in self.tensors.items():
             value = values.get(name)
@@ -461,18 +479,22 @@ class OpDef:
                  for n, v in binding.attrs.items()}
         token = tracing(trace)
         try:
-            result = self.fn(**args, **attrs)
+            with deep_recursion():
+                result = self.fn(**args, **attrs)
             results = () if result is None else result if isinstance(result, tuple) else (result,)
             if len(results) > len(self.outputs):
                 raise DefinitionError(f"{self.name} returns {len(results)} values but declares "
                                       f"{len(self.outputs)} output(s): {', '.join(self.outputs)} ({self.where()})")
             from tilegrad.dsl.trace import compute
 
-            for name, value in zip(self.outputs, results):
-                if name in trace.outputs:  # a value for an output this call does not produce is dropped
-                    compute(trace.outputs[name], value)
+            with deep_recursion():
+                for name, value in zip(self.outputs, results):
+                    if name in trace.outputs:  # a value for an output this call does not produce is dropped
+                        compute(trace.outputs[name], value)
         except TilegradError:
             raise
+        except RecursionError as err:
+            raise DefinitionError(too_deep(self.name, self.where(err))) from None
         except Exception as err:
             raise DefinitionError(f"{self.name}: {type(err).__name__}: {err} ({self.where(err)})") from err
         finally:
@@ -484,6 +506,7 @@ class OpDef:
                 f"{self.name} never writes output(s) {', '.join(missing)}: it returned {len(results)} value(s) for "
                 f"{len(self.outputs)} declared output(s); return them in order or write them with "
                 f"tg.output(name) ({self.where()})")
+        refuse_hazards(self.name, trace, self.in_place, self.where())
         return trace
 
     def where(self, err: BaseException | None = None) -> str:

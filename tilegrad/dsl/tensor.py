@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import reduce
 
-from tilegrad.dsl.expr import Const, Dim, Expr, Read, Var, as_expr
+from tilegrad.dsl.expr import Const, Dim, Expr, Read, Var, as_expr, user_line
 from tilegrad.dtypes import DType
 
 
@@ -46,6 +46,7 @@ class _TensorOps:
     def __mod__(self, o): return self._apply(lambda a, b: as_expr(a) % b, o)
     def __floordiv__(self, o): return self._apply(lambda a, b: as_expr(a) // b, o)
     __eq__, __ne__, __hash__ = Expr.__eq__, Expr.__ne__, object.__hash__  # (`== 0.0` refused: use .eq)
+    __float__, __array_ufunc__ = Expr.__float__, Expr.__array_ufunc__  # (np.exp(x): use tg.exp)
 
     def __pow__(self, o):
         from tilegrad.dsl.functions import power
@@ -95,12 +96,16 @@ class _Indexable(_TensorOps):
         return reduce(lambda a, b: a * b, self.shape) if self.rank else Const(1, "i")
 
     def __getitem__(self, index) -> Read:
+        return self.read(index, user_line())
+
+    def read(self, index, line: str | None) -> Read:
+        """The element at `index`, a read made at `line` of the op's source."""
         if not isinstance(index, tuple):
             index = (index,)
         if len(index) != self.rank:
             raise IndexError(f"{self.name} has rank {self.rank}, indexed with {len(index)} indices")
         kind = "f" if self.dtype.is_float else "i"
-        return Read(self, tuple(as_expr(i) for i in index), kind)
+        return Read(self, tuple(as_expr(i) for i in index), kind, line)
 
     def flat(self, n, *tail) -> Read:
         """The element at flat (row-major) position n of the leading axes, then `tail` indices:
@@ -120,7 +125,8 @@ class _Indexable(_TensorOps):
         return self[tuple(Const(0, "i") for _ in range(self.rank))]
 
     def as_tensor_expr(self) -> TensorExpr:
-        return TensorExpr(self.shape, lambda idx: self[idx])
+        line = user_line()  # where the whole tensor is used (`x + acc`); its reads are made later
+        return TensorExpr(self.shape, lambda idx: self.read(idx, line))
 
 
 class TensorArg(_Indexable):

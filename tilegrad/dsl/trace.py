@@ -11,10 +11,13 @@ A body runs once per specialization (dtypes, ranks, attributes). What it records
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable, Sequence
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from tilegrad.dsl.expr import Expr, Reduce, Var, as_expr, cast, subexpressions
+from tilegrad.dsl.expr import Expr, Reduce, Var, as_expr, cast, subexpressions, user_line
 from tilegrad.dsl.tensor import Buffer, index_vars, to_tensor_expr
 from tilegrad.dtypes import dtype_of
 
@@ -24,6 +27,8 @@ class Compute:
     buffer: Buffer
     vars: tuple[Var, ...]
     value: Expr
+    line: str | None = None
+    """The op's source line that assigned the buffer (None: a value the body returned)."""
 
 
 @dataclass(eq=False)
@@ -35,6 +40,7 @@ class Scatter:
     value: Expr
     when: Expr | None
     message: str | None
+    line: str | None = None
 
 
 @dataclass(eq=False)
@@ -63,7 +69,7 @@ class Trace:
         written: set[str] = set()
         read: set[str] = set()
         for stage in self.stages:
-            for expr in _stage_exprs(stage):
+            for expr in stage_exprs(stage):
                 read |= {name for name in walk_reads(expr) if name not in written}
             if not isinstance(stage, Check):
                 written.add(stage.buffer.name)
@@ -74,14 +80,14 @@ class Trace:
         (the same list for every trace of one specialization key)."""
         sums: dict[int, Reduce] = {}
         for stage in self.stages:
-            for expr in _stage_exprs(stage):
+            for expr in stage_exprs(stage):
                 for e in subexpressions(expr):
                     if isinstance(e, Reduce) and e.combine == "sum" and e.kind == "f":
                         sums.setdefault(id(e), e)
         return list(sums.values())
 
 
-def _stage_exprs(stage: Stage) -> list[Expr]:
+def stage_exprs(stage: Stage) -> list[Expr]:
     if isinstance(stage, Compute):
         return [stage.value]
     if isinstance(stage, Scatter):
@@ -111,8 +117,52 @@ def stop_tracing(token) -> None:
     _current.reset(token)
 
 
+DEEP_RECURSION_LIMIT = 20_000
+"""Python's recursion limit while an op is traced and emitted. An expression is as deep as the
+chain of operations that built it (`for _ in range(500): y = y * 2 + 1` is 1000 levels), and
+tracing and emitting walk it recursively: Python's default limit of 1000 stops near 300 chained
+operations. From Python 3.11 on, Python-to-Python calls use no C stack, so a higher limit cannot
+overflow it; on 3.10 the limit stays as it is."""
+
+_deep_lock = threading.Lock()
+_deep_users = 0
+_deep_saved = 0
+
+
+@contextmanager
+def deep_recursion() -> Iterator[None]:
+    """Raise the recursion limit to DEEP_RECURSION_LIMIT (never lower it) while any thread traces
+    or emits an op; the last one out restores it."""
+    global _deep_users, _deep_saved
+    if sys.version_info < (3, 11):
+        yield
+        return
+    with _deep_lock:
+        if _deep_users == 0:
+            _deep_saved = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_deep_saved, DEEP_RECURSION_LIMIT))
+        _deep_users += 1
+    try:
+        yield
+    finally:
+        with _deep_lock:
+            _deep_users -= 1
+            if _deep_users == 0:
+                sys.setrecursionlimit(_deep_saved)
+
+
+def too_deep(op: str, where: str | None = None) -> str:
+    """The message for an op whose expressions nest beyond the recursion limit."""
+    at = f" ({where})" if where else ""
+    limit = max(sys.getrecursionlimit(), DEEP_RECURSION_LIMIT if sys.version_info >= (3, 11) else 0)
+    return (f"{op}: an expression of the op nests too deeply to compile{at}: Python's recursion limit "
+            f"({limit}) allows about {limit // 3} chained operations in one element; assign part of the "
+            f"chain to a tg.temp, so each stage holds a shorter one")
+
+
 def compute(buffer: Buffer, value) -> None:
     """buffer[i...] = value[i...] for every index of the buffer."""
+    line = user_line()
     vars_ = index_vars(buffer.rank)
     tensor = to_tensor_expr(value)
     if tensor is not None:
@@ -121,7 +171,7 @@ def compute(buffer: Buffer, value) -> None:
         element = as_expr(value(*vars_))
     else:
         element = as_expr(value)
-    current_trace().stages.append(Compute(buffer, vars_, element))
+    current_trace().stages.append(Compute(buffer, vars_, element, line))
 
 
 def scatter_add(
@@ -144,7 +194,7 @@ def scatter_add(
         raise ValueError(f"scatter into {buffer.name} needs {buffer.rank} indices, got {len(picked)}")
     cond = cast(as_expr(when(*vars_)), "b") if when is not None else None
     stage = Scatter(buffer, tuple(as_expr(d) for d in domain), vars_, picked,
-                    as_expr(value(*vars_)), cond, message)
+                    as_expr(value(*vars_)), cond, message, user_line())
     current_trace().stages.append(stage)
 
 

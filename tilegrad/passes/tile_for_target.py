@@ -101,7 +101,8 @@ class StageState:
 
 
 _FORM_OPS = {arith.AddiOp: "add", arith.SubiOp: "sub", arith.MuliOp: "mul", arith.DivUIOp: "floordiv",
-             arith.MaxSIOp: "max", arith.MinSIOp: "min"}
+             arith.DivSIOp: "floordiv", arith.RemSIOp: "mod", arith.MaxSIOp: "max", arith.MinSIOp: "min"}
+"""(a size's `//` is arith.divsi, which the forms' "floordiv" evaluates: truncated, as sizes are >= 0)"""
 
 
 def _const_value(value: SSAValue) -> int | None:
