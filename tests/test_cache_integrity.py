@@ -450,3 +450,36 @@ def test_what_killed_writers_left_is_collected(tmp_path, monkeypatch):
     cache.store("entry", IR, {})
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [f".k3.{dead.pid}.0000000c", f".k4.{alive}.0000000d", ".user-notes", "entry"])
+
+
+def test_a_constant_the_op_reads_is_part_of_its_key(tmp_path, monkeypatch):
+    """An op whose loop bound or scale comes from a module constant, a closure or a default gets
+    a new kernel when that value changes, never the kernel traced with the old one."""
+    monkeypatch.setenv("TILEGRAD_CACHE_DIR", str(tmp_path))
+    source = textwrap.dedent('''
+        import tilegrad.dsl as tg
+
+        TERMS = {terms}
+
+        def scaled(v, by={by}):
+            return v * by
+
+        def make(offset):
+            @tg.op(name="constant_keyed_{tag}", outputs={{"y": tg.like("x")}}, replace=True)
+            def op(x=tg.tensor("N")):
+                y = x
+                for _ in range(TERMS):
+                    y = y + 1.0
+                return scaled(y) + offset
+            return op
+        make({offset})
+        ''')
+    x = np.arange(5, dtype=np.float32)
+    results = {}
+    for terms, by, offset in [(3, 2.0, 0.5), (4, 2.0, 0.5), (4, 3.0, 0.5), (4, 3.0, 1.5)]:
+        namespace: dict = {}
+        exec(compile(source.format(terms=terms, by=by, offset=offset, tag="t"), "user_op.py", "exec"), namespace)
+        got = tilegrad.compile("constant_keyed_t", "cpu")(x=x)
+        np.testing.assert_allclose(got, (x.astype(np.float64) + terms) * by + offset, rtol=1e-6)
+        results[(terms, by, offset)] = got
+    assert len({r.tobytes() for r in results.values()}) == 4

@@ -21,6 +21,8 @@ that is not a finite number >= 0 is ignored with one warning; 0 keeps nothing on
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import grp
 import hashlib
 import importlib.util
@@ -122,7 +124,9 @@ def _is_user_code(module_name: str | None) -> bool:
 
 def code_fingerprint(*functions) -> str:
     """A hash of these functions' code and of every user function they reach through globals,
-    module attributes, closures, defaults and nested code (lambdas), transitively."""
+    module attributes, closures, defaults and nested code (lambdas), transitively, and of every
+    value they read there: a module constant, a closure's number or a default changes what an op
+    traces to as surely as its code does (a loop bound read from a global, say)."""
     digest = hashlib.sha256()
     seen: set[int] = set()
     pending = list(functions)
@@ -134,16 +138,83 @@ def code_fingerprint(*functions) -> str:
         seen.add(id(fn))
         digest.update(f"{fn.__module__}.{fn.__qualname__}".encode())
         _hash_code(fn.__code__, digest)
-        pending += [d for d in (fn.__defaults__ or ()) + tuple((fn.__kwdefaults__ or {}).values()) if callable(d)]
-        pending += [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
+        defaults = (fn.__defaults__ or ()) + tuple((fn.__kwdefaults__ or {}).values())
+        cells = [c.cell_contents if _filled(c) else _EMPTY_CELL for c in fn.__closure__ or ()]
+        for value in (*defaults, *cells):
+            _hash_value(value, digest, pending)
         names = sorted(_names(fn.__code__))  # a set's order changes with each process's hash seed
         for name in names:
-            value = fn.__globals__.get(name)
+            if name not in fn.__globals__:
+                continue
+            value = fn.__globals__[name]
+            digest.update(f"global {name}=".encode())
             if isinstance(value, types.ModuleType):
-                pending += [getattr(value, attr) for attr in names if hasattr(value, attr)]
-            elif value is not None:
-                pending.append(value)
+                digest.update(value.__name__.encode())
+                if _is_user_code(value.__name__):
+                    for attr in names:
+                        if hasattr(value, attr):
+                            digest.update(f".{attr}=".encode())
+                            _hash_value(getattr(value, attr), digest, pending)
+                else:
+                    pending += [getattr(value, attr) for attr in names if hasattr(value, attr)]
+            else:
+                _hash_value(value, digest, pending)
     return digest.hexdigest()
+
+
+_EMPTY_CELL = object()
+_PLAIN = (type(None), bool, int, float, complex, str, bytes)
+
+
+def _hash_value(value, digest, pending: list, depth: int = 0) -> None:
+    """Hash a value an op's code reads: plain values and containers by content, numpy data by its
+    bytes, functions by their code (queued), user classes and objects by their attributes. What
+    cannot be told by content (an object whose repr is its address) is keyed by its identity, so
+    its kernel is never shared with another process (a miss, never a stale hit)."""
+    kind = type(value)
+    digest.update(f"<{kind.__module__}.{kind.__qualname__}>".encode())
+    if value is _EMPTY_CELL or isinstance(value, _PLAIN):
+        digest.update(repr(value).encode())
+    elif isinstance(value, (types.FunctionType, types.MethodType, types.BuiltinFunctionType)):
+        pending.append(value)
+        digest.update(f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', '')}".encode())
+    elif isinstance(value, types.ModuleType):
+        digest.update(value.__name__.encode())
+    elif depth > 8:
+        digest.update(f"deep@{id(value)}".encode())
+    elif isinstance(value, (tuple, list)):
+        digest.update(str(len(value)).encode())
+        for item in value:
+            _hash_value(item, digest, pending, depth + 1)
+    elif isinstance(value, (set, frozenset)):
+        digest.update("".join(sorted(repr(item) for item in value)).encode())
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            digest.update(repr(key).encode())
+            _hash_value(item, digest, pending, depth + 1)
+    elif _is_numpy(value):
+        digest.update(f"{value.dtype}{getattr(value, 'shape', ())}".encode())
+        digest.update(value.tobytes() if getattr(value, "nbytes", 0) <= 1 << 24 else f"@{id(value)}".encode())
+    elif isinstance(value, functools.partial):
+        pending.append(value.func)
+        _hash_value((value.func, value.args, value.keywords), digest, pending, depth + 1)
+    elif isinstance(value, type):
+        if _is_user_code(value.__module__):
+            _hash_value({k: v for k, v in vars(value).items() if not k.startswith("__")}, digest, pending, depth + 1)
+        else:
+            digest.update(f"{value.__module__}.{value.__qualname__}".encode())
+    elif dataclasses.is_dataclass(value):  # (a tensor spec holds its view function)
+        _hash_value({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, digest, pending, depth + 1)
+    elif _is_user_code(kind.__module__) and hasattr(value, "__dict__"):
+        _hash_value(vars(value), digest, pending, depth + 1)
+    else:
+        text = repr(value)
+        digest.update((text if " at 0x" not in text else f"{text}@{id(value)}@{os.getpid()}").encode())
+
+
+def _is_numpy(value) -> bool:
+    kind = type(value)
+    return kind.__module__ == "numpy" and hasattr(value, "dtype") and hasattr(value, "tobytes")
 
 
 def _filled(cell) -> bool:
