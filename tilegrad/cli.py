@@ -271,8 +271,15 @@ def cmd_plan(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from tilegrad.references import (compare, consistent_inputs, has_reference, reference, reference_name, tolerance,
-                                     user_references)
+    from tilegrad.references import (
+        compare,
+        consistent_inputs,
+        has_reference,
+        reference,
+        reference_name,
+        tolerance,
+        user_references,
+    )
 
     op, arrays, attrs = _call_arguments(args)
     normalized = {n: s.normalize(n, attrs.get(n, s.default))

@@ -1,6 +1,7 @@
-"""Oracles for `tilegrad run --check`, the demo and the benchmarks (never used by kernels):
-PyTorch's ATen backward ops when torch is installed, else float64 numpy of the SPEC formula; a
-user op's author may register one (`register_reference`). Also the tolerance `--check` holds a
+"""Oracles for `tilegrad run --check`, the demo and the tests (never used by kernels): for every
+library op, PyTorch's form (its ATen backward op, or autograd of the forward; in float64) when torch
+is installed and has a form of the call, else float64 numpy of the SPEC formula (SPEC section 6);
+a user op's author may register one (`register_reference`). Also the tolerance `--check` holds a
 result to, and the comparison."""
 
 from __future__ import annotations
@@ -174,7 +175,8 @@ class Oracle:
 
 
 def _t(torch, a):
-    return None if a is None else torch.from_numpy(np.ascontiguousarray(_f(a)))
+    """A float64 torch copy (np.ascontiguousarray would make a 0-d array 1-d)."""
+    return None if a is None else torch.from_numpy(np.array(a, dtype=np.float64, order="C"))
 
 
 def _n(tensor) -> np.ndarray:
@@ -182,7 +184,7 @@ def _n(tensor) -> np.ndarray:
 
 
 def _long(torch, a):
-    return torch.from_numpy(np.ascontiguousarray(np.asarray(a)).astype(np.int64))
+    return torch.from_numpy(np.array(a, dtype=np.int64, order="C"))
 
 
 def _blend(result, arrays: dict, attrs: dict, output: str, alpha: str = "alpha", beta: str = "beta"):
@@ -291,7 +293,7 @@ def _flce_torch(torch, a, attrs):
     else:
         p = torch.exp(_t(torch, a["input"]) @ _t(torch, a["weight"]).T - _t(torch, a["logits_max"])[:, None])
         p = p / _t(torch, a["sum_exp_logits"])[:, None]
-    return _flce_gradients(a, _n(p), lambda m, n: _n(torch.from_numpy(m) @ torch.from_numpy(np.ascontiguousarray(n))))
+    return _flce_gradients(a, _n(p), lambda m, n: _n(_t(torch, m) @ _t(torch, n)))
 
 
 def _flce_numpy(a, attrs):
