@@ -272,3 +272,30 @@ def test_group_norm_per_activation_with_saved_statistics_is_the_formula_of_them(
     got = reference("normalization_backward", {**arrays, **saved}, normalized)
     for g, w in zip(got[:3], want[:3]):
         assert compare(g, w, 1e-9, 1e-12).passed
+
+
+EMPTY = [
+    ("batch_norm_backward", ["x=0x3x4x5"], []),
+    ("batch_norm_forward_training", ["x=0x3x4x5"], []),
+    ("normalization_backward", ["x=0x4x4x5"], ["group_cnt=2"]),
+    ("normalization_forward_training", ["x=0x4x4x5"], ["group_cnt=2"]),
+    ("softmax_backward", ["y=0x3x4x5"], ["mode=instance"]),
+    ("pooling_backward", ["x=0x3x4x4", "y=0x3x2x2"], ["window=2,2"]),
+    ("spatial_tf_sampler_backward", ["x=0x3x4x5", "grid=0x2x2x2"], []),
+    ("fused_linear_cross_entropy_loss_grad", ["input=0x4", "weight=3x4", "target_mask=0"], []),
+]
+
+
+@pytest.mark.parametrize("op, shape, attrs", EMPTY, ids=[c[0] for c in EMPTY])
+def test_an_empty_batch_has_a_reference(monkeypatch, op, shape, attrs):
+    """Torch refuses some empty batches (batch norm, pooling): the numpy form answers, shaped as the
+    kernel's outputs; an empty batch's statistics are 0 and 1/sqrt(epsilon), as the kernel's."""
+    opdef, arrays, _, normalized = cli_call(op, shape, attrs)
+    want = outputs(opdef, normalized, reference(op, arrays, normalized))
+    monkeypatch.setattr(references, "_torch", lambda: None)
+    got = outputs(opdef, normalized, reference(op, arrays, normalized))
+    for name, w in want.items():
+        assert compare(got[name], w, 1e-7, 1e-9).passed, name
+    if op == "batch_norm_forward_training":
+        assert np.array_equal(got["save_mean"], np.zeros((1, 3, 1, 1)))
+        np.testing.assert_allclose(got["save_inv_variance"], 1 / np.sqrt(1e-5))

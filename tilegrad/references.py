@@ -359,7 +359,7 @@ def _elu_forward(a, attrs):
 def _softmax_rows(a, attrs, name):
     """instance: [N, C*H*W] summed along 1; channel: as given, summed along C (axis 1)."""
     array = _f(a[name])
-    return array.reshape(array.shape[0], -1) if attrs["mode"] == "instance" else array
+    return array.reshape(array.shape[0], math.prod(array.shape[1:])) if attrs["mode"] == "instance" else array
 
 
 def _softmax_numpy(a, attrs):
@@ -670,22 +670,26 @@ class _Norm:
         self.mode = "per_activation" if mode == "per_activation" else "spatial"
         self.activation, self.coef = attrs.get("activation", "identity"), attrs.get("coef", 1.0)
         self.gamma = _f(a["bn_scale"])
+        self.grouped = (self.x.shape[0], self.groups, math.prod(self.x.shape[1:]) // self.groups)
+        """x as [N, group_cnt, the values of a group] (explicit: an empty batch has no -1 dim)"""
 
-    def statistics(self):
-        """mean and inverse std, broadcast against x: the saved pair if given, else of x."""
+    def statistics(self, grouped: bool = False):
+        """mean and inverse std, the saved pair if given, else of x: broadcast against x, or kept
+        in their own shape (`grouped`: [N, group_cnt, 1] for group norm; as the params for batch norm)."""
         x, saved = self.x, self.a.get("saved_mean")
         if self.groups == 1:
             if saved is not None:
                 return _f(saved), _f(self.a["saved_inv_variance"])
             return _bn_statistics(x, _bn_axes(x, self.mode), self.attrs["epsilon"])
-        grouped = x.reshape(x.shape[0], self.groups, -1)
         if saved is not None:
             mean, inv = (_f(self.a[n]).reshape(x.shape[0], self.groups, 1) for n in ("saved_mean",
                                                                                      "saved_inv_variance"))
         else:
-            mean, inv = _bn_statistics(grouped, (2,), self.attrs["epsilon"])
-        return (np.broadcast_to(mean, grouped.shape).reshape(x.shape),
-                np.broadcast_to(inv, grouped.shape).reshape(x.shape))
+            mean, inv = _bn_statistics(x.reshape(self.grouped), (2,), self.attrs["epsilon"])
+        if grouped:
+            return mean, inv
+        return (np.broadcast_to(mean, self.grouped).reshape(x.shape),
+                np.broadcast_to(inv, self.grouped).reshape(x.shape))
 
     def pre_activation(self, mean, inv):
         return self.gamma * (self.x - mean) * inv + _f(self.a["bn_bias"])
@@ -729,8 +733,7 @@ def _norm_backward_numpy(a, attrs):
             count = int(np.prod([x.shape[k] for k in axes]))
             dx = gamma * inv / count * (count * dy_hat - d_bias - x_hat * d_scale)
         else:
-            grouped = (x.shape[0], norm.groups, -1)
-            size = x[0].size // norm.groups
+            grouped, size = norm.grouped, norm.grouped[2]
             scaled = np.broadcast_to(gamma, x.shape) * dy_hat
             a_sum = scaled.reshape(grouped).sum(2, keepdims=True)
             b_sum = (scaled * x_hat).reshape(grouped).sum(2, keepdims=True)
@@ -799,17 +802,13 @@ def _norm_forward_numpy(a, attrs):
     """mean and biased variance (per group for group norm), y = act(γ x̂ + β (+ z)) blended; the
     saved statistics shaped like bn_scale (batch norm) or [N, group_cnt] (group norm)."""
     norm = _Norm(a, attrs)
-    x = norm.x
-    mean, inv = norm.statistics()
-    pre = norm.pre_activation(mean, inv)
+    pre = norm.pre_activation(*norm.statistics())
     if norm.ops == "bn_add_activation":
         pre = pre + _f(a["z"])
     y = _activate_numpy(norm.activation, norm.coef, pre) if norm.ops != "bn" else pre
-    if norm.groups == 1:
-        first = tuple(slice(0, 1) if k in norm.param_axes() else slice(None) for k in range(x.ndim))
-        mean, inv = mean[first], inv[first]
-    else:
-        mean, inv = (v.reshape(x.shape[0], norm.groups, -1)[:, :, 0] for v in (mean, inv))
+    mean, inv = norm.statistics(grouped=True)
+    if norm.groups > 1:
+        mean, inv = mean[:, :, 0], inv[:, :, 0]
     return _blend(y, a, attrs, "y"), mean, inv
 
 
