@@ -399,7 +399,7 @@ def _dropout_torch(torch, a, attrs):
 
 
 # ---- pooling_backward (SPEC 6.12) ----
-def _pool_geometry(a, attrs):
+def _pool_geometry(attrs):
     window = tuple(attrs["window"])
     spatial = len(window)
     padding = tuple(attrs["padding"]) or (0,) * spatial
@@ -410,7 +410,7 @@ def _pool_geometry(a, attrs):
 def _pool_cells(x_shape, out_shape, attrs):
     """Per window cell k (row-major): x's spatial index of that cell of every window
     ([spatial][*out]) and whether it lies inside x (the rest is padding)."""
-    window, stride, padding = _pool_geometry({}, attrs)
+    window, stride, padding = _pool_geometry(attrs)
     origins = np.meshgrid(*[np.arange(o) for o in out_shape], indexing="ij")
     for offsets in np.ndindex(*window):
         at = [origins[d] * stride[d] - padding[d] + offsets[d] for d in range(len(window))]
@@ -454,7 +454,7 @@ def _pool_numpy(a, attrs):
         chosen = np.where(np.isnan(y), last_nan, first_equal)
         shares = [np.where(chosen == k, dy, 0.0) for k in range(len(cells))]
     else:
-        window, stride, padding = _pool_geometry(a, attrs)
+        window, stride, padding = _pool_geometry(attrs)
         if attrs["mode"] == "avg_include_padding":
             area = float(np.prod(window))
         else:
@@ -473,7 +473,7 @@ def _pool_numpy(a, attrs):
 
 def _pool_torch(torch, a, attrs):
     aten = torch.ops.aten
-    window, stride, padding = (list(v) for v in _pool_geometry(a, attrs))
+    window, stride, padding = (list(v) for v in _pool_geometry(attrs))
     three = len(window) == 3
     x, dy = _t(torch, a["x"]), _t(torch, a["dy"])
     if attrs["mode"].startswith("max"):
