@@ -5,6 +5,7 @@ import pytest
 from conftest import NUMPY, assert_close, to_torch, torch
 
 import tilegrad
+from tilegrad.references import divisive_forward, lrn_forward_spec  # SPEC 6.11, 6.9 in torch
 
 F = torch.nn.functional
 SHAPES = [(2, 3, 5, 7), (2, 3, 2, 3, 4)]
@@ -165,15 +166,6 @@ def test_pooling_blending_and_errors(rng):
         kernel(y=y.numpy(), dy=dy.numpy(), x=x)
 
 
-def lrn_forward_spec(x, n, alpha, beta, k):
-    """SPEC 6.11's forward in torch (window [c - (n-1)//2, c + n-1 - (n-1)//2]), for any n."""
-    behind = (n - 1) // 2
-    squares = x * x
-    padded = F.pad(squares, (0, 0) * (x.dim() - 2) + (behind, n - 1 - behind))
-    window = sum(padded[:, j:j + x.shape[1]] for j in range(n))
-    return x * (k + alpha / n * window) ** (-beta)
-
-
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("n", [1, 3, 4, 5])
 @pytest.mark.parametrize("target", ["cpu", "metax-c500", "ascend910b"])
@@ -188,21 +180,6 @@ def test_lrn_cross_channel_backward(shape, n, target, rng):
     got = tilegrad.compile("lrn_cross_channel_backward", target)(
         y=y.detach().float().numpy(), dy=dy, x=x, lrn_n=n, lrn_alpha=1e-2, lrn_beta=0.75, lrn_k=2.0)
     assert_close(got, xt.grad, "float32", reduction=True)
-
-
-def divisive_forward(x, means, n, alpha, beta, k):
-    """SPEC 6.9's forward in torch: an n x n (x n) spatial window of squared deviations."""
-    d = x - means
-    spatial = x.dim() - 2
-    behind = (n - 1) // 2
-    padded = F.pad(d * d, (behind, n - 1 - behind) * spatial)
-    total = 0
-    for offsets in np.ndindex(*(n,) * spatial):
-        window = padded
-        for axis, o in enumerate(offsets):
-            window = window.narrow(2 + axis, o, x.shape[2 + axis])
-        total = total + window
-    return x * (k + alpha / n ** spatial * total) ** (-beta)
 
 
 @pytest.mark.parametrize("shape", SHAPES)

@@ -271,9 +271,20 @@ def cmd_plan(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from tilegrad.references import compare, has_reference, reference, reference_name, tolerance, user_references
+    from tilegrad.references import (
+        compare,
+        consistent_inputs,
+        has_reference,
+        reference,
+        reference_name,
+        tolerance,
+        user_references,
+    )
 
     op, arrays, attrs = _call_arguments(args)
+    normalized = {n: s.normalize(n, attrs.get(n, s.default))
+                  for n, s in op.attrs.items() if n in attrs or not s.required}
+    arrays = consistent_inputs(op.name, arrays, normalized)  # e.g. max pooling's y: the max pool of x
     kernel = _kernel(op, args)
     start = time.perf_counter()
     result = kernel(**arrays, **attrs)
@@ -293,8 +304,7 @@ def cmd_run(args) -> int:
         f"best of {len(times)} {best * 1e3:.3f} ms")
     failures = []
     if args.check or args.tolerance is not None:
-        normalized = {n: s.normalize(n, attrs.get(n, s.default)) for n, s in op.attrs.items()}
-        if not has_reference(op.name):  # no oracle: the op's own math, untiled (in float64 where it takes it) on cpu
+        if not has_reference(op.name, arrays, normalized):  # no oracle: the op's own math, untiled on cpu
             expected, name = _untiled_reference(op, arrays, attrs)
         elif op.name in user_references():
             name = reference_name(op.name)
@@ -303,7 +313,7 @@ def cmd_run(args) -> int:
             except Exception as err:  # the op author's code, not tilegrad's
                 raise TilegradError(f"--check: {name} of {op.name} failed: {type(err).__name__}: {err}") from err
         else:
-            expected, name = reference(op.name, arrays, normalized), reference_name(op.name)
+            expected, name = reference(op.name, arrays, normalized), reference_name(op.name, arrays, normalized)
         results = result if isinstance(result, tuple) else (result,)
         expected = expected if isinstance(expected, tuple) else (expected,)
         produced = [n for n, o in op.outputs.items() if o.when is None or o.when(normalized)]
