@@ -99,7 +99,10 @@ def _group_stats(x, groups: _Groups, epsilon, mean_buffer, inv_buffer):
     rules=_rules(("saved_mean", "saved_inv_variance"),
                  [tg.rule(lambda s, a: a["norm_ops"] == "norm" or "y" in s, "is required by norm_ops", "y"),
                   tg.rule(lambda s, a: a["activation"] != "swish" or "bn_bias" in s,
-                          "is required by swish", "bn_bias")]),
+                          "is required by swish", "bn_bias"),
+                  tg.rule(lambda s, a: not (a["norm_ops"] == "norm_add_activation" and a["activation"] == "swish"),
+                          "swish needs the pre-activation, which norm_add_activation does not keep",
+                          "activation")]),
 )
 def normalization_backward(
     x=data(),
