@@ -263,3 +263,12 @@ def test_opt_refuses_bad_tile_for_target_options(capsys, tmp_path, options, mess
     assert code == 1 and message in one_error_line(err) and "tilegrad's passes:" not in err
     with pytest.raises(ArgumentError, match="num_blocks=-1 must be an integer >= 0"):
         TileForTarget("cpu", -1)
+
+
+@pytest.mark.parametrize("op, given", [("normalization_backward", "x=2x4x3x3x3"), ("softmax_backward", "y=2x4x3x3x3")])
+def test_shapes_inferred_from_a_5d_tensor_are_5d(capsys, op, given):
+    """A tensor left out takes the rank of the given ones where its patterns allow (dy of a 5-D x
+    is 5-D, not the first pattern's 4-D), and the run agrees with torch."""
+    code, out, err = run(capsys, "run", op, "--shape", given, "--check", "--repeat", "0")
+    assert code == 0, err
+    assert "vs torch" in out

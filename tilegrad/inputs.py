@@ -91,10 +91,13 @@ def complete_shapes(op: OpDef, shapes: dict[str, tuple], symbols: dict[str, int]
                              f"({len(shape)} dims given)")
     choices: dict[str, list[tuple]] = {}
     optional: dict[str, list[tuple]] = {}
+    given_ranks = {len(shape) for shape in shapes.values()}
     for name, spec in op.tensors.items():
         if name in shapes:
             continue
         buildable = [s for s in (_build(p, bound, attrs) for p in spec.patterns) if s is not None]
+        # a 5-D x makes a 5-D dy, not the first pattern's 4-D one (the op's rules still decide)
+        buildable.sort(key=lambda shape: len(shape) not in given_ranks)
         if spec.optional:
             optional[name] = buildable
             continue
