@@ -34,6 +34,13 @@ TARGET_DTYPES = {
 }
 
 
+def library_ops() -> list[str]:
+    """The library's ops (tilegrad.opdefs), without the user ops other tests registered."""
+    import tilegrad
+
+    return [n for n in tilegrad.list_ops() if (tilegrad.get_op(n).fn.__module__ or "").startswith("tilegrad.opdefs")]
+
+
 def cases(targets=None):
     """(target, dtype) pairs: every dtype each target supports."""
     return [(t, d) for t, ds in TARGET_DTYPES.items() if targets is None or t in targets for d in ds]

@@ -3,6 +3,7 @@ nothing; a real out-of-bounds access is caught and named instead of touching mem
 
 import numpy as np
 import pytest
+from conftest import library_ops
 
 import tilegrad
 import tilegrad.dsl as tg
@@ -51,10 +52,6 @@ def op_targets():
         for target in op.supported_targets():
             dtypes = op.dtypes_on(tilegrad.get_target(target))
             yield name, target, "float32" if "float32" in dtypes else dtypes[0]
-
-
-def library_ops() -> list[str]:
-    return [n for n in tilegrad.list_ops() if tilegrad.get_op(n).fn.__module__.startswith("tilegrad.opdefs")]
 
 
 def test_every_library_op_has_a_small_case():
