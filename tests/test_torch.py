@@ -325,6 +325,22 @@ def test_written_tensors_whose_elements_share_memory_are_refused():
                                                            bn_bias=torch.zeros(1, 3, 1, 1), **stats)
 
 
+def test_writes_bump_version_counters_so_autograd_notices_them():
+    x, y, g = bce_inputs()
+    w = torch.rand_like(x, requires_grad=True)
+    buffer = torch.ones_like(x)
+    loss = (w * buffer).sum()  # autograd saves buffer for w's gradient
+    torch.ops.tilegrad.binary_cross_entropy_grad(input_x=x, input_y=y, dloss=g, dx=buffer)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):  # not a gradient of the new values
+        loss.backward()
+    mean, var = torch.zeros(1, 3, 1, 1), torch.ones(1, 3, 1, 1)
+    versions = mean._version, var._version
+    torch.ops.tilegrad.batch_norm_forward_training(x=torch.randn(4, 3, 2, 2), bn_scale=torch.ones(1, 3, 1, 1),
+                                                   bn_bias=torch.zeros(1, 3, 1, 1), running_mean=mean,
+                                                   running_variance=var)
+    assert mean._version > versions[0] and var._version > versions[1]
+
+
 # ---- torch.compile: every form traces (functional, .out, updated tensors) ----------------------------
 def test_every_schema_declares_what_it_writes_and_torch_can_functionalize_it():
     from torch._higher_order_ops.auto_functionalize import can_auto_functionalize

@@ -72,6 +72,7 @@ class Registered:
     hidden_names: dict[str, str]
     """SPEC's argument name -> the hidden overloads' (`mode` -> `mode_`)."""
     public_names: dict[str, str]
+    """The renamed ones back: hidden name -> SPEC's."""
     stale: bool = False
     """The op was redefined with another signature after torch took its schema."""
 
@@ -197,7 +198,8 @@ def _split(entry: Registered, kwargs: dict) -> tuple[str, dict]:
     if entry.stale:
         raise DefinitionError(f"op {entry.opdef.name} was redefined with another signature after tilegrad.torch "
                               f"gave torch its schema; torch keeps the first one, so restart or use a new name")
-    kwargs = {entry.public_names.get(n, n): v for n, v in kwargs.items()}
+    if entry.public_names:
+        kwargs = {entry.public_names.get(n, n): v for n, v in kwargs.items()}
     target = kwargs.pop(entry.target_keyword, None) or entry.target
     return target, kwargs
 
@@ -210,6 +212,8 @@ def _shares_memory_within(tensor: torch.Tensor) -> bool:
     """Whether two elements of `tensor` are one memory location (an expanded tensor's are)."""
     if not all(isinstance(d, int) for d in (*tensor.shape, *tensor.stride())):
         return False  # symbolic (torch.compile with dynamic shapes): the kernel checks the real tensor
+    if tensor.is_contiguous():
+        return False
     dims = sorted((abs(s), n) for n, s in zip(tensor.shape, tensor.stride()) if n > 1)
     reach = 0
     for stride, size in dims:  # each stride beyond the span of the smaller ones: no two elements meet
@@ -238,12 +242,22 @@ def _refuse_shared_writes(op: OpDef, kwargs: dict) -> None:
                 f"performing the operation.")
 
 
-def _functional(name: str) -> Callable:
+def _written(op: OpDef, kwargs: dict) -> None:
+    """Tell autograd the kernel wrote these tensors (their version counters), as torch's in-place ops
+    do: a backward that saved one of them then refuses, instead of reading what the kernel wrote."""
+    torch.autograd.graph.increment_version([v for n, v in kwargs.items() if isinstance(v, torch.Tensor) and (
+        n in op.outputs or (n in op.tensors and op.tensors[n].updated))])
+
+
+def _functional(name: str, updates: bool) -> Callable:
     def run(**kwargs):
         entry = _REGISTERED[name]
         target, kwargs = _split(entry, kwargs)
-        _refuse_shared_writes(entry.opdef, kwargs)
+        if updates:
+            _refuse_shared_writes(entry.opdef, kwargs)
         result = _kernel(entry.opdef, target)(**_arguments(entry.opdef, kwargs))
+        if updates:
+            _written(entry.opdef, kwargs)
         results = result if isinstance(result, tuple) else (result,)
         tensors = tuple(as_tensor(r) if r is not None else torch.empty(0, dtype=_output_dtype(entry, kwargs, n))
                         for n, r in zip(entry.opdef.outputs, results))
@@ -260,18 +274,19 @@ def _out(name: str) -> Callable:
         target, kwargs = _split(entry, kwargs)
         _refuse_shared_writes(entry.opdef, kwargs)
         _kernel(entry.opdef, target)(**_arguments(entry.opdef, kwargs))
+        _written(entry.opdef, kwargs)
 
     return run
 
 
-def _through(name: str, overload: str) -> Callable:
+def _through(name: str, overload: str, implementation: Callable) -> Callable:
     """A public overload as a call of the hidden one (CompositeImplicitAutograd: torch.compile and
     autograd see the hidden overload); .out returns the tensors it was given, as SPEC says. Torch's
-    rules for its own ops hold: no out= when an argument requires grad, no updated tensor that does."""
+    rules for its own ops hold: no out= when an argument requires grad, no updated tensor that does.
+    An eager call on CPU tensors runs the hidden overload's `implementation` without dispatching."""
 
-    def run(**kwargs):
+    def run(keyset, **kwargs):
         entry = _REGISTERED[name]
-        hidden = getattr(getattr(getattr(torch.ops, HIDDEN), name), overload)
         wanting = _requiring_grad(kwargs)
         if wanting and overload == "out":
             raise TorchUnsupportedError(
@@ -283,6 +298,9 @@ def _through(name: str, overload: str) -> Callable:
                                         f"{updated[0]!r}. This input cannot have requires_grad True.")
 
         def call():
+            if (keyset & torch._C._after_autograd_keyset).highestPriorityTypeId() == _CPU:
+                return implementation(**kwargs)
+            hidden = getattr(getattr(getattr(torch.ops, HIDDEN), name), overload)
             return hidden(**{entry.hidden_names.get(n, n): v for n, v in kwargs.items()})
 
         result = _NoBackward.apply(call, name, *_named(kwargs, wanting)) if wanting else call()
@@ -424,20 +442,24 @@ def register(op: str | OpDef, target: str = "cpu") -> Callable:
         if updates:
             _HIDDEN_LIBRARY.define(f"{opdef.name}{hidden_functional}")
         _REGISTERED[opdef.name] = Registered(opdef, schema, get_target(target).name, target_keyword, names,
-                                             {h: n for n, h in names.items()})
+                                             {h: n for n, h in names.items() if h != n})
         # a functional call that writes running statistics runs through the hidden overload, as .out does
         if updates:
-            _LIBRARY.impl(opdef.name, _through(opdef.name, "default"), "CompositeImplicitAutograd")
-            _HIDDEN_LIBRARY.impl(opdef.name, _functional(opdef.name), "CompositeExplicitAutograd")
+            implementation = _functional(opdef.name, True)
+            _LIBRARY.impl(opdef.name, _through(opdef.name, "default", implementation), "CompositeImplicitAutograd",
+                          with_keyset=True)
+            _HIDDEN_LIBRARY.impl(opdef.name, implementation, "CompositeExplicitAutograd")
             torch.library.register_fake(f"{HIDDEN}::{opdef.name}", _fake(opdef.name), lib=_HIDDEN_LIBRARY)
         else:
-            implementation = _functional(opdef.name)
+            implementation = _functional(opdef.name, False)
             _LIBRARY.impl(opdef.name, implementation, "CompositeExplicitAutograd")
             _LIBRARY.impl(opdef.name, _autograd(opdef.name, getattr(torch.ops.tilegrad, opdef.name).default,
                                                 implementation), "Autograd", with_keyset=True)
             torch.library.register_fake(f"{NAMESPACE}::{opdef.name}", _fake(opdef.name), lib=_LIBRARY)
-        _LIBRARY.impl(f"{opdef.name}.out", _through(opdef.name, "out"), "CompositeImplicitAutograd")
-        _HIDDEN_LIBRARY.impl(f"{opdef.name}.out", _out(opdef.name), "CompositeExplicitAutograd")
+        implementation = _out(opdef.name)
+        _LIBRARY.impl(f"{opdef.name}.out", _through(opdef.name, "out", implementation), "CompositeImplicitAutograd",
+                      with_keyset=True)
+        _HIDDEN_LIBRARY.impl(f"{opdef.name}.out", implementation, "CompositeExplicitAutograd")
         torch.library.register_fake(f"{HIDDEN}::{opdef.name}.out", _fake(opdef.name), lib=_HIDDEN_LIBRARY)
     return getattr(torch.ops.tilegrad, opdef.name)
 
