@@ -238,3 +238,179 @@ def test_training_example_runs_data_parallel_under_torchrun():
                             capture_output=True, text=True, timeout=600, env=_example_env())
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     assert "processes: 2" in result.stdout
+
+
+# ---- torch's rules: no silent gradient, no out= under autograd, no written tensor sharing memory ----
+def test_backward_through_an_op_without_backward_raises_naming_the_op_and_function():
+    x, y, g = bce_inputs(F64)
+    x.requires_grad_()
+    dx = torch.ops.tilegrad.binary_cross_entropy_grad(input_x=x, input_y=y, dloss=g)  # the forward runs
+    torch.testing.assert_close(dx, torch.ops.aten.binary_cross_entropy_backward(g, x.detach(), y, None, 1))
+    with pytest.raises(tt.TorchUnsupportedError, match=r"binary_cross_entropy_grad.*'input_x'.*tilegrad\.torch\."
+                                                         r"function"):
+        dx.sum().backward()
+    assert x.grad is None
+    assert issubclass(tt.TorchUnsupportedError, RuntimeError) and issubclass(tt.TorchUnsupportedError,
+                                                                             tilegrad.UnsupportedError)
+    with torch.no_grad():  # no graph, no error
+        assert not torch.ops.tilegrad.binary_cross_entropy_grad(input_x=x, input_y=y, dloss=g).requires_grad
+    # an op updating running statistics, differentiated for x: the same error at backward
+    x = torch.randn(4, 3, 2, 2, requires_grad=True)
+    mean, var = torch.zeros(1, 3, 1, 1), torch.ones(1, 3, 1, 1)
+    y, _, _ = torch.ops.tilegrad.batch_norm_forward_training(x=x, bn_scale=torch.ones(1, 3, 1, 1),
+                                                             bn_bias=torch.zeros(1, 3, 1, 1), running_mean=mean,
+                                                             running_variance=var)
+    assert mean.abs().sum() > 0  # updated
+    with pytest.raises(RuntimeError, match="batch_norm_forward_training.*'x'.*tilegrad.torch.function"):
+        y.sum().backward()
+
+
+def test_backward_through_a_compiled_op_raises_at_backward_not_at_compile():
+    x, y, g = bce_inputs(F64)
+    x.requires_grad_()
+
+    def f(x):
+        return torch.ops.tilegrad.binary_cross_entropy_grad(input_x=x, input_y=y, dloss=g) * 2
+
+    dx = torch.compile(f, fullgraph=True, backend="aot_eager")(x)
+    torch.testing.assert_close(dx, f(x.detach()))
+    with pytest.raises(tt.TorchUnsupportedError, match="binary_cross_entropy_grad.*tilegrad.torch.function"):
+        dx.sum().backward()
+    assert x.grad is None
+
+
+def test_out_refuses_arguments_that_require_grad_as_torch_does():
+    x, y, g = bce_inputs()
+    message = r"binary_cross_entropy_grad\(\): functions with out=\.\.\. arguments don't support automatic differ"
+    for leaf in ("dx", "input_x"):
+        buffer = torch.full_like(x, float("nan"), requires_grad=leaf == "dx")
+        inputs = dict(input_x=x.clone().requires_grad_(leaf == "input_x"), input_y=y, dloss=g)
+        with pytest.raises(tt.TorchUnsupportedError, match=message + f".*'{leaf}'"):
+            torch.ops.tilegrad.binary_cross_entropy_grad(**inputs, dx=buffer)
+        assert buffer.isnan().all()  # not written
+    with pytest.raises(RuntimeError, match="functions with out="):  # what torch's own ops raise
+        torch.add(x, y, out=torch.empty_like(x, requires_grad=True))
+    with torch.no_grad():  # as for torch's ops, allowed without autograd
+        buffer = torch.empty_like(x, requires_grad=True)
+        torch.ops.tilegrad.binary_cross_entropy_grad(input_x=x, input_y=y, dloss=g, dx=buffer)
+    torch.testing.assert_close(buffer.detach(), torch.ops.aten.binary_cross_entropy_backward(g, x, y, None, 1))
+    with pytest.raises(tt.TorchUnsupportedError, match="not differentiable with respect to argument 'running_mean'"):
+        torch.ops.tilegrad.batch_norm_forward_training(
+            x=torch.randn(4, 3, 2, 2), bn_scale=torch.ones(1, 3, 1, 1), bn_bias=torch.zeros(1, 3, 1, 1),
+            running_mean=torch.zeros(1, 3, 1, 1, requires_grad=True), running_variance=torch.ones(1, 3, 1, 1))
+
+
+def test_written_tensors_whose_elements_share_memory_are_refused():
+    x, y, g = bce_inputs(shape=(3, 4))
+    message = "more than one element of the written-to tensor '{}' refers to a single memory location"
+    expanded = torch.zeros(1, 4).expand(3, 4)
+    with pytest.raises(tt.TorchUnsupportedError, match=message.format("dx")):
+        torch.ops.tilegrad.binary_cross_entropy_grad(input_x=x, input_y=y, dloss=g, dx=expanded)
+    with pytest.raises(RuntimeError, match=message.format("").replace("'' ", "")):  # torch's own message
+        torch.add(x, y, out=expanded)
+    overlapping = torch.zeros(6).as_strided((3, 4), (1, 1))  # no zero stride, yet rows overlap
+    with pytest.raises(tt.TorchUnsupportedError, match=message.format("dx")):
+        torch.ops.tilegrad.binary_cross_entropy_grad(input_x=x, input_y=y, dloss=g, dx=overlapping)
+    assert expanded.abs().sum() == 0 and overlapping.abs().sum() == 0
+    # strides (2, 3) over sizes (3, 2) interleave without meeting: accepted and written
+    apart = torch.full((8,), float("nan")).as_strided((3, 2), (2, 3))
+    a, b, c = bce_inputs(shape=(3, 2))
+    torch.ops.tilegrad.binary_cross_entropy_grad(input_x=a, input_y=b, dloss=c, dx=apart)
+    torch.testing.assert_close(apart, torch.ops.aten.binary_cross_entropy_backward(c, a, b, None, 1))
+    x4 = torch.randn(4, 3, 2, 2)
+    for name in ("running_mean", "running_variance"):
+        stats = dict(running_mean=torch.zeros(1, 3, 1, 1), running_variance=torch.ones(1, 3, 1, 1))
+        stats[name] = torch.zeros(1, 1, 1, 1).expand(1, 3, 1, 1)
+        with pytest.raises(tt.TorchUnsupportedError, match=message.format(name)):
+            torch.ops.tilegrad.batch_norm_forward_training(x=x4, bn_scale=torch.ones(1, 3, 1, 1),
+                                                           bn_bias=torch.zeros(1, 3, 1, 1), **stats)
+
+
+def test_writes_bump_version_counters_so_autograd_notices_them():
+    x, y, g = bce_inputs()
+    w = torch.rand_like(x, requires_grad=True)
+    buffer = torch.ones_like(x)
+    loss = (w * buffer).sum()  # autograd saves buffer for w's gradient
+    torch.ops.tilegrad.binary_cross_entropy_grad(input_x=x, input_y=y, dloss=g, dx=buffer)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):  # not a gradient of the new values
+        loss.backward()
+    mean, var = torch.zeros(1, 3, 1, 1), torch.ones(1, 3, 1, 1)
+    versions = mean._version, var._version
+    torch.ops.tilegrad.batch_norm_forward_training(x=torch.randn(4, 3, 2, 2), bn_scale=torch.ones(1, 3, 1, 1),
+                                                   bn_bias=torch.zeros(1, 3, 1, 1), running_mean=mean,
+                                                   running_variance=var)
+    assert mean._version > versions[0] and var._version > versions[1]
+
+
+# ---- torch.compile: every form traces (functional, .out, updated tensors) ----------------------------
+def test_every_schema_declares_what_it_writes_and_torch_can_functionalize_it():
+    from torch._higher_order_ops.auto_functionalize import can_auto_functionalize
+
+    for name in tilegrad.list_ops():
+        op = tilegrad.get_op(name)
+        updated = {n for n, s in op.tensors.items() if s.updated}
+        renamed = tt.hidden_names(op, "kernel_target" if "target" in op.tensors else "target")
+        public, hidden = getattr(torch.ops.tilegrad, name), getattr(getattr(torch.ops, tt.HIDDEN), name)
+        overloads = [(public.default, updated), (public.out, updated | set(op.outputs)),
+                     (hidden.out, {renamed[n] for n in updated | set(op.outputs)})]
+        if updated:  # a functional call that updates running statistics goes through the hidden overload
+            overloads.append((hidden.default, {renamed[n] for n in updated}))
+        for overload, written in overloads:
+            mutable = {a.name for a in overload._schema.arguments if a.alias_info is not None and a.alias_info.is_write}
+            assert mutable == written, overload
+        for overload, _ in overloads[2:]:  # what torch.compile functionalizes: no `mode`, no alias returned
+            assert can_auto_functionalize(overload), overload
+            assert "mode" not in {a.name for a in overload._schema.arguments}
+            assert all(r.alias_info is None for r in overload._schema.returns), overload
+        assert updated or not public.default._schema.is_mutable  # else a plain op to torch.compile
+    renamed = tt.hidden_names(tilegrad.get_op("batch_norm_forward_training"), "target")
+    assert renamed["mode"] == "mode_" and renamed["x"] == "x"
+
+
+def _compile_case(case):
+    """(function, arguments) of one traced form; each function runs in place on what it is given."""
+    generator = torch.Generator().manual_seed(5)
+    x = torch.randn(4, 3, 2, 2, generator=generator)
+    dy = torch.randn(4, 3, 2, 2, generator=generator)
+    scale, bias = torch.rand(1, 3, 1, 1, generator=generator) + 0.5, torch.randn(1, 3, 1, 1, generator=generator)
+    if case == "functional and out, with mode":
+        y = torch.softmax(x, 1)
+
+        def f(y, dy, dx):
+            torch.ops.tilegrad.softmax_backward(y=y, dy=dy, mode="channel", dx=dx)
+            return dx * 2 + torch.ops.tilegrad.softmax_backward(y=y, dy=dy, mode="instance")
+
+        return f, (y, dy, torch.full_like(x, float("nan")))
+    if case == "running statistics, functional and out":
+        def f(x, scale, bias, mean, var, y, save_mean, save_inv):
+            first = torch.ops.tilegrad.batch_norm_forward_training(
+                x=x, bn_scale=scale, bn_bias=bias, running_mean=mean, running_variance=var,
+                exponential_average_factor=0.5, mode="spatial")
+            torch.ops.tilegrad.batch_norm_forward_training(
+                x=x * 2, bn_scale=scale, bn_bias=bias, running_mean=mean, running_variance=var,
+                exponential_average_factor=0.5, y=y, save_mean=save_mean, save_inv_variance=save_inv)
+            return first[0] + y
+
+        stats = (torch.zeros(1, 3, 1, 1), torch.ones(1, 3, 1, 1))
+        outputs = (torch.empty_like(x), torch.empty(1, 3, 1, 1), torch.empty(1, 3, 1, 1))
+        return f, (x, scale, bias, *stats, *outputs)
+
+    def f(x, dy, scale, bias, dx, dscale, dbias, dz):  # an output the call leaves unwritten (dz) stays as given
+        torch.ops.tilegrad.batch_norm_backward_ex(x=x, y=x, dy=dy, bn_scale=scale, bn_bias=bias, bn_ops="bn",
+                                                  dx=dx, d_bn_scale=dscale, d_bn_bias=dbias, dz=dz)
+        return dx.sum()
+
+    return f, (x, dy, scale, bias, torch.empty_like(x), torch.empty(1, 3, 1, 1), torch.empty(1, 3, 1, 1),
+               torch.full_like(x, 7.0))
+
+
+@pytest.mark.parametrize("case", ["functional and out, with mode", "running statistics, functional and out",
+                                  "out, an output left unwritten"])
+def test_torch_compile_traces_every_form_and_matches_eager(case):
+    f, eager_args = _compile_case(case)
+    _, compiled_args = _compile_case(case)
+    expected = f(*eager_args)
+    got = torch.compile(f, fullgraph=True, backend="aot_eager")(*compiled_args)
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
+    for compiled, eager in zip(compiled_args, eager_args):  # outputs and running statistics written alike
+        torch.testing.assert_close(compiled, eager, rtol=1e-5, atol=1e-6, equal_nan=True)
