@@ -62,18 +62,23 @@ def assert_close(out, ref, dtype, reduction=False):
 
 FUZZ_STATS = {"cases": 0, "mismatches": 0, "canary_hits": 0}
 """What tests/test_fuzz.py checked (printed at the end of the run)."""
+GUARD_FUZZ_STATS = {"mutants": 0, "refused": 0, "caught": 0, "ran": 0, "escapes": 0}
+"""What tests/test_guard_fuzz.py ran (printed at the end of the run)."""
 
 
 def pytest_sessionfinish(session):
     """An xdist worker hands its counts to the controller (pytest_testnodedown adds them up)."""
     if hasattr(session.config, "workeroutput"):
         session.config.workeroutput["fuzz_stats"] = dict(FUZZ_STATS)
+        session.config.workeroutput["guard_fuzz_stats"] = dict(GUARD_FUZZ_STATS)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error):
     for key, count in getattr(node, "workeroutput", {}).get("fuzz_stats", {}).items():
         FUZZ_STATS[key] += count
+    for key, count in getattr(node, "workeroutput", {}).get("guard_fuzz_stats", {}).items():
+        GUARD_FUZZ_STATS[key] += count
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -81,6 +86,11 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(
             f"fuzz: {FUZZ_STATS['cases']} cases across ops, targets and dtypes; "
             f"{FUZZ_STATS['mismatches']} mismatches, {FUZZ_STATS['canary_hits']} canary hits")
+    if GUARD_FUZZ_STATS["mutants"]:
+        terminalreporter.write_line(
+            f"guard fuzz: {GUARD_FUZZ_STATS['mutants']} mutants; {GUARD_FUZZ_STATS['refused']} refused, "
+            f"{GUARD_FUZZ_STATS['caught']} caught, {GUARD_FUZZ_STATS['ran']} ran; "
+            f"{GUARD_FUZZ_STATS['escapes']} escapes")
 
 
 @pytest.fixture

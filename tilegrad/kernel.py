@@ -157,6 +157,9 @@ class Specialization:
         guard-build bounds check (OutOfBoundsError, with the index and the size)."""
         code = int(status[0])
         message = self.messages.get(code, "index out of range")
+        if code >= GUARD_CODE_BASE and "{value}" in message:  # a report of another check (lower-to-llvm's guard_report)
+            return OutOfBoundsError(f"{op}: " + message.format(axis=int(status[1]), value=int(status[2]),
+                                                               limit=int(status[3])))
         if code >= GUARD_CODE_BASE:
             return OutOfBoundsError(f"{op}: {message}: index {int(status[2])} on axis {int(status[1])} "
                                     f"is outside [0, {int(status[3])})")
@@ -225,6 +228,10 @@ class Kernel(Dispatcher):
         self.ir_override = ir_override
         # hand-edited IR is not trusted with the caller's memory unless asked: bounds-checked
         self.guard = (guard_default() or ir_override is not None) if guard is None else bool(guard)
+        if self.guard and ir_override is not None and ir_override[0] == "llvm":
+            raise ArgumentError(f"{self.op.name}: the guard build cannot check an llvm stage given as text (its "
+                                f"loads and stores are LLVM's own, not lowered by tilegrad): give the tiled stage, "
+                                f"or pass guard=False (`run --no-guard`) to run it unchecked")
         self._source = _op_source(self.op)
         self._sum_forms: dict[tuple, tuple] = {}
 
@@ -236,7 +243,8 @@ class Kernel(Dispatcher):
     def from_ir(self, stage: str, text: str, guard: bool = True) -> Kernel:
         """This kernel with one stage ("op", "loops", "tiled" or "llvm") replaced by IR text, e.g. a
         hand-edited `ir("tiled", ...)`: the rest of the pipeline runs from it. It runs in the guard
-        build (every access bounds-checked) unless `guard=False`."""
+        build (every access bounds-checked) unless `guard=False`; an llvm stage, which the guard
+        build cannot check, needs `guard=False` (it is refused otherwise)."""
         return Kernel(self.op, self.target, self.untiled, guard, (stage, text))
 
     @property

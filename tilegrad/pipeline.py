@@ -16,18 +16,19 @@ from dataclasses import dataclass, field
 
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import ModuleOp, f64
+from xdsl.dialects.builtin import ModuleOp, NoneAttr, f64
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
 from tilegrad.call_path import layout_of
 from tilegrad.codegen.launcher import GUARD_CODE_BASE
 from tilegrad.dialect import make_context
+from tilegrad.dsl.bounds import _OPS as FORM_OPS
 from tilegrad.dsl.bounds import size_form
 from tilegrad.dsl.emit import KernelArg, emit_op
 from tilegrad.dsl.opdef import Binding, OpDef
 from tilegrad.dsl.tensor import TensorArg
-from tilegrad.errors import ArgumentError, InternalError, TilegradError
+from tilegrad.errors import ArgumentError, InternalError, TilegradError, UnsupportedError
 from tilegrad.passes.branch_guarded_reads import BranchGuardedReads
 from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps, chunk_columns
 from tilegrad.passes.collapse_contiguous_nests import CollapseContiguousNests
@@ -255,7 +256,7 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
     prior = tuple(name for name in trace.outputs if name in trace.read_buffers())
     output_forms = {name: [size_form(d) for d in buffer.shape] for name, buffer in trace.outputs.items()}
     return Lowered(module, ir, emitted.args, emitted.messages, plan, functions, layout, num_blocks, temps, prior,
-                   emitted.requirements, output_forms, stack_bytes(module))
+                   emitted.requirements, output_forms, stack_bytes(module, opdef.name))
 
 
 def _arguments(module: ModuleOp) -> dict[tuple[str, str], Attribute]:
@@ -272,13 +273,27 @@ def _arguments(module: ModuleOp) -> dict[tuple[str, str], Attribute]:
 
 
 def check_given_arguments(op_name: str, stage: str, built: ModuleOp, given: ModuleOp) -> None:
-    """The kernel function of IR text given for a stage takes arguments the launcher can pass: each
-    is one of the stage's own (name, role and type; a workspace of partials, which carries its
-    sizes, excepted). An argument the op does not have would be passed nothing, or the wrong
-    tensor's descriptor."""
+    """IR text given for a stage is a kernel the launcher can run: functions only, the first a
+    stage; every stage takes the same arguments (the driver hands each the one argument array, read
+    by the stage's own list), each one of the op's own (name, role and type: an argument the op
+    does not have would be passed nothing, or the wrong tensor's descriptor), a workspace of
+    partials (which the call allocates, contiguous, by its sizes) excepted; and a call goes to a
+    part (a private function) of the module, never back into itself."""
+    functions = list(given.ops)
+    if not functions or not all(isinstance(f, func.FuncOp) and f.body.blocks for f in functions) \
+            or is_part(functions[0]):
+        raise ArgumentError(f"{op_name}: the {stage} stage given must hold only func.func definitions, the first a "
+                            f"stage (public), as the op's own {stage} stage does")
+    first = _signature(functions[0])
+    for fn in functions[1:]:
+        if not is_part(fn) and _signature(fn) != first:
+            raise ArgumentError(f"{op_name}: stage {fn.sym_name.data} of the {stage} stage given takes other "
+                                f"arguments than {functions[0].sym_name.data}: every stage is passed the same ones")
+    _check_calls(op_name, stage, given)
     own = _arguments(built)
     for (name, role), type_ in _arguments(given).items():
         if role == "workspace":
+            _check_workspace(op_name, stage, name, type_, given, own)
             continue
         if (name, role) not in own:
             raise ArgumentError(f"{op_name}: the {stage} stage given has an argument {name!r} ({role or 'no role'}) "
@@ -289,15 +304,110 @@ def check_given_arguments(op_name: str, stage: str, built: ModuleOp, given: Modu
                                 f"the op's is {own[(name, role)]}")
 
 
-def stack_bytes(module: ModuleOp) -> int:
-    """The bytes of every static stack buffer (memref.alloca) in the module."""
+def _signature(fn: func.FuncOp) -> list[tuple]:
+    return [(tuple(sorted(arg_info(fn, i).items())), arg.type) for i, arg in enumerate(fn.body.block.args)]
+
+
+def _check_calls(op_name: str, stage: str, given: ModuleOp) -> None:
+    """Every func.call of the given IR calls a part defined in it (a call of anything else would link
+    to whatever the process has of that name), and no call returns to a function on its way (a
+    recursion that never ends overflows the stack)."""
+    parts = {fn.sym_name.data: fn for fn in given.ops if is_part(fn)}
+    calls: dict[str, set[str]] = {}
+    for fn in given.ops:
+        for op in fn.walk():
+            if isinstance(op, func.CallOp):
+                callee = op.callee.string_value()
+                if callee not in parts:
+                    raise ArgumentError(f"{op_name}: {fn.sym_name.data} of the {stage} stage given calls @{callee}, "
+                                        f"which is not a part (a private func.func) of the module")
+                calls.setdefault(fn.sym_name.data, set()).add(callee)
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        if name in path:
+            raise ArgumentError(f"{op_name}: the {stage} stage given calls itself: "
+                                f"{' -> '.join('@' + n for n in (*path[path.index(name):], name))}")
+        for callee in calls.get(name, ()):
+            visit(callee, (*path, name))
+
+    for name in calls:
+        visit(name, ())
+
+
+def _check_workspace(op_name: str, stage: str, name: str, type_: Attribute, given: ModuleOp, own: dict) -> None:
+    """A workspace the call allocates as a contiguous array of its sizes (`tg.shape`, forms of the
+    op's sizes, else its type's): its type must state that layout, or the kernel would address
+    it by strides it does not have (`strided<[1000]>` on a 2-element workspace writes past it)."""
+    if not isinstance(type_, memref.MemRefType):
+        raise ArgumentError(f"{op_name}: workspace {name!r} of the {stage} stage given is {type_}, not a memref")
+    if not isinstance(type_.layout, NoneAttr):
+        raise ArgumentError(f"{op_name}: workspace {name!r} of the {stage} stage given is {type_}: a workspace is "
+                            f"allocated contiguous, so its type has the identity layout (no strided<...>)")
+    shape = type_.get_shape()
+    sized = all(size >= 0 for size in shape)
+    for fn in given.ops:
+        for index, arg in enumerate(fn.body.block.args):
+            info = arg_info(fn, index)
+            if info.get("tg.name") != name or "tg.shape" not in info:
+                continue
+            try:
+                forms = json.loads(info["tg.shape"])
+            except ValueError:
+                forms = None
+            tensors = {n for n, _ in own}
+            if not isinstance(forms, list) or len(forms) != len(shape) \
+                    or not all(_is_form(f, tensors) for f in forms) \
+                    or any(isinstance(f, int) and s >= 0 and f != s for f, s in zip(forms, shape)) \
+                    or any(not isinstance(f, int) and s >= 0 for f, s in zip(forms, shape)):
+                raise ArgumentError(f"{op_name}: workspace {name!r} of the {stage} stage given has tg.shape = "
+                                    f"{info['tg.shape']}: one size form per axis of {type_}, a static axis's its "
+                                    f"number")
+            sized = True
+    if not sized:
+        raise ArgumentError(f"{op_name}: workspace {name!r} of the {stage} stage given is {type_}: the call "
+                            f"allocates it by its sizes, so a dynamic one needs them as tg.shape")
+
+
+def _is_form(form, tensors: set[str]) -> bool:
+    """A size form (dsl/bounds): a count, an axis of one of the op's tensors, a parameter, or an
+    operation on two forms."""
+    if isinstance(form, int):
+        return form >= 0
+    if not isinstance(form, list) or not form:
+        return False
+    if form[0] == "dim":
+        return len(form) == 3 and form[1] in tensors and isinstance(form[2], int) and form[2] >= 0
+    if form[0] == "param":
+        return len(form) == 2 and isinstance(form[1], str)
+    return len(form) == 3 and form[0] in FORM_OPS and all(_is_form(f, tensors) for f in form[1:])
+
+
+MAX_STACK_BYTES = 4 << 20
+"""The most a kernel's stack buffers (memref.alloca) may take, all its functions together: half the
+stack of a thread that runs kernels with large ones (runtime.WORKER_STACK_BYTES), the rest for the
+frames. The library's largest, the cpu GEMM panels, take about 0.6 MiB."""
+
+
+def stack_bytes(module: ModuleOp, op_name: str = "") -> int:
+    """The bytes of every stack buffer (memref.alloca, each made once per call of its function:
+    lower-to-llvm puts it in the entry block) in the module; a dynamic one, or a total above
+    MAX_STACK_BYTES, is refused (the thread's stack would overflow: a crash, not an error)."""
     total = 0
     for op in module.walk():
-        if isinstance(op, memref.AllocaOp) and op.memref.type.has_static_shape():
-            elements = 1
-            for size in op.memref.type.get_shape():
-                elements *= size
-            total += elements * element_bytes(op.memref.type.element_type)
+        if not isinstance(op, memref.AllocaOp):
+            continue
+        t = op.memref.type
+        text = " ".join(str(op).split())[:160]
+        if op.operands or not t.has_static_shape():
+            raise UnsupportedError(f"{op_name}: a stack buffer must have a static size: {text}")
+        elements = 1
+        for size in t.get_shape():
+            elements *= size
+        nbytes = elements * element_bytes(t.element_type)
+        total += nbytes
+        if total > MAX_STACK_BYTES:
+            raise UnsupportedError(f"{op_name}: {text} ({nbytes} bytes) takes the kernel's stack buffers to {total} "
+                                   f"bytes, over the limit of {MAX_STACK_BYTES} bytes (4 MiB)")
     return total
 
 

@@ -11,6 +11,13 @@ walks each function once, turning structured control flow into blocks as it goes
   ub)`, which reads the pointers, sizes and strides from one i64 array: the launcher fills that
   array once per call instead of passing each argument through ctypes;
 - bfloat16 is stored as i16 and widened / rounded (to nearest even) with shifts.
+
+The guard build (`guard=true`) runs IR it cannot trust (a hand-edited stage), so it gives LLVM
+nothing to assume: a bounds check on a poison index, or after undefined behaviour, may be folded
+away. It emits no poison-making flag (nsw, inbounds, nnan/ninf); checks every divisor and shift
+amount, every loop step, every argument's strides against its type and the strides of the axes a
+collapse_shape merges; and zeroes stack buffers (an uninitialised load is undef). So every check
+compares defined values, and a failed one reports and returns before the access.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    NoneAttr,
     StridedLayoutAttr,
     StringAttr,
     UnitAttr,
@@ -44,11 +52,13 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
+from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.codegen.launcher import GUARD_CODE_BASE, GUARD_SINK_SLOT
+from tilegrad.codegen.launcher import GUARD_CODE_BASE
 from tilegrad.dialect import tg
+from tilegrad.errors import UnsupportedError
 from tilegrad.passes.common import arg_info, arithmetic_bound, is_part
 from tilegrad.passes.loop_affine import interleaved_store_bytes
 
@@ -80,9 +90,10 @@ def element_bytes(t: Attribute) -> int:
         return 2
     if isinstance(t, Float32Type):
         return 4
-    if isinstance(t, Float64Type):
+    if isinstance(t, Float64Type | IndexType):
         return 8
-    assert isinstance(t, IntegerType)
+    if not isinstance(t, IntegerType):
+        raise UnsupportedError(f"lower-to-llvm: no memref of {t} (elements are floats and integers)")
     return max(1, t.width.data // 8)
 
 
@@ -187,7 +198,13 @@ class _FunctionLowering:
         self.blocks: list[Block] = []
         self.guard_messages = guard_messages
         """The guard build: every access is bounds-checked, its report code -> what it was."""
+        self.guarded = guard_messages is not None
+        self.wraps: dict = {} if self.guarded else {"overflow": NSW}
+        """The flag of index arithmetic: nsw (no signed wrap), except in the guard build, where an
+        overflow must wrap (a poison index would let LLVM drop the check on it)."""
         self.status: Descriptor | None = None
+        self.returns: Block | None = None
+        """The guard build's block that returns after a failed check."""
         self.entry: Block | None = None
         """The impl's entry block, where its constants are made once (it dominates every use)."""
         self.constants: dict[tuple, SSAValue] = {}
@@ -236,6 +253,10 @@ class _FunctionLowering:
         impl_types: list[Attribute] = []
         impl_attrs: list[DictionaryAttr] = []
         layout: list[tuple[str, object]] = []
+        promised: list[tuple] = []  # (argument, its sizes, axis, stride passed, stride its type says)
+        if not self.fn.body.blocks:
+            raise UnsupportedError(f"lower-to-llvm: {name} is declared without a body (a kernel calls only the "
+                                   f"functions of its own module)")
         for index, arg in enumerate(self.fn.body.block.args):
             info = arg_info(self.fn, index)
             if isinstance(arg.type, MemRefType):
@@ -249,10 +270,13 @@ class _FunctionLowering:
                 sizes = list(entry.args[first + 1: first + 1 + rank])
                 strides = []
                 for axis in range(rank):
+                    passed = entry.args[first + 1 + rank + axis]
                     if static[axis] is not None:
                         strides.append(self.const(entry, static[axis], i64))
+                        promised.append((info.get("tg.name", f"argument {index}"), sizes, axis, passed,
+                                         strides[-1]))
                     else:
-                        strides.append(entry.args[first + 1 + rank + axis])
+                        strides.append(passed)
                 self.memrefs[arg] = Descriptor(entry.args[first], arg.type.element_type, sizes, strides,
                                                info.get("tg.name", ""))
                 if info.get("tg.role") == "status":
@@ -273,8 +297,8 @@ class _FunctionLowering:
             self.memrefs[alias.result] = Descriptor(entry.args[-1], source.element, source.sizes, source.strides,
                                                     source.name)
             layout.append(("alias", list(self.fn.body.block.args).index(alias.source)))
-        last = self.lower_ops(list(self.fn.body.block.ops), entry)
-        del last
+        start = self.check_promised_strides(entry, promised) if self.guarded else entry
+        self.lower_ops(list(self.fn.body.block.ops), start)
         part = is_part(self.fn)  # (called from another module: outline-sibling-nests)
         impl = llvm.FuncOp(name if part else f"{name}_impl", llvm.LLVMFunctionType(impl_types, llvm.LLVMVoidType()),
                            linkage=llvm.LinkageAttr("external" if part else "internal"), body=Region(self.blocks))
@@ -339,13 +363,17 @@ class _FunctionLowering:
                 return self.lower_copy(op, block)
             case func.CallOp():
                 return self.lower_call(op, block)
-            case memref.LoadOp() | memref.StoreOp() if self.guard_messages is not None:
+            case memref.LoadOp() | memref.StoreOp() if self.guarded:
                 return self.lower_guarded(op, block)
+            case arith.DivUIOp() | arith.RemUIOp() | arith.DivSIOp() | arith.RemSIOp() if self.guarded:
+                return self.lower_checked_division(op, block)
+            case arith.ShLIOp() | arith.ShRSIOp() if self.guarded:
+                return self.lower_checked_shift(op, block)
         handler = _HANDLERS.get(type(op))
         if handler is None:
-            raise NotImplementedError(f"lower-to-llvm: no lowering for {op.name}")
-        handler(self, op, block)
-        return block
+            raise UnsupportedError(f"lower-to-llvm: {self.fn.sym_name.data}: no lowering for {op.name}: {_line(op)}")
+        after = handler(self, op, block)  # (a handler that checks something goes on in a block of its own)
+        return block if after is None else after
 
     def lower_for(self, op: scf.ForOp, block: Block) -> Block:
         carried = [llvm_type(a.type) for a in op.iter_args]
@@ -353,9 +381,16 @@ class _FunctionLowering:
         header = self.new_block([i64, *carried])
         body = self.new_block()
         exit_ = self.new_block()
-        block.add_op(llvm.BrOp(header, self.v(op.lb), *[self.v(a) for a in op.iter_args]))
+        lb, ub, step = self.v(op.lb), self.v(op.ub), self.v(op.step)
+        if self.guarded and not (_constant_int(step) or 0) > 0:  # a loop that would run with a step <= 0 never ends
+            runs = self.add(block, make(llvm.ICmpOp, lb, ub, predicate(2)))  # slt
+            backwards = self.add(block, make(llvm.ICmpOp, step, self.const(block, 0, i64), predicate(3)))  # sle
+            bad = self.add(block, make(llvm.AndOp, runs, backwards))
+            block = self.guard_report(block, [(bad, 0, step, self.const(block, 1, i64))],
+                                      "scf.for with step {value} (it must be at least {limit})")
+        block.add_op(llvm.BrOp(header, lb, *[self.v(a) for a in op.iter_args]))
         iv, *iters = header.args
-        cond = self.add(header, make(llvm.ICmpOp, iv, self.v(op.ub), predicate(2)))  # slt
+        cond = self.add(header, make(llvm.ICmpOp, iv, ub, predicate(2)))  # slt
         header.add_op(llvm.CondBrOp(cond, body, [], exit_, []))
         inner = op.body.block
         self.values[inner.args[0]] = iv
@@ -363,7 +398,10 @@ class _FunctionLowering:
             self.values[arg] = value
         *ops, yield_op = list(inner.ops)
         end = self.lower_ops(ops, body)
-        step = self.add(end, make(llvm.AddOp, iv, self.v(op.step), overflow=NSW))
+        step = self.add(end, make(llvm.AddOp, iv, step, **self.wraps))
+        if self.guarded:  # a step past the largest index ends the loop instead of wrapping to below its end
+            wrapped = self.add(end, make(llvm.ICmpOp, step, iv, predicate(2)))  # slt
+            step = self.add(end, make(llvm.SelectOp, wrapped, ub, step))
         back = llvm.BrOp(header, step, *[self.v(a) for a in yield_op.operands])
         if arithmetic_bound(op):
             back.attributes[INTERLEAVE_COUNT] = IntegerAttr(INTERLEAVED_VECTORS, i32)
@@ -413,25 +451,55 @@ class _FunctionLowering:
             summed += ((self.v(index), stride),)
             if summed not in self.offsets:
                 one = _is_const_one(stride)
-                term = self.v(index) if one else self.add(block, make(llvm.MulOp, self.v(index), stride, overflow=NSW))
+                term = self.v(index) if one else self.add(block, make(llvm.MulOp, self.v(index), stride, **self.wraps))
                 self.offsets[summed] = term if offset is None else self.add(block, make(llvm.AddOp, offset, term,
-                                                                                               overflow=NSW))
+                                                                                               **self.wraps))
             offset = self.offsets[summed]
         element = llvm_type(d.element)
         if offset is None:
             return d.ptr, element
         return self.add(block, make(llvm.GEPOp, d.ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[offset],
-                                          inbounds=True)), element
+                                    inbounds=not self.guarded)), element
 
     # ---- the guard build ----------------------------------------------------------------------
-    def bounds_check(self, block: Block, mem: SSAValue, indices, what: str, length: SSAValue | None = None):
-        """(ok, block): whether every index is inside its axis (and, for a copy, the `length`
-        elements from the last index too); a failure stores its report in the status words."""
-        d = self.memrefs[mem]
+    def guard_report(self, block: Block, checks: list[tuple[SSAValue, int, SSAValue, SSAValue]], what: str) -> Block:
+        """The block after `checks` ((bad, axis, value, limit): i1, the axis, i64, i64). Where one
+        is bad, the function stores a report in the status words, unless one is there already (the
+        first is the cause), and returns: nothing after a failed check runs, so no access is made
+        out of bounds and no loop a broken index bounds runs on. The report is a code that names the
+        stage and `what` (with {axis}, {value} and {limit} it is formatted with the failed check's,
+        else it reads as an index outside an axis), then the axis, value and limit."""
+        if self.status is None:
+            raise UnsupportedError(f"lower-to-llvm{{guard=true}}: {self.fn.sym_name.data} has no status argument "
+                                   f"(tg.role = \"status\"), where the guard build reports what it refuses")
         code = GUARD_CODE_BASE + self.first_code + len(self.guard_messages)
-        self.guard_messages[code] = f"guard: stage {self.fn.sym_name.data}: {what} of {d.name}"
+        self.guard_messages[code] = f"guard: stage {self.fn.sym_name.data}: {what}"
         ok = self.const(block, 1, i1)
-        axis_bad, index_bad, size_bad = (self.const(block, 0, i64) for _ in range(3))
+        axis_bad, value_bad, limit_bad = (self.const(block, 0, i64) for _ in range(3))
+        for bad, axis, value, limit in checks:
+            axis_bad = self.add(block, make(llvm.SelectOp, bad, self.const(block, axis, i64), axis_bad))
+            value_bad = self.add(block, make(llvm.SelectOp, bad, value, value_bad))
+            limit_bad = self.add(block, make(llvm.SelectOp, bad, limit, limit_bad))
+            ok = self.add(block, make(llvm.AndOp, ok, self.add(block, make(llvm.XOrOp, bad, self.const(block, 1, i1)))))
+        failed, report, after = self.new_block(), self.new_block(), self.new_block()
+        block.add_op(llvm.CondBrOp(ok, after, [], failed, []))
+        if self.returns is None:
+            self.returns = self.new_block()
+            self.returns.add_op(llvm.ReturnOp())
+        first = self.add(failed, make(llvm.ICmpOp, self.add(failed, make(llvm.LoadOp, self.status.ptr, i64)),
+                                      self.const(failed, 0, i64), predicate(0)))
+        failed.add_op(llvm.CondBrOp(first, report, [], self.returns, []))
+        for slot, value in enumerate((self.const(report, code, i64), axis_bad, value_bad, limit_bad)):
+            address = self.add(report, make(llvm.GEPOp, self.status.ptr, [slot], i64))
+            report.add_op(make(llvm.StoreOp, value, address))
+        report.add_op(llvm.BrOp(self.returns))
+        return after
+
+    def bounds_check(self, block: Block, mem: SSAValue, indices, what: str, length: SSAValue | None = None) -> Block:
+        """The block after checking every index against its axis (and, for a copy, the `length`
+        elements from the last index too): guard_report."""
+        d = self.memrefs[mem]
+        checks = []
         last = len(indices) - 1
         for axis, (index, size) in enumerate(zip(indices, d.sizes)):
             index = self.v(index)
@@ -440,55 +508,101 @@ class _FunctionLowering:
                 start_ok = self.add(block, make(llvm.ICmpOp, index, end, predicate(7)))
                 end_ok = self.add(block, make(llvm.ICmpOp, end, size, predicate(7)))
                 inside = self.add(block, make(llvm.AndOp, start_ok, end_ok))
+                index = self.add(block, make(llvm.SubOp, end, self.const(block, 1, i64)))  # (its last, reported)
             else:
                 inside = self.add(block, make(llvm.ICmpOp, index, size, predicate(6)))  # ult: 0 <= index < size
-            outside = self.add(block, make(llvm.XOrOp, inside, self.const(block, 1, i1)))
-            axis_bad = self.add(block, make(llvm.SelectOp, outside, self.const(block, axis, i64), axis_bad))
-            index_bad = self.add(block, make(llvm.SelectOp, outside, index, index_bad))
-            size_bad = self.add(block, make(llvm.SelectOp, outside, size, size_bad))
-            ok = self.add(block, make(llvm.AndOp, ok, inside))
-        report, after = self.new_block(), self.new_block()
-        block.add_op(llvm.CondBrOp(ok, after, [], report, []))
-        for slot, value in enumerate((self.const(report, code, i64), axis_bad, index_bad, size_bad)):
-            address = self.add(report, make(llvm.GEPOp, self.status.ptr, [slot], i64))
-            report.add_op(make(llvm.StoreOp, value, address))
-        report.add_op(llvm.BrOp(after))
-        return ok, after
+            checks.append((self.add(block, make(llvm.XOrOp, inside, self.const(block, 1, i1))), axis, index, size))
+        return self.guard_report(block, checks, f"{what} of {d.name}")
+
+    def check_promised_strides(self, entry: Block, promised: list[tuple]) -> Block:
+        """The block the function's body starts in, after checking each stride an argument's type
+        states (a constant the addresses use) against the one passed, on every axis longer than 1
+        of an argument that is not empty: a workspace typed `strided<[1000]>` but passed contiguous
+        would be addressed past its end."""
+        for name, sizes, axis, passed, stated in promised:
+            bad = self.add(entry, make(llvm.ICmpOp, sizes[axis], self.const(entry, 1, i64), predicate(8)))  # ugt
+            bad = self.add(entry, make(llvm.AndOp, bad, self.nonempty(entry, sizes)))
+            differs = self.add(entry, make(llvm.ICmpOp, passed, stated, predicate(1)))  # ne
+            entry = self.guard_report(entry, [(self.add(entry, make(llvm.AndOp, bad, differs)), axis, passed, stated)],
+                                      f"argument {name!r} is passed with stride {{value}} on axis {{axis}}, "
+                                      f"but its type states {{limit}}")
+        return entry
+
+    def nonempty(self, block: Block, sizes: list[SSAValue]) -> SSAValue:
+        """Whether no size is 0 (an empty array's strides are anything: nothing is read)."""
+        some = self.const(block, 1, i1)
+        for size in sizes:
+            nonzero = self.add(block, make(llvm.ICmpOp, size, self.const(block, 0, i64), predicate(1)))  # ne
+            some = self.add(block, make(llvm.AndOp, some, nonzero))
+        return some
 
     def lower_guarded(self, op: memref.LoadOp | memref.StoreOp, block: Block) -> Block:
-        """A load or store that touches its buffer only when in bounds (else the status sink)."""
+        """A load or store made only when in bounds; the status words' own included."""
         is_load = isinstance(op, memref.LoadOp)
-        if self.memrefs[op.memref] is self.status:
-            handler = _HANDLERS[type(op)]
-            handler(self, op, block)
-            return block
-        what = "load" if is_load else "store"
-        ok, block = self.bounds_check(block, op.memref, op.indices, what)
+        block = self.bounds_check(block, op.memref, op.indices, "load" if is_load else "store")
         address, element = self.address(block, op.memref, op.indices)
-        sink = self.add(block, make(llvm.GEPOp, self.status.ptr, [GUARD_SINK_SLOT], i64))
-        address = self.add(block, make(llvm.SelectOp, ok, address, sink))
         if is_load:
             self.values[op.res] = self.add(block, make(llvm.LoadOp, address, element))
         else:
             block.add_op(make(llvm.StoreOp, self.v(op.value), address))
         return block
 
+    def lower_checked_division(self, op: Operation, block: Block) -> Block:
+        """An integer division or remainder by 0 (or, signed, of MIN by -1) is undefined behaviour
+        LLVM may build on (and a trap on x86): reported instead."""
+        lhs, rhs = self.v(op.lhs), self.v(op.rhs)
+        t = llvm_type(op.result.type)
+        if _constant_int(rhs) not in (None, 0, -1):  # (most are: a tile's size, a block count)
+            self.values[op.result] = self.add(block, _INT_BIN[type(op)](lhs, rhs))
+            return block
+        bad = self.add(block, make(llvm.ICmpOp, rhs, self.const(block, 0, t), predicate(0)))  # eq
+        if isinstance(op, arith.DivSIOp | arith.RemSIOp):
+            smallest = self.add(block, make(llvm.ICmpOp, lhs, self.const(block, -(1 << (t.width.data - 1)), t),
+                                            predicate(0)))
+            minus_one = self.add(block, make(llvm.ICmpOp, rhs, self.const(block, -1, t), predicate(0)))
+            bad = self.add(block, make(llvm.OrOp, bad, self.add(block, make(llvm.AndOp, smallest, minus_one))))
+        block = self.guard_report(block, [(bad, 0, self.wide(block, lhs), self.wide(block, rhs))],
+                                  f"{op.name} of {{value}} by {{limit}} (undefined: a divisor of 0, or MIN / -1)")
+        self.values[op.result] = self.add(block, _INT_BIN[type(op)](lhs, rhs))
+        return block
+
+    def lower_checked_shift(self, op: Operation, block: Block) -> Block:
+        """A shift by the bit width or more is poison: reported instead."""
+        lhs, rhs = self.v(op.lhs), self.v(op.rhs)
+        t = llvm_type(op.result.type)
+        width = t.width.data
+        if _constant_int(rhs) is not None and 0 <= _constant_int(rhs) < width:
+            self.values[op.result] = self.add(block, _INT_BIN[type(op)](lhs, rhs))
+            return block
+        bad = self.add(block, make(llvm.ICmpOp, rhs, self.const(block, width, t), predicate(9)))  # uge
+        block = self.guard_report(block, [(bad, 0, self.wide(block, rhs), self.const(block, width, i64))],
+                                  f"{op.name} by {{value}} bits of a {{limit}}-bit integer (poison)")
+        self.values[op.result] = self.add(block, _INT_BIN[type(op)](lhs, rhs))
+        return block
+
+    def wide(self, block: Block, value: SSAValue) -> SSAValue:
+        """An integer as i64 (sign-extended), for a report."""
+        width = value.type.width.data
+        if width == 64:
+            return value
+        return self.add(block, make(llvm.SExtOp if width < 64 else llvm.TruncOp, value, i64))
+
     def lower_copy(self, op: tg.CopyOp, block: Block) -> Block:
         """A GM<->UB copy: a memcpy when both sides are unit-stride, else an element loop."""
         src, dst = self.memrefs[op.src], self.memrefs[op.dst]
+        if src.element != dst.element:  # the bytes of `length` elements of one would not fit the other's
+            raise UnsupportedError(f"lower-to-llvm: {self.fn.sym_name.data}: tg.copy from {src.element} to "
+                                   f"{dst.element}: a copy moves elements of one type: {_line(op)}")
         length = self.v(op.length)
-        if self.guard_messages is not None:
-            ok_src, block = self.bounds_check(block, op.src, op.src_indices, f"copy ({op.direction.data})", length)
-            ok_dst, block = self.bounds_check(block, op.dst, op.dst_indices, f"copy ({op.direction.data})", length)
-            ok = self.add(block, make(llvm.AndOp, ok_src, ok_dst))
-            length = self.add(block, make(llvm.SelectOp, ok, length, self.const(block, 0, i64)))
-            # an out-of-bounds copy moves nothing; its start addresses are then never dereferenced
+        if self.guarded:
+            block = self.bounds_check(block, op.src, op.src_indices, f"copy ({op.direction.data})", length)
+            block = self.bounds_check(block, op.dst, op.dst_indices, f"copy ({op.direction.data})", length)
         src_ptr, element = self.address(block, op.src, op.src_indices)
         dst_ptr, _ = self.address(block, op.dst, op.dst_indices)
         unit = all(not d.strides or _is_const_one(d.strides[-1]) for d in (src, dst))  # rank 0: one element
         if unit:
             size = self.const(block, element_bytes(src.element), i64)
-            nbytes = self.add(block, make(llvm.MulOp, length, size, overflow=NSW))
+            nbytes = self.add(block, make(llvm.MulOp, length, size, **self.wraps))
             false = self.const(block, 0, i1)
             block.add_op(make(llvm.CallIntrinsicOp, "llvm.memcpy.p0.p0.i64", [dst_ptr, src_ptr, nbytes, false], []))
             return block
@@ -500,20 +614,33 @@ class _FunctionLowering:
         k = header.args[0]
         cond = self.add(header, make(llvm.ICmpOp, k, length, predicate(2)))
         header.add_op(llvm.CondBrOp(cond, body, [], exit_, []))
-        src_off = self.add(body, make(llvm.MulOp, k, src.strides[-1], overflow=NSW))
-        dst_off = self.add(body, make(llvm.MulOp, k, dst.strides[-1], overflow=NSW))
+        src_off = self.add(body, make(llvm.MulOp, k, src.strides[-1], **self.wraps))
+        dst_off = self.add(body, make(llvm.MulOp, k, dst.strides[-1], **self.wraps))
         s = self.add(body, make(llvm.GEPOp, src_ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[src_off]))
         d = self.add(body, make(llvm.GEPOp, dst_ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[dst_off]))
         value = self.add(body, make(llvm.LoadOp, s, element))
         body.add_op(make(llvm.StoreOp, value, d))
         one = self.const(body, 1, i64)
-        body.add_op(llvm.BrOp(header, self.add(body, make(llvm.AddOp, k, one, overflow=NSW))))
+        body.add_op(llvm.BrOp(header, self.add(body, make(llvm.AddOp, k, one, **self.wraps))))
         return exit_
 
 
-def _is_const_one(value: SSAValue) -> bool:
+def _line(op: Operation) -> str:
+    """An op as one line of text, for an error that names it."""
+    text = " ".join(str(op).split())
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _constant_int(value: SSAValue) -> int | None:
+    """The value of an integer llvm.mlir.constant, else None."""
     owner = value.owner
-    return isinstance(owner, llvm.ConstantOp) and isinstance(owner.value, IntegerAttr) and owner.value.value.data == 1
+    if isinstance(owner, llvm.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def _is_const_one(value: SSAValue) -> bool:
+    return _constant_int(value) == 1
 
 
 # ---- per-dialect tables: op type -> handler(lowering, op, block) --------------------------------
@@ -530,12 +657,17 @@ def _constant(L: _FunctionLowering, op: arith.ConstantOp, block: Block) -> None:
 def _binary(table):
     def handler(L: _FunctionLowering, op: Operation, block: Block) -> None:
         wraps = table[type(op)] in (llvm.AddOp, llvm.SubOp, llvm.MulOp)
-        kwargs = {"overflow": NSW} if wraps and isinstance(op.result.type, IndexType) else {}
+        kwargs = L.wraps if wraps and isinstance(op.result.type, IndexType) else {}
         flags = getattr(op, "fastmath", None)
         if flags is not None and flags.data:  # e.g. reassoc on a reduction's accumulation
-            kwargs = {"fast_math": llvm.FastMathAttr(flags.data)}
+            kept = [f for f in flags.data if not L.guarded or f not in _POISON_MATH]
+            kwargs = {"fast_math": llvm.FastMathAttr(kept)} if kept else {}
         L.values[op.result] = L.add(block, table[type(op)](L.v(op.lhs), L.v(op.rhs), **kwargs))
     return handler
+
+
+_POISON_MATH = (FastMathFlag.NO_NANS, FastMathFlag.NO_INFS)
+"""Fast-math flags that make a NaN or infinite operand poison (then an index made from it)."""
 
 
 def _float_intrinsic(name_of):
@@ -685,9 +817,12 @@ def _assume_aligned(L: _FunctionLowering, op: tg.AssumeAlignedOp, block: Block) 
 
 def _dim(L: _FunctionLowering, op: memref.DimOp, block: Block) -> None:
     index_op = op.index.owner
-    assert isinstance(index_op, arith.ConstantOp), "memref.dim needs a constant axis"
-    axis = index_op.value.value.data
-    static = op.source.type.get_shape()[axis]
+    shape = op.source.type.get_shape()
+    axis = index_op.value.value.data if isinstance(index_op, arith.ConstantOp) else None
+    if axis is None or not 0 <= axis < len(shape):
+        raise UnsupportedError(f"lower-to-llvm: {L.fn.sym_name.data}: memref.dim needs a constant axis of its "
+                               f"memref (0 to {len(shape) - 1}): {_line(op)}")
+    static = shape[axis]
     if static >= 0:  # a static size needs no descriptor (a UB-resident temporary has none in GM)
         L.values[op.result] = L.const(block, static, i64)
     else:
@@ -696,6 +831,10 @@ def _dim(L: _FunctionLowering, op: memref.DimOp, block: Block) -> None:
 
 def _ub_alloc(L: _FunctionLowering, op: tg.UBAllocOp, block: Block) -> None:
     ub = L.memrefs[op.ub]
+    if op.ub not in L.fn.body.block.args or arg_info(L.fn, op.ub.index).get("tg.role") != "ub":
+        # its verifier bounds the offset by the UB's static size; another memref's size is not its type's
+        raise UnsupportedError(f"lower-to-llvm: {L.fn.sym_name.data}: tg.ub_alloc places a buffer in the function's "
+                               f"unified buffer (the argument of tg.role \"ub\"): {_line(op)}")
     t = op.result.type
     ptr = L.add(block, make(llvm.GEPOp, ub.ptr, [op.offset.value.data], IntegerType(8)))
     shape = t.get_shape()
@@ -714,19 +853,21 @@ def _panel(L: _FunctionLowering, op: tg.PanelOp, block: Block) -> None:
     src, buf = L.memrefs[op.source], L.memrefs[op.buffer]
     start, width = L.v(op.start), L.v(op.width)
     rows, row_length = src.sizes
-    if L.guard_messages is not None:  # the view stays inside the source: 0 <= width <= row length - start
+    if L.guarded:  # the view stays inside the source: 0 <= start <= row length, 0 <= width <= row length - start
+        inside = L.add(block, make(llvm.ICmpOp, start, row_length, predicate(7)))  # ule (a negative start is not)
+        start = L.add(block, make(llvm.SelectOp, inside, start, L.const(block, 0, i64)))
         room = L.add(block, make(llvm.SubOp, row_length, start))
-        room = _clamped(L, block, room, L.const(block, 0, i64), 4)  # sgt: at least 0
         width = _clamped(L, block, width, room, 2)  # slt: at most the room
-        width = _clamped(L, block, width, L.const(block, 0, i64), 4)
-    need = L.add(block, make(llvm.MulOp, rows, width, overflow=NSW))
+        width = _clamped(L, block, width, L.const(block, 0, i64), 4)  # sgt: at least 0
+        width = L.add(block, make(llvm.SelectOp, inside, width, L.const(block, 0, i64)))  # (then every access reports)
+    need = L.add(block, make(llvm.MulOp, rows, width, **L.wraps))
     fits = L.add(block, make(llvm.ICmpOp, need, buf.sizes[0], predicate(7)))  # ule
     narrower = L.add(block, make(llvm.ICmpOp, width, row_length, predicate(6)))  # ult
     packed = L.add(block, make(llvm.AndOp, fits, narrower))
     offset = start if _is_const_one(src.strides[1]) else L.add(block, make(llvm.MulOp, start, src.strides[1],
-                                                                             overflow=NSW))
+                                                                             **L.wraps))
     columns = L.add(block, make(llvm.GEPOp, src.ptr, [llvm.GEP_USE_SSA_VAL], llvm_type(src.element),
-                                ssa_indices=[offset], inbounds=True))
+                                ssa_indices=[offset], inbounds=not L.guarded))
     ptr = L.add(block, make(llvm.SelectOp, packed, buf.ptr, columns))
     row_stride = L.add(block, make(llvm.SelectOp, packed, width, src.strides[0]))
     column_stride = src.strides[1] if _is_const_one(src.strides[1]) else \
@@ -743,20 +884,36 @@ def _clamped(L: _FunctionLowering, block: Block, value: SSAValue, bound: SSAValu
     return L.add(block, make(llvm.SelectOp, keep, value, bound))
 
 
-def _collapse_shape(L: _FunctionLowering, op: memref.CollapseShapeOp, block: Block) -> None:
+def _collapse_shape(L: _FunctionLowering, op: memref.CollapseShapeOp, block: Block) -> Block:
     """A view of contiguous axes as one (rows of a plane): the same pointer; a group's size is the
     product of its sizes, its stride that of its last axis (collapse-contiguous-rows groups only
-    axes of an identity layout, where that is each group's element stride)."""
+    axes of an identity layout, where that is each group's element stride). Axes of another
+    layout are refused; the guard build also checks the strides passed, since a view that merges
+    axes that are not contiguous (a broadcast row: stride 0) addresses past its array."""
     src = L.memrefs[op.src]
-    sizes, strides = [], []
+    if not isinstance(op.src.type.layout, NoneAttr):
+        raise UnsupportedError(f"lower-to-llvm: {L.fn.sym_name.data}: memref.collapse_shape merges axes of a "
+                               f"contiguous (identity-layout) memref, not of {op.src.type}: {_line(op)}")
+    sizes, strides, checks = [], [], []
     for group in op.reassociation.data:
         axes = [a.value.data for a in group.data]
-        size = src.sizes[axes[0]]
-        for axis in axes[1:]:
-            size = L.add(block, make(llvm.MulOp, size, src.sizes[axis], overflow=NSW))
+        size = src.sizes[axes[-1]]
+        for axis in reversed(axes[:-1]):  # axis's stride: the group's times the sizes of the axes after it
+            if L.guarded:
+                expected = L.add(block, make(llvm.MulOp, size, src.strides[axes[-1]]))
+                longer = L.add(block, make(llvm.ICmpOp, src.sizes[axis], L.const(block, 1, i64), predicate(8)))  # ugt
+                differs = L.add(block, make(llvm.ICmpOp, src.strides[axis], expected, predicate(1)))  # ne
+                checks.append((L.add(block, make(llvm.AndOp, longer, differs)), axis, src.strides[axis], expected))
+            size = L.add(block, make(llvm.MulOp, src.sizes[axis], size, **L.wraps))
         sizes.append(size)
         strides.append(src.strides[axes[-1]])
+    if checks:
+        some = L.nonempty(block, src.sizes)
+        checks = [(L.add(block, make(llvm.AndOp, bad, some)), *rest) for bad, *rest in checks]
+        block = L.guard_report(block, checks, f"memref.collapse_shape of {src.name}: axis {{axis}} has stride "
+                                              f"{{value}}, not {{limit}} (the axes it merges are not contiguous)")
     L.memrefs[op.result] = Descriptor(src.ptr, src.element, sizes, strides, f"{src.name} (rows)")
+    return block
 
 
 def _opaque_alias(L: _FunctionLowering, op: tg.OpaqueAliasOp, block: Block) -> None:
@@ -764,12 +921,39 @@ def _opaque_alias(L: _FunctionLowering, op: tg.OpaqueAliasOp, block: Block) -> N
 
 
 def _alloca(L: _FunctionLowering, op: memref.AllocaOp, block: Block) -> None:
-    """A small static scratch row on the stack (interchanged sums); it sits in the entry block."""
+    """A small static scratch buffer on the stack (a row of interchanged sums, a GEMM panel), made
+    in the entry block wherever the op is (one in a loop would take more stack at every
+    iteration); pipeline.stack_bytes bounds their total. The guard build zeroes it: a load of
+    uninitialised stack is undef, which LLVM may assume anything of."""
     t = op.memref.type
-    (length,) = t.get_shape()
-    ptr = L.add(block, make(llvm.AllocaOp, L.const(block, length, i64), llvm_type(t.element_type), alignment=64))
-    L.memrefs[op.memref] = Descriptor(ptr, t.element_type, [L.const(block, length, i64)],
-                                      [L.const(block, 1, i64)], "stack row")
+    if op.operands or not t.has_static_shape() or not isinstance(t.layout, NoneAttr):
+        raise UnsupportedError(f"lower-to-llvm: {L.fn.sym_name.data}: memref.alloca makes a buffer of a static "
+                               f"shape and the identity layout: {_line(op)}")
+    shape = t.get_shape()
+    count = 1
+    for size in shape:
+        count *= size
+    element = llvm_type(t.element_type)
+    made = [llvm.ConstantOp(IntegerAttr(count, i64), i64)]
+    made.append(make(llvm.AllocaOp, made[0].result, element, alignment=64))
+    ptr = made[1].results[0]
+    if L.guarded:
+        made += [llvm.ConstantOp(IntegerAttr(0, IntegerType(8)), IntegerType(8)),
+                 llvm.ConstantOp(IntegerAttr(count * element_bytes(t.element_type), i64), i64),
+                 llvm.ConstantOp(IntegerAttr(0, i1), i1)]
+        made.append(make(llvm.CallIntrinsicOp, "llvm.memset.p0.i64", [ptr, *(o.result for o in made[2:5])], []))
+    first = L.entry.first_op
+    for new in made:
+        if first is None:
+            L.entry.add_op(new)
+        else:
+            L.entry.insert_op_before(new, first)
+    strides, acc = [], 1
+    for size in reversed(shape):
+        strides.append(acc)
+        acc *= size
+    L.memrefs[op.memref] = Descriptor(ptr, t.element_type, [L.const(block, d, i64) for d in shape],
+                                      [L.const(block, s, i64) for s in reversed(strides)], "stack row")
 
 
 _HANDLERS: dict[type, Callable] = {
@@ -813,9 +997,10 @@ class LowerToLLVM(ModulePass):
     """Replace every func.func by an llvm.func pair (`NAME_impl` with noalias pointers, `NAME`).
 
     `guard=true` is the guard build: every load, store and copy checks its indices against its
-    buffer's sizes first; an access outside stores a report (code, axis, index, size) in the
-    status words and touches a sink instead, so the call raises OutOfBoundsError. Its report codes
-    count on from `first_code` (stages lowered one module at a time keep theirs apart)."""
+    buffer's sizes first (and the rest the module docstring lists); a failed check stores a report
+    (code, axis, index, size) in the status words and returns, so the call raises
+    OutOfBoundsError. Its report codes count on from `first_code` (stages lowered one module at a
+    time keep theirs apart)."""
 
     name = "lower-to-llvm"
     guard: bool = False
