@@ -233,3 +233,17 @@ def test_unknown_keywords_are_refused_by_name_before_anything_runs():
     with pytest.raises(tilegrad.ArgumentError, match="unknown argument.*junk0, junk1, junk10"):
         bce(input_x=x, input_y=x, dloss=one, dx=out, **junk)
     np.testing.assert_array_equal(out, -1.0)  # nothing ran
+
+
+def test_a_workspace_that_cannot_be_made_is_refused_by_name():
+    """A workspace size form (from a hand-edited stage, or a user's temp) that comes out negative or
+    is too large to allocate is an error naming the workspace, not numpy's negative dimension or a
+    bare MemoryError."""
+    from tilegrad.kernel import _allocate_workspace
+
+    x = np.zeros((4, 0), np.float32)
+    with pytest.raises(tilegrad.ShapeError, match=r"workspace partials: its sizes \(-4,\)"):
+        _allocate_workspace("op", "partials", [["sub", 0, ["dim", "x", 0]]], np.float32, {"x": x})
+    with pytest.raises(tilegrad.UnsupportedError, match=r"workspace partials of sizes \(4611686018427387904,\)"):
+        _allocate_workspace("op", "partials", [1 << 62], np.float32, {"x": x})
+    assert _allocate_workspace("op", "partials", [["mul", 2, ["dim", "x", 0]]], np.float32, {"x": x}).shape == (8,)

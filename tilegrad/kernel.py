@@ -211,6 +211,20 @@ def _eval_shape(form, arrays: dict[str, np.ndarray]) -> int:
     return evaluate(form, {n: a.shape for n, a in arrays.items()})
 
 
+def _allocate_workspace(op: str, name: str, shape, dtype, arrays: dict[str, np.ndarray]) -> np.ndarray:
+    """The workspace `name` of the sizes its forms give at this call. A size that comes out negative,
+    or one the machine cannot allocate (a hand-edited stage can state any), is refused by name
+    before the kernel runs."""
+    sizes = tuple(_eval_shape(d, arrays) for d in shape)
+    if any(size < 0 for size in sizes):
+        raise ShapeError(f"{op}: workspace {name}: its sizes {sizes} at these shapes are negative")
+    try:
+        return np.empty(sizes, dtype)
+    except (MemoryError, ValueError) as error:
+        raise UnsupportedError(f"{op}: workspace {name} of sizes {sizes} ({dtype.__name__}) cannot be allocated: "
+                              f"{error}") from error
+
+
 class Kernel(Dispatcher):
     """An op compiled for a target. Call it with numpy arrays (keyword arguments, the op's names);
     inspect it with ir() and plan(). A call whose signature (each array's shape, strides and dtype,
@@ -414,7 +428,7 @@ class Kernel(Dispatcher):
         workspace = set(spec.plan.workspace_temps) if spec.plan is not None else set(spec.temps)
         for name, (dtype, shape) in spec.temps.items():
             if name in workspace:
-                arrays[name] = np.empty(tuple(_eval_shape(d, arrays) for d in shape), dtype_of(dtype).numpy)
+                arrays[name] = _allocate_workspace(self.op.name, name, shape, dtype_of(dtype).numpy, arrays)
         status = np.zeros(STATUS_SLOTS, np.int64)
         arrays["status"] = status
         argv = fill_arguments(spec.layout, arrays, _runtime_params(self.op, binding))
