@@ -941,7 +941,9 @@ def _alloca(L: _FunctionLowering, op: memref.AllocaOp, block: Block) -> None:
         made += [llvm.ConstantOp(IntegerAttr(0, IntegerType(8)), IntegerType(8)),
                  llvm.ConstantOp(IntegerAttr(count * element_bytes(t.element_type), i64), i64),
                  llvm.ConstantOp(IntegerAttr(0, i1), i1)]
-        made.append(make(llvm.CallIntrinsicOp, "llvm.memset.p0.i64", [ptr, *(o.result for o in made[2:5])], []))
+        made.append(llvm.BitcastOp(ptr, PTR))  # one memset declaration serves buffers of every element type
+        made.append(make(llvm.CallIntrinsicOp, "llvm.memset.p0.i64", [made[-1].results[0],
+                                                                      *(o.result for o in made[2:5])], []))
     first = L.entry.first_op
     for new in made:
         if first is None:
