@@ -38,6 +38,11 @@ class DefinitionError(TilegradError):
     the message names the op and the line."""
 
 
+class ScheduleError(DefinitionError, ValueError):
+    """A schedule directive is malformed, or cannot apply to the op's loops (the message names the
+    directive and the reason)."""
+
+
 class OutOfBoundsError(TilegradError, IndexError):
     """The guard build caught an access outside its buffer (op, stage, buffer and index named)."""
 

@@ -57,7 +57,8 @@ from tilegrad.passes.split_column_reductions import SplitColumnReductions
 from tilegrad.passes.split_stride_phases import SplitStridePhases
 from tilegrad.passes.stream_stores import StreamStores, streamed_outputs
 from tilegrad.passes.tile_for_target import TileForTarget, tiling_plan
-from tilegrad.passes.tiling_plan import ScheduleHint, TilingPlan, panel_bytes
+from tilegrad.passes.tiling_plan import TilingPlan, panel_bytes
+from tilegrad.schedule import ScheduleHint
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops, reuse_unroll
 from tilegrad.passes.unroll_short_parallel_loops import UnrollShortParallelLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions

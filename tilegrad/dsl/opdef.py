@@ -454,7 +454,7 @@ class OpDef:
                          f"on their dims")
 
     def schedule_hint(self, target: Target, binding: Binding):
-        from tilegrad.passes.tiling_plan import ScheduleHint
+        from tilegrad.schedule import ScheduleHint
 
         return self.schedule(target, binding) if self.schedule is not None else ScheduleHint()
 

@@ -1,7 +1,7 @@
 """embedding_dense_backward (SPEC 6.3, seed 002, aclnnEmbeddingDenseBackward)."""
 
 import tilegrad.dsl as tg
-from tilegrad.passes.tiling_plan import ScheduleHint
+from tilegrad.schedule import ScheduleHint
 
 EMBEDDING_INDEX_DTYPES = ("int32", "int64", "int16", "int8", "uint8", "bool", "float16", "float32", "float64")
 

@@ -66,7 +66,6 @@ from tilegrad.passes.common import (
 )
 from tilegrad.passes.lower_to_llvm import element_bytes
 from tilegrad.passes.tiling_plan import (
-    ScheduleHint,
     StagePlan,
     TilingPlan,
     UBBuffer,
@@ -81,6 +80,7 @@ from tilegrad.passes.ub_staging import (
     find_staging_groups,
     stage_group,
 )
+from tilegrad.schedule import ScheduleHint
 from tilegrad.targets import Target, get_target
 
 MAX_TILE = 16384

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tilegrad.errors import DefinitionError, UBCapacityError
+from tilegrad.errors import UBCapacityError
 from tilegrad.targets import Target
 
 STREAM_MIN_LINES = 16
@@ -24,41 +24,6 @@ PANEL_BYTES = 1 << 18
 def panel_bytes(cache_bytes: int) -> int:
     """Half the core's cache (the rest holds the rows that sweep the panel), at most PANEL_BYTES."""
     return max(min(cache_bytes // 2, PANEL_BYTES), 64)
-
-
-@dataclass(frozen=True)
-class ScheduleHint:
-    """Per-op, per-target choices kept beside the opdef (Halide's schedule apart from the algorithm),
-    in the tiler's general terms: which stages, the tile size of each of their inner axes, whole
-    axes, packing and the core split. The default is the tiler's own: split the outer axis over the
-    cores (balanced), tile the innermost axis as large as the UB allows, buffers aligned."""
-
-    tile_role: str = ""
-    """The stages `tile_sizes` applies to: those whose loops have this role (a `LoopRole`:
-    "parallel", "scatter"); empty: none."""
-    tile_sizes: tuple[int, ...] = ()
-    """Tile sizes of those stages' innermost len(tile_sizes) axes, outer to inner; every tile of such
-    an axis is staged in UB as one block."""
-    whole_axes: int = 0
-    """How many of those axes, from the innermost, are one whole tile: their size is the axis's
-    extent in this call, and a UB buffer over one is sized in the axis's shape symbol, which the
-    plan's bound names (`36*E < ...`)."""
-    packed: bool = False
-    """Buffers are packed back to back with no alignment padding (the vendor kernel's layout)."""
-    vendor_split: bool = False
-    """Split over cores the vendor way (D // cores each, the remainder to the last core), as a
-    vendor bound assumes; otherwise balanced (the first D % cores cores take one row more)."""
-
-    def __post_init__(self):
-        roles = ("", "parallel", "scatter")  # LoopRole's stage roles, spelled out: opdefs import this
-        # module, and `import tilegrad` does not import xDSL
-        if self.tile_role not in roles:
-            raise DefinitionError(f"schedule: tile_role {self.tile_role!r} is not one of {roles[1:]}")
-        if any(size < 1 for size in self.tile_sizes):
-            raise DefinitionError(f"schedule: tile_sizes {self.tile_sizes} must be positive")
-        if not 0 <= self.whole_axes <= len(self.tile_sizes):
-            raise DefinitionError(f"schedule: whole_axes {self.whole_axes} must be within the "
-                                  f"{len(self.tile_sizes)} axes tile_sizes names")
 
 
 @dataclass

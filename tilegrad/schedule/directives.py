@@ -1,0 +1,414 @@
+"""The schedule vocabulary: typed, printable decisions about how a kernel's loops run.
+
+An op's math says *what* it computes; a schedule says *how*: which axes split over the cores,
+which loops are strip-mined, unrolled, vectorized, which tensors are staged in on-chip memory.
+A planner (one per target family) decides a `KernelSchedule` from the loops IR and the target
+before any IR is rewritten; a user may give directives that override what they name; small
+appliers then carry them out. This is Halide's algorithm/schedule split, and tinygrad's list of
+`Opt`s that `apply_opts` replays.
+
+Loops are named by their stage (the number `tilegrad plan` prints, `tg.stage` in the IR) and their
+axis in that stage's domain (`#tg.loop<role, axis = k>`), outer to inner. A directive whose
+`stage` is None applies to every stage it can.
+
+Every directive prints as the call that makes it (`Parallel(stage=3, axes=(0, 1))`), and
+`parse_schedule` reads that text back, so a printed plan can be edited and given again
+(`tilegrad plan --schedule FILE`).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
+from typing import ClassVar
+
+from tilegrad.errors import ScheduleError
+
+
+class Tail(StrEnum):
+    """What a split does with the iterations its factor does not divide."""
+
+    SHIFT_INWARDS = "shift_inwards"
+    """The last tile moves back to end at the axis's end (recomputes some; Halide's ShiftInwards)."""
+    PEEL = "peel"
+    """The remainder runs as a loop of its own after the tiles."""
+    GUARD = "guard"
+    """The last tile is shorter: its bound is min(tile end, axis end)."""
+
+
+class Balance(StrEnum):
+    """How a parallel split shares an extent D among c cores."""
+
+    BALANCED = "balanced"
+    """D // c each, one more for the first D % c cores."""
+    VENDOR = "vendor"
+    """D // c each, the remainder to the last core (as a vendor's documented bound assumes)."""
+
+
+class Memory(StrEnum):
+    """Where a staged tensor's tile lives."""
+
+    UB = "ub"
+    """The target's unified buffer (scratchpad targets): explicit GM<->UB copies."""
+    PANEL = "panel"
+    """A packed panel on the stack, sized for the core's cache (cpu)."""
+    REGISTERS = "registers"
+    """An accumulator row held in registers across a reduction (cpu)."""
+
+
+class Copy(StrEnum):
+    """How a staged tensor moves between GM and its staging memory."""
+
+    BLOCK = "block"
+    """A tile of the split's axes per copy."""
+    RUN = "run"
+    """A contiguous run (a row, a window with its halo, a reduction's range) per copy."""
+    ELEMENT = "element"
+    """One element per copy (the fallback a plan reports: each is a DMA of its own)."""
+
+
+class PartitionBy(StrEnum):
+    """How a loop's iterations are separated into ranges with simpler bodies."""
+
+    CLAMP = "clamp"
+    """Where clamped indices are not clamped (the interior) and the edges (Halide's partitioning)."""
+    RESIDUE = "residue"
+    """By the iteration's residue modulo a stride (one phase per residue)."""
+
+
+@dataclass(frozen=True)
+class Directive:
+    """One decision about one stage's loops. Subclasses are frozen dataclasses whose fields are
+    ints, strings, enums and tuples of them, so a directive prints, compares and hashes as data."""
+
+    stage: int | None = None
+
+    kind: ClassVar[str] = ""
+    """What the directive does, in a few words (the plan's listing and the docs' table)."""
+
+    def __str__(self) -> str:
+        parts = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value == f.default and f.name != "stage":
+                continue
+            if f.name == "stage" and value is None:
+                continue
+            parts.append(f"{f.name}={_literal(value)}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def check(self) -> None:
+        """Refuse values no loop nest could take (ScheduleError naming the directive and the rule);
+        whether the op's loops can take it is the applier's check, against the IR."""
+        if self.stage is not None and (not isinstance(self.stage, int) or self.stage < 0):
+            raise ScheduleError(f"{self}: stage must be an integer >= 0 (a stage number of `tilegrad plan`)")
+
+
+def _literal(value) -> str:
+    if isinstance(value, StrEnum):
+        return repr(value.value)
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_literal(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    return repr(value)
+
+
+def _axis(directive: Directive, name: str, value) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ScheduleError(f"{directive}: {name} must be an axis number >= 0 (outer to inner in the stage's domain)")
+
+
+def _positive(directive: Directive, name: str, value, least: int = 1) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        raise ScheduleError(f"{directive}: {name} must be an integer >= {least}")
+
+
+@dataclass(frozen=True)
+class Parallel(Directive):
+    """The stage's `axes` (fused, outer to inner) split over the cores: each core takes a
+    contiguous range of the fused index. `cores` None: all of the kernel's blocks."""
+
+    axes: tuple[int, ...] = (0,)
+    balance: Balance = Balance.BALANCED
+    cores: int | None = None
+    kind: ClassVar[str] = "split axes over the cores"
+
+    def check(self) -> None:
+        super().check()
+        if not self.axes:
+            raise ScheduleError(f"{self}: axes must name at least one axis")
+        for a in self.axes:
+            _axis(self, "axes", a)
+        if list(self.axes) != sorted(set(self.axes)):
+            raise ScheduleError(f"{self}: axes must be distinct and outer to inner")
+        if self.cores is not None:
+            _positive(self, "cores", self.cores)
+
+
+@dataclass(frozen=True)
+class Split(Directive):
+    """Strip-mine `axis` by `factor`: an outer loop over tiles, an inner one within a tile."""
+
+    axis: int = 0
+    factor: int = 1
+    tail: Tail = Tail.GUARD
+    kind: ClassVar[str] = "strip-mine an axis"
+
+    def check(self) -> None:
+        super().check()
+        _axis(self, "axis", self.axis)
+        _positive(self, "factor", self.factor)
+
+
+@dataclass(frozen=True)
+class Reorder(Directive):
+    """The stage's loops nested in `order` (axis numbers, outer to inner)."""
+
+    order: tuple[int, ...] = ()
+    kind: ClassVar[str] = "interchange loops"
+
+    def check(self) -> None:
+        super().check()
+        for a in self.order:
+            _axis(self, "order", a)
+        if len(set(self.order)) != len(self.order) or len(self.order) < 2:
+            raise ScheduleError(f"{self}: order must list two or more distinct axes")
+
+
+@dataclass(frozen=True)
+class Fuse(Directive):
+    """Adjacent `axes` become one loop over their product."""
+
+    axes: tuple[int, ...] = ()
+    kind: ClassVar[str] = "fuse adjacent axes"
+
+    def check(self) -> None:
+        super().check()
+        for a in self.axes:
+            _axis(self, "axes", a)
+        if len(self.axes) < 2 or list(self.axes) != list(range(self.axes[0], self.axes[0] + len(self.axes))):
+            raise ScheduleError(f"{self}: axes must be two or more adjacent axes, outer to inner")
+
+
+@dataclass(frozen=True)
+class Unroll(Directive):
+    """`axis` unrolled `factor` times (0: fully, for a loop of known trip count)."""
+
+    axis: int = 0
+    factor: int = 0
+    kind: ClassVar[str] = "unroll a loop"
+
+    def check(self) -> None:
+        super().check()
+        _axis(self, "axis", self.axis)
+        _positive(self, "factor", self.factor, least=0)
+
+
+@dataclass(frozen=True)
+class UnrollJam(Directive):
+    """`axis` unrolled `factor` times with the copies of its inner loops jammed into one
+    (a register tile: `factor` rows share each load of the inner loop's operands)."""
+
+    axis: int = 0
+    factor: int = 2
+    kind: ClassVar[str] = "unroll-and-jam (register tile)"
+
+    def check(self) -> None:
+        super().check()
+        _axis(self, "axis", self.axis)
+        _positive(self, "factor", self.factor, least=2)
+
+
+@dataclass(frozen=True)
+class Vectorize(Directive):
+    """`axis` runs `lanes` iterations per vector instruction (0: the target's width)."""
+
+    axis: int = 0
+    lanes: int = 0
+    kind: ClassVar[str] = "vectorize an axis"
+
+    def check(self) -> None:
+        super().check()
+        _axis(self, "axis", self.axis)
+        _positive(self, "lanes", self.lanes, least=0)
+
+
+@dataclass(frozen=True)
+class RFactor(Directive):
+    """The reduction over `axis` is split in `chunks` partial sums (combined in chunk order after),
+    so the chunks can run on different cores or as independent accumulators."""
+
+    axis: int = 0
+    chunks: int = 2
+    kind: ClassVar[str] = "split a reduction into partials"
+
+    def check(self) -> None:
+        super().check()
+        _axis(self, "axis", self.axis)
+        _positive(self, "chunks", self.chunks, least=2)
+
+
+@dataclass(frozen=True)
+class Stage(Directive):
+    """`tensor`'s accesses in the stage go through `memory`, one tile per iteration of loop `at`,
+    moved by `copy` (UB buffers on scratchpad targets; packed panels on cpu)."""
+
+    tensor: str = ""
+    at: int = 0
+    memory: Memory = Memory.UB
+    copy: Copy = Copy.BLOCK
+    kind: ClassVar[str] = "stage a tensor's tiles in fast memory"
+
+    def check(self) -> None:
+        super().check()
+        if not self.tensor:
+            raise ScheduleError(f"{self}: tensor must name one of the op's tensors")
+        _axis(self, "at", self.at)
+
+
+@dataclass(frozen=True)
+class Specialize(Directive):
+    """The stage runs in two versions chosen once before its loops: one where `condition` (a
+    loop-invariant test, as printed in the IR) holds, the general one otherwise."""
+
+    condition: str = ""
+    kind: ClassVar[str] = "version a loop on an invariant test"
+
+    def check(self) -> None:
+        super().check()
+        if not self.condition:
+            raise ScheduleError(f"{self}: condition must state the invariant test")
+
+
+@dataclass(frozen=True)
+class Partition(Directive):
+    """`axis`'s iterations separated into ranges with simpler bodies (`by`)."""
+
+    axis: int = 0
+    by: PartitionBy = PartitionBy.CLAMP
+    kind: ClassVar[str] = "partition a loop's range"
+
+    def check(self) -> None:
+        super().check()
+        _axis(self, "axis", self.axis)
+
+
+@dataclass(frozen=True)
+class Store(Directive):
+    """How the stage stores `tensor`: `nontemporal` bypasses the caches (a stream of whole lines)."""
+
+    tensor: str = ""
+    nontemporal: bool = True
+    kind: ClassVar[str] = "store mode of an output"
+
+    def check(self) -> None:
+        super().check()
+        if not self.tensor:
+            raise ScheduleError(f"{self}: tensor must name one of the op's outputs")
+
+
+@dataclass(frozen=True)
+class Outline(Directive):
+    """The stage's sibling loop nests compiled as functions of their own (compile time)."""
+
+    kind: ClassVar[str] = "outline sibling loop nests"
+
+
+VOCABULARY: dict[str, type[Directive]] = {
+    cls.__name__: cls for cls in (Parallel, Split, Reorder, Fuse, Unroll, UnrollJam, Vectorize, RFactor, Stage,
+                                  Specialize, Partition, Store, Outline)
+}
+"""Every directive by the name it prints as."""
+
+
+@dataclass(frozen=True)
+class KernelSchedule:
+    """A kernel's schedule for one target: its directives, in the order the appliers take them."""
+
+    target: str
+    directives: tuple[Directive, ...] = ()
+    source: dict[Directive, str] = field(default_factory=dict, compare=False, hash=False)
+    """Who decided each directive: "planner" or "user"."""
+
+    def for_stage(self, stage: int) -> list[Directive]:
+        return [d for d in self.directives if d.stage in (None, stage)]
+
+    def of_type(self, kind: type[Directive]) -> list[Directive]:
+        return [d for d in self.directives if isinstance(d, kind)]
+
+    def __str__(self) -> str:
+        if not self.directives:
+            return "(no directives)"
+        return "\n".join(f"{d}  # {self.source.get(d, 'planner')}" for d in self.directives)
+
+
+def parse_schedule(text: str, where: str = "schedule") -> tuple[Directive, ...]:
+    """Directives as `tilegrad plan` prints them, one call per line (`#` comments and blank lines
+    skipped), checked; ScheduleError names the line and what is wrong."""
+    found = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        try:
+            found.append(parse_directive(line))
+        except ScheduleError as err:
+            raise ScheduleError(f"{where}, line {number}: {err}") from None
+    return tuple(found)
+
+
+def parse_directive(text: str) -> Directive:
+    """One directive from its printed form, e.g. `Parallel(stage=0, axes=(0, 1))`."""
+    try:
+        call = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        raise ScheduleError(f"{text!r} is not a directive call such as Parallel(stage=0, axes=(0, 1))") from None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) or call.args:
+        raise ScheduleError(f"{text!r}: a directive is a call with keyword arguments, "
+                            f"such as Parallel(stage=0, axes=(0, 1))")
+    cls = VOCABULARY.get(call.func.id)
+    if cls is None:
+        raise ScheduleError(f"{text!r}: unknown directive {call.func.id!r}; the vocabulary: "
+                            f"{', '.join(VOCABULARY)}")
+    known = {f.name: f for f in fields(cls)}
+    values = {}
+    for keyword in call.keywords:
+        if keyword.arg not in known:
+            raise ScheduleError(f"{text!r}: {cls.__name__} has no field {keyword.arg!r}; its fields: "
+                                f"{', '.join(known)}")
+        try:
+            value = ast.literal_eval(keyword.value)
+        except ValueError:
+            raise ScheduleError(f"{text!r}: {keyword.arg} must be a literal (a number, string, tuple, "
+                                f"True/False or None)") from None
+        values[keyword.arg] = value
+    return make_directive(cls, **values)
+
+
+def make_directive(cls: type[Directive], **values) -> Directive:
+    """`cls(**values)` with enum fields given as their strings and lists as tuples, checked."""
+    converted = {}
+    for f in fields(cls):
+        if f.name not in values:
+            continue
+        value = values[f.name]
+        enum = _ENUM_FIELDS.get(f.type if isinstance(f.type, str) else getattr(f.type, "__name__", ""))
+        if enum is not None and not isinstance(value, enum):
+            try:
+                value = enum(value)
+            except ValueError:
+                raise ScheduleError(f"{cls.__name__}: {f.name} must be one of "
+                                    f"{', '.join(repr(e.value) for e in enum)}, not {value!r}") from None
+        if isinstance(value, list):
+            value = tuple(value)
+        converted[f.name] = value
+    directive = cls(**converted)
+    directive.check()
+    return directive
+
+
+_ENUM_FIELDS = {e.__name__: e for e in (Tail, Balance, Memory, Copy, PartitionBy)}
+
+__all__ = ["Balance", "Copy", "Directive", "Fuse", "KernelSchedule", "Memory", "Outline", "Parallel", "Partition",
+           "PartitionBy", "RFactor", "Reorder", "Specialize", "Split", "Stage", "Store", "Tail", "Unroll",
+           "UnrollJam", "VOCABULARY", "Vectorize", "make_directive", "parse_directive", "parse_schedule"]
