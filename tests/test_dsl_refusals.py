@@ -369,3 +369,30 @@ def test_a_float_attribute_must_be_finite(coef):
     x = np.zeros((1, 1, 2, 2), np.float32)
     with pytest.raises(AttributeValueError, match=r"activation_backward: attribute coef must be a finite number"):
         tilegrad.compile("activation_backward", "cpu")(dy=x, x=x, mode="clipped_relu", coef=coef)
+
+
+# ---- a dtype written as one name -----------------------------------------------------------------------
+@tg.op(outputs={"y": tg.shaped("N", dtype="x")}, replace=True)
+def scaled_by_counts(x=tg.tensor("N", dtype=("float32",)), k=tg.tensor("N", dtype="int32"),
+                     d=tg.tensor("N", dtype="float64")):
+    y = tg.output("y")
+    y.assign(lambda i: x[i] * tg.cast(k[i], "f") + d[i])
+
+
+@pytest.mark.parametrize("target,guard", TARGETS)
+def test_a_dtype_given_as_one_name_is_that_dtype(target, guard):
+    """dtype="int32" means ("int32",), as a user would read it (it was taken for an argument's name and
+    refused as a "cycle"); three element types copied in one stage (GM<->UB on ascend910b)."""
+    x, k, d = np.arange(100, dtype=np.float32), np.arange(100, dtype=np.int32), np.full(100, 0.5)
+    got = tilegrad.compile("scaled_by_counts", target, guard=guard)(x=x, k=k, d=d)
+    np.testing.assert_array_equal(got, (x.astype(np.float64) * k + 0.5).astype(np.float32))
+
+
+def test_a_dtype_naming_nothing_is_refused():
+    @tg.op(outputs={"y": tg.like("x")}, replace=True)
+    def dtype_of_nothing(x=tg.tensor("N", dtype="xx")):
+        return x
+
+    with pytest.raises(DefinitionError, match=r"dtype_of_nothing: argument 'x' has dtype='xx', which names no "
+                                              r"argument of the op \(x\) and no dtype"):
+        tilegrad.compile("dtype_of_nothing", "cpu")(x=np.zeros(3, np.float32))

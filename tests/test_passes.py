@@ -177,7 +177,7 @@ def test_a_schedule_tiles_inner_axes_in_general_terms():
                                          (dict(tile_role="parallel", tile_sizes=(4,), whole_axes=2), "whole_axes")])
 def test_a_schedule_outside_the_tilers_terms_is_refused(hint, named):
     from tilegrad.errors import DefinitionError
-    from tilegrad.passes.tiling_plan import ScheduleHint
+    from tilegrad.schedule import ScheduleHint
 
     with pytest.raises(DefinitionError, match=f"schedule: {named}"):
         ScheduleHint(**hint)

@@ -22,7 +22,7 @@ from tilegrad.dsl.expr import Const, Dim, Expr, Param, as_expr
 from tilegrad.dsl.hazards import refuse_hazards
 from tilegrad.dsl.tensor import Buffer, TensorArg
 from tilegrad.dsl.trace import Trace, deep_recursion, stop_tracing, too_deep, tracing
-from tilegrad.dtypes import FLOATS, DType, dtype_of
+from tilegrad.dtypes import DTYPES, FLOATS, DType, dtype_of
 from tilegrad.errors import (
     ArgumentError,
     AttributeValueError,
@@ -92,6 +92,8 @@ def tensor(*patterns, dtype: str | Sequence[str] | ParamsDtype = "data", optiona
     collapse: the starred group is one axis in the kernel. view: a per-call reshape by attributes.
     values: the range of valid values, for random inputs. updated: written in place."""
     parsed = tuple(p if p == ONE else tuple(p.split()) for p in patterns) or (("*S",),)
+    if isinstance(dtype, str) and dtype in DTYPES:  # dtype="int32": that dtype, as ("int32",)
+        dtype = (dtype,)
     return TensorSpec(parsed, dtype if isinstance(dtype, (str, ParamsDtype)) else tuple(dtype), optional, collapse,
                       values, updated, doc, view)
 
@@ -409,6 +411,12 @@ class OpDef:
     @cached_property
     def dtype_order(self) -> list[str]:
         """The tensors in the order their dtypes are checked: one that follows another comes after it."""
+        for name, spec in self.tensors.items():
+            leader = dtype_leader(spec)
+            if leader is not None and leader not in self.tensors:
+                raise DefinitionError(f"{self.name}: argument {name!r} has dtype={leader!r}, which names no "
+                                      f"argument of the op ({', '.join(self.tensors)}) and no dtype "
+                                      f"({', '.join(DTYPES)})")
         order = [n for n, s in self.tensors.items() if dtype_leader(s) is None]
         while len(order) < len(self.tensors):
             more = [n for n, s in self.tensors.items() if n not in order and dtype_leader(s) in order]
