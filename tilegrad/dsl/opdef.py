@@ -87,7 +87,7 @@ def tensor(*patterns, dtype: str | Sequence[str] | ParamsDtype = "data", optiona
            doc: str = "", view: Callable[[tuple, dict], tuple] | None = None) -> TensorSpec:
     """A tensor parameter. Each pattern is a string of dims ("N C", "*B E", "") or ONE.
 
-    dtype: "data" (one of the op's dtypes), a tuple of dtype names, another argument's name (the
+    dtype: "data" (one of the op's dtypes), a dtype name or a tuple of them, another argument's name (the
     same dtype), or `tg.params_dtype(name)`. optional: may be None (the body sees None).
     collapse: the starred group is one axis in the kernel. view: a per-call reshape by attributes.
     values: the range of valid values, for random inputs. updated: written in place."""
