@@ -14,6 +14,7 @@ from tilegrad.errors import (
     IndexOutOfRangeError,
     InternalError,
     OutOfBoundsError,
+    ScheduleError,
     ShapeError,
     TilegradError,
     UBCapacityError,
@@ -36,7 +37,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ArgumentError", "AttributeValueError", "DTypeError", "DefinitionError", "IndexOutOfRangeError",
-    "InternalError", "Kernel", "OutOfBoundsError", "STAGES", "ShapeError",
+    "InternalError", "Kernel", "OutOfBoundsError", "STAGES", "ScheduleError", "ShapeError",
     "Spec", "Target", "TilegradError", "UBCapacityError", "UnsupportedError", "compile",
     "dropout_reserve_space_size", "batch_norm_backward_ex_workspace_size",
     "batch_norm_forward_training_ex_workspace_size", "batch_norm_training_ex_reserve_space_size",
