@@ -7,10 +7,11 @@ Each file is one test here: the RUN line's `tilegrad opt` runs in-process (tileg
 stdout captured) and the `filecheck` package matches the output against the file's CHECK lines. By
 hand, from the repository's root, the same RUN line is
 
-    tilegrad opt tests/filecheck/fuse-elementwise/inline.mlir -p 'fuse-elementwise' \\
-        | filecheck tests/filecheck/fuse-elementwise/inline.mlir
+    f=tests/filecheck/fuse-elementwise/inline-an-elementwise-temp.mlir
+    tilegrad opt $f -p 'fuse-elementwise' | filecheck $f
 
-A further test asserts every registered tilegrad pass has a case.
+A further test asserts every registered tilegrad pass has a case. tests/filecheck/update.py rewrites
+a case's CHECK lines from its output, for review (see its docstring).
 """
 
 from __future__ import annotations
@@ -22,12 +23,10 @@ import shlex
 from pathlib import Path
 
 import pytest
-
-filecheck = pytest.importorskip("filecheck", reason="the test extra's filecheck package")
-from filecheck.finput import FInput  # noqa: E402
-from filecheck.matcher import Matcher  # noqa: E402
-from filecheck.options import Options  # noqa: E402
-from filecheck.parser import Parser  # noqa: E402
+from filecheck.finput import FInput  # the test extra's filecheck package (not skipped: a skip would hide the corpus)
+from filecheck.matcher import Matcher
+from filecheck.options import Options
+from filecheck.parser import Parser
 
 CORPUS = Path(__file__).parent / "filecheck"
 CASES = sorted(CORPUS.glob("*/*.mlir"))
