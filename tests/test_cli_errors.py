@@ -265,6 +265,15 @@ def test_opt_refuses_bad_tile_for_target_options(capsys, tmp_path, options, mess
         TileForTarget("cpu", -1)
 
 
+@pytest.mark.parametrize("spec", ["tile-for-target{target=cpu tile_sizes=[128]}", "tile-for-target{target=cpu"])
+def test_opt_refuses_a_malformed_pipeline_spec_by_name(capsys, tmp_path, spec):
+    """xDSL's ArgSpecParseError is a BaseException: it must still come out as one ArgumentError line."""
+    path = tmp_path / "empty.mlir"
+    path.write_text("builtin.module {\n}\n")
+    code, _, err = run(capsys, "opt", str(path), "-p", spec)
+    assert code == 1 and f"pass pipeline {spec!r}" in one_error_line(err)
+
+
 @pytest.mark.parametrize("op, given", [("normalization_backward", "x=2x4x3x3x3"), ("softmax_backward", "y=2x4x3x3x3")])
 def test_shapes_inferred_from_a_5d_tensor_are_5d(capsys, op, given):
     """A tensor left out takes the rank of the given ones where its patterns allow (dy of a 5-D x

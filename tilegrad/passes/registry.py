@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.passes import ModulePass, PassPipeline
+from xdsl.utils.exceptions import ArgSpecParseError
 
 from tilegrad.errors import ArgumentError, TilegradError
 
@@ -73,9 +74,18 @@ def parse_pipeline(spec: str) -> PassPipeline:
         return PassPipeline.parse_spec(available_passes(), spec)
     except TilegradError as err:  # a pass refused an option's value: the message names it and the rule
         raise ArgumentError(f"pass pipeline {spec!r}: {err}") from None
+    except ArgSpecParseError as err:  # malformed text; a BaseException, which `except Exception` (and the CLI's) misses
+        raise ArgumentError(f"pass pipeline {spec!r}: {_spec_error(str(err))}") from None
     except Exception as err:  # xDSL reports unknown passes and options as ValueError / its own errors
         raise ArgumentError(f"pass pipeline {spec!r}: {err}; tilegrad's passes: "
                             f"{', '.join(tilegrad_pass_names())} (and xDSL's)") from None
+
+
+def _spec_error(message: str) -> str:
+    """xDSL's multi-line report (position, the spec, a caret line, the reason) as one line."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    where = next((line.rsplit(":", 1)[-1] for line in lines if line.startswith("pass-pipeline:")), "?")
+    return f"{lines[-1]} (at column {where})" if lines else message
 
 
 def pipeline_spec(passes) -> str:

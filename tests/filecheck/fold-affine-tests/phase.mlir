@@ -1,0 +1,60 @@
+// RUN: tilegrad opt %s -p 'fold-affine-tests' | filecheck %s
+
+// dx[2q] = (window q - 1's term where its cell (2q + 1) - 2(q - 1) < 3) + (q's own term where its cell
+// (2q + 1) - 2q < 3): in each compare the loop's variable cancels, so they fold to false and true. The
+// term ruled out goes away with its read, clamp and casts; the other keeps only its value (no select).
+
+builtin.module {
+  func.func @phase(%dy: memref<?xf32> {tg.name = "dy", tg.role = "input"},
+                   %dx: memref<?xf32> {tg.name = "dx", tg.role = "output"}) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %zero = arith.constant 0.000000e+00 : f32
+    %n = memref.dim %dy, %c0 : memref<?xf32>
+    %last = arith.subi %n, %c1 : index
+    scf.for %q = %c0 to %n step %c1 {
+      %twice = arith.muli %q, %c2 : index
+      %top = arith.addi %twice, %c1 : index
+      %before = arith.subi %q, %c1 : index
+      %reach = arith.muli %before, %c2 : index
+      %cell = arith.subi %top, %reach : index
+      %in_window = arith.cmpi slt, %cell, %c3 : index
+      %exists = arith.cmpi sge, %before, %c0 : index
+      %both = arith.andi %exists, %in_window : i1
+      %low = arith.maxsi %before, %c0 : index
+      %at = arith.minsi %low, %last : index
+      %v = memref.load %dy[%at] : memref<?xf32>
+      %wide = arith.extf %v : f32 to f64
+      %narrow = arith.truncf %wide : f64 to f32
+      %term = arith.select %both, %narrow, %zero : f32
+      %own = memref.load %dy[%q] : memref<?xf32>
+      %own_cell = arith.subi %top, %twice : index
+      %own_inside = arith.cmpi slt, %own_cell, %c3 : index
+      %own_term = arith.select %own_inside, %own, %zero : f32
+      %sum = arith.addf %term, %own_term : f32
+      memref.store %sum, %dx[%twice] : memref<?xf32>
+    } {tg.loop = #tg.loop<parallel, axis = 0>}
+    func.return
+  }
+}
+
+// CHECK:      builtin.module {
+// CHECK-NEXT:   func.func @phase(%dy: memref<?xf32> {tg.name = "dy", tg.role = "input"}, %dx: memref<?xf32> {tg.name = "dx", tg.role = "output"}) {
+// CHECK-NEXT:     %c0 = arith.constant 0 : index
+// CHECK-NEXT:     %c1 = arith.constant 1 : index
+// CHECK-NEXT:     %c2 = arith.constant 2 : index
+// CHECK-NEXT:     %c3 = arith.constant 3 : index
+// CHECK-NEXT:     %zero = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:     %n = memref.dim %dy, %c0 : memref<?xf32>
+// CHECK-NEXT:     %last = arith.subi %n, %c1 : index
+// CHECK-NEXT:     scf.for %q = %c0 to %n step %c1 {
+// CHECK-NEXT:       %twice = arith.muli %q, %c2 : index
+// CHECK-NEXT:       %own = memref.load %dy[%q] : memref<?xf32>
+// CHECK-NEXT:       %sum = arith.addf %zero, %own : f32
+// CHECK-NEXT:       memref.store %sum, %dx[%twice] : memref<?xf32>
+// CHECK-NEXT:     } {tg.loop = #tg.loop<parallel, axis = 0>}
+// CHECK-NEXT:     func.return
+// CHECK-NEXT:   }
+// CHECK-NEXT: }

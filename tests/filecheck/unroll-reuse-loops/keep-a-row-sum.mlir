@@ -1,0 +1,52 @@
+// RUN: tilegrad opt %s -p 'unroll-reuse-loops{unroll=2 jam_rows=2}' | filecheck %s
+
+// out[i, j] = sum_r x[i, r] * w[i, r]: nothing the sum reads changes with j, so no other j reuses it; the
+// IR comes out as it went in.
+
+builtin.module {
+  func.func @logits(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %out: memref<?x?xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = memref.dim %x, %c0 : memref<?x?xf32>
+    %k = memref.dim %x, %c1 : memref<?x?xf32>
+    %v = memref.dim %w, %c0 : memref<?x?xf32>
+    %zero = arith.constant 0.000000e+00 : f32
+    scf.for %i = %c0 to %rows step %c1 {
+      scf.for %j = %c0 to %v step %c1 {
+        %s = scf.for %r = %c0 to %k step %c1 iter_args(%acc = %zero) -> (f32) {
+          %a = memref.load %x[%i, %r] : memref<?x?xf32>
+          %b = memref.load %w[%i, %r] : memref<?x?xf32>
+          %p = arith.mulf %a, %b : f32
+          %t = arith.addf %acc, %p : f32
+          scf.yield %t : f32
+        } {tg.loop = #tg.loop<reduce, axis = 0>}
+        memref.store %s, %out[%i, %j] : memref<?x?xf32>
+      } {tg.loop = #tg.loop<parallel, axis = 1>}
+    } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
+    func.return
+  }
+}
+
+// CHECK:      builtin.module {
+// CHECK-NEXT:   func.func @logits(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %out: memref<?x?xf32>) {
+// CHECK-NEXT:     %c0 = arith.constant 0 : index
+// CHECK-NEXT:     %c1 = arith.constant 1 : index
+// CHECK-NEXT:     %rows = memref.dim %x, %c0 : memref<?x?xf32>
+// CHECK-NEXT:     %k = memref.dim %x, %c1 : memref<?x?xf32>
+// CHECK-NEXT:     %v = memref.dim %w, %c0 : memref<?x?xf32>
+// CHECK-NEXT:     %zero = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:     scf.for %i = %c0 to %rows step %c1 {
+// CHECK-NEXT:       scf.for %j = %c0 to %v step %c1 {
+// CHECK-NEXT:         %s = scf.for %r = %c0 to %k step %c1 iter_args(%acc = %zero) -> (f32) {
+// CHECK-NEXT:           %a = memref.load %x[%i, %r] : memref<?x?xf32>
+// CHECK-NEXT:           %b = memref.load %w[%i, %r] : memref<?x?xf32>
+// CHECK-NEXT:           %p = arith.mulf %a, %b : f32
+// CHECK-NEXT:           %t = arith.addf %acc, %p : f32
+// CHECK-NEXT:           scf.yield %t : f32
+// CHECK-NEXT:         } {tg.loop = #tg.loop<reduce, axis = 0>}
+// CHECK-NEXT:         memref.store %s, %out[%i, %j] : memref<?x?xf32>
+// CHECK-NEXT:       } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:     } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
+// CHECK-NEXT:     func.return
+// CHECK-NEXT:   }
+// CHECK-NEXT: }
