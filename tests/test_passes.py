@@ -177,7 +177,7 @@ def test_a_schedule_tiles_inner_axes_in_general_terms():
                                          (dict(tile_role="parallel", tile_sizes=(4,), whole_axes=2), "whole_axes")])
 def test_a_schedule_outside_the_tilers_terms_is_refused(hint, named):
     from tilegrad.errors import DefinitionError
-    from tilegrad.passes.tiling_plan import ScheduleHint
+    from tilegrad.schedule import ScheduleHint
 
     with pytest.raises(DefinitionError, match=f"schedule: {named}"):
         ScheduleHint(**hint)
@@ -809,10 +809,11 @@ def test_register_tiled_dot_products_match_numpy():
         return lambda i, j: tg.reduce_sum(x.shape[1], lambda k: x[i, k] * w[j, k])
 
     rng = np.random.default_rng(5)
-    from tilegrad.passes.unroll_reuse_loops import JAM_ROWS, reuse_unroll
+    from tilegrad.passes.unroll_reuse_loops import JAM_ROWS
     from tilegrad.targets import get_target
+    from tilegrad.targets.host import HOST
 
-    unroll = reuse_unroll(get_target("cpu").vector_registers)  # the host's register tile
+    unroll = HOST.reuse_unroll(get_target("cpu").vector_registers)  # the host's register tile
 
     for hidden in (5, 3000):  # a plain and a blocked (float64 partials) sum
         x = rng.standard_normal((7, hidden)).astype(np.float32)
