@@ -74,7 +74,7 @@ INTERLEAVED_STORE_BYTES = "tg.interleaved_store_bytes"
 """On a loop's back branch: the element size of the stores it makes at a stride above 1
 (loop_affine.interleaved_store_bytes). LLVM's vectorizer writes such a group through shuffles
 that cross 128-bit lanes; the conversion caps the loop's vectors at 128 bits on a host where
-those cost several times a shuffle within lanes (codegen/jit.py's wide_shuffles_split)."""
+those cost several times a shuffle within lanes (HostModel.splits_wide_vectors: targets/host.py)."""
 
 
 def llvm_type(t: Attribute) -> Attribute:
