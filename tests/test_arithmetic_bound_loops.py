@@ -11,6 +11,8 @@ import pytest
 
 import tilegrad
 import tilegrad.targets as targets
+import tilegrad.targets.host as host
+from tilegrad.backends.cpu import BACKEND as CPU
 from tilegrad.codegen.jit import optimize
 from tilegrad.passes.common import arithmetic_bound
 from tilegrad.pipeline import _convert, run_passes
@@ -88,16 +90,16 @@ def test_stream_stores_leaves_an_arithmetic_bound_loop_alone():
 ])
 def test_the_host_target_streams_up_to_twice_the_arithmetic_where_wide_vectors_do_not_split(
         monkeypatch, identity, splits):
-    monkeypatch.setattr(targets, "_cpu_identity", lambda: identity)
-    assert targets.host_splits_wide_vectors() is splits
-    assert targets._compute_bound_ops() == (8 if splits else 16)
+    monkeypatch.setattr(host, "cpu_identity", lambda: identity)
+    assert host.host_splits_wide_vectors() is splits
+    assert host.HostModel().compute_bound_ops() == (8 if splits else 16)
 
 
 def test_the_host_target_carries_its_bound_into_stream_stores():
     """swish backward does 37 float ops per 3 elements moved (dy, x, dx): streamed on a target whose
     bound is 16, not on one whose bound is 8, with the same bits either way."""
     cpu = targets.get_target("cpu")
-    assert cpu.compute_bound_ops == targets._compute_bound_ops()
+    assert cpu.compute_bound_ops == host.HOST.compute_bound_ops()
     x = np.linspace(-6, 6, 4099, dtype=np.float32).reshape(1, 1, 1, -1)
     dy = np.cos(x)
     results = {}
@@ -119,7 +121,7 @@ def test_lower_to_llvm_asks_for_four_vectors_on_the_back_branch_of_such_a_loop()
 
 @pytest.fixture(scope="module")
 def exp_llvm() -> str:
-    return str(_convert("k", run_passes(EXP, "expand-math,lower-to-llvm")))
+    return str(_convert("k", run_passes(EXP, "expand-math,lower-to-llvm"), CPU))
 
 
 def test_the_conversion_gives_llvm_the_interleave_count_as_a_loop_id(exp_llvm):

@@ -809,10 +809,11 @@ def test_register_tiled_dot_products_match_numpy():
         return lambda i, j: tg.reduce_sum(x.shape[1], lambda k: x[i, k] * w[j, k])
 
     rng = np.random.default_rng(5)
-    from tilegrad.passes.unroll_reuse_loops import JAM_ROWS, reuse_unroll
+    from tilegrad.passes.unroll_reuse_loops import JAM_ROWS
     from tilegrad.targets import get_target
+    from tilegrad.targets.host import HOST
 
-    unroll = reuse_unroll(get_target("cpu").vector_registers)  # the host's register tile
+    unroll = HOST.reuse_unroll(get_target("cpu").vector_registers)  # the host's register tile
 
     for hidden in (5, 3000):  # a plain and a blocked (float64 partials) sum
         x = rng.standard_normal((7, hidden)).astype(np.float32)

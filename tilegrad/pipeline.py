@@ -20,6 +20,8 @@ from xdsl.dialects.builtin import ModuleOp, NoneAttr, f64
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
+from tilegrad.backends import backend_for
+from tilegrad.backends.common import Backend
 from tilegrad.call_path import layout_of
 from tilegrad.codegen.launcher import GUARD_CODE_BASE
 from tilegrad.dialect import make_context
@@ -29,40 +31,11 @@ from tilegrad.dsl.emit import KernelArg, emit_op
 from tilegrad.dsl.opdef import Binding, OpDef
 from tilegrad.dsl.tensor import TensorArg
 from tilegrad.errors import ArgumentError, InternalError, TilegradError, UnsupportedError
-from tilegrad.passes.branch_guarded_reads import BranchGuardedReads
-from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps, chunk_columns
-from tilegrad.passes.collapse_contiguous_nests import CollapseContiguousNests
-from tilegrad.passes.collapse_contiguous_rows import CollapseContiguousRows
 from tilegrad.passes.common import arg_info, is_part, ops_and_loops
-from tilegrad.passes.defer_sum_epilogues import DeferSumEpilogues
-from tilegrad.passes.expand_math import ExpandMath
-from tilegrad.passes.fold_affine_tests import FoldAffineTests
-from tilegrad.passes.forward_stored_values import ForwardStoredValues
-from tilegrad.passes.fuse_elementwise import FuseElementwise
-from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
-from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
-from tilegrad.passes.hoist_tile_loops import HoistTileLoops
-from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions
-from tilegrad.passes.jam_row_sweeps import JamRowSweeps
-from tilegrad.passes.jam_sweep_terms import JamSweepTerms
-from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
-from tilegrad.passes.lower_to_llvm import LowerToLLVM, argument_layout, element_bytes, guard_messages
-from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests
-from tilegrad.passes.overlap_vector_tails import OverlapVectorTails
-from tilegrad.passes.pack_reused_panels import PackReusedPanels, packed_panels
-from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
-from tilegrad.passes.reorder_for_reuse import ReorderForReuse
-from tilegrad.passes.separate_strided_load_groups import SeparateStridedLoadGroups
-from tilegrad.passes.split_column_reductions import SplitColumnReductions
-from tilegrad.passes.split_stride_phases import SplitStridePhases
-from tilegrad.passes.stream_stores import StreamStores, streamed_outputs
-from tilegrad.passes.tile_for_target import TileForTarget, tiling_plan
-from tilegrad.passes.tiling_plan import TilingPlan, panel_bytes
-from tilegrad.schedule import ScheduleHint
-from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops, reuse_unroll
-from tilegrad.passes.unroll_short_parallel_loops import UnrollShortParallelLoops
-from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
-from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects
+from tilegrad.passes.lower_to_llvm import argument_layout, element_bytes, guard_messages
+from tilegrad.passes.tile_for_target import tiling_plan
+from tilegrad.passes.tiling_plan import TilingPlan
+from tilegrad.schedule import Directive, KernelSchedule, ScheduleHint
 from tilegrad.targets import Target
 
 
@@ -86,6 +59,8 @@ class Lowered:
     stack_bytes: int = 0
     """What the kernel's stack buffers (GEMM panels, accumulator rows) take, all functions together:
     the stack a thread needs to run it (launcher.run_driver finds one that has it)."""
+    backend: Backend | None = None
+    """The target's backend (its llvm stage and code generation); None: the cpu's."""
 
 
 VERIFY_EACH_PASS = os.environ.get("TILEGRAD_VERIFY_EACH_PASS", "0") not in ("", "0")
@@ -96,38 +71,10 @@ compile."""
 
 def stage_passes(target: Target, num_blocks: int, hint: ScheduleHint, untiled: bool = False,
                  guard: bool = False) -> dict[str, list[ModulePass]]:
-    """The passes that make each stage from the one before it, decided before any runs (a
-    textual form of each list runs the same way in `tilegrad opt -p`)."""
-    cpu = not target.staged
-    tiled: list[ModulePass] = []
-    if not untiled:
-        tiled.append(ForwardStoredValues())
-        if cpu:
-            tiled += [SplitColumnReductions(num_blocks or target.cores), FuseSiblingLoops(exchange_loops=True)]
-        tiled.append(TileForTarget.of(target, num_blocks, hint))
-        if cpu:
-            columns = chunk_columns(target.vector_registers)
-            tiled += [InterchangeColumnReductions(), JamRowSweeps(), ChunkRowSweeps(columns),
-                      PackReusedPanels(panel_bytes(target.ub_bytes), columns),
-                      ReorderForReuse(target.ub_bytes // 2), DeferSumEpilogues(),
-                      UnrollReuseLoops(reuse_unroll(target.vector_registers)), JamSweepTerms()]
-        tiled.append(FuseSiblingReductions())
-        if cpu:  # windows become straight-line code LLVM can vectorize
-            tiled += [HoistTileLoops(), UnrollShortReductions(), BranchGuardedReads(), SplitStridePhases(),
-                      FoldAffineTests(), PartitionClampedLoops(), UnswitchInvariantSelects(),
-                      SeparateStridedLoadGroups()]
-        if cpu and target.stream_store_bytes:
-            tiled.append(StreamStores(target.stream_store_bytes, target.compute_bound_ops))
-        if cpu:
-            tiled += [OverlapVectorTails(), OutlineSiblingNests()]
-    loops = [FuseElementwise(), LowerTgToLoops(), FuseSiblingLoops(), CollapseContiguousNests(),
-             CollapseContiguousRows(), UnrollShortParallelLoops()]
-    return {"loops": loops, "tiled": tiled, "llvm": llvm_passes(guard)}
-
-
-def llvm_passes(guard: bool = False, first_code: int = 0) -> list[ModulePass]:
-    """The passes before xDSL's conversion to llvmlite (then LLVM's own O3)."""
-    return [UnrollShortReductions(), ExpandMath(), LowerToLLVM(guard=guard, first_code=first_code)]
+    """The passes that make each stage from the one before it: the target's backend's stage table
+    (backends/), decided before any runs (a textual form of each list runs the same way in
+    `tilegrad opt -p`)."""
+    return backend_for(target).stage_table(target, num_blocks, hint, untiled, guard)
 
 
 AfterPass = Callable[[str, ModuleOp], None]
@@ -207,7 +154,8 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
     with compiler_step(opdef.name, "emit"):
         emitted = emit_op(opdef.name, trace, inputs, layouts, params, opdef.dim_symbols(binding), opdef.in_place)
     module = emitted.module
-    passes = stage_passes(target, num_blocks, hint, untiled)
+    backend = backend_for(target)
+    passes = backend.stage_table(target, num_blocks, hint, untiled)
 
     def finish(stage: str) -> ModuleOp:
         nonlocal module
@@ -221,28 +169,28 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
             module = given
         return module
 
-    def run(stage: str) -> None:
-        apply_passes(opdef.name, passes[stage], module, after_pass, verify=VERIFY_EACH_PASS)
-
     finish("op")
     ir["op"] = str(module)
     if after_pass is not None:
         after_pass("emit", module)
-    run("loops")
-    finish("loops")
-    ir["loops"] = str(module)
     plan = None
-    if untiled:
-        num_blocks = 1
-        ir["tiled"] = ir["loops"]
-    else:
-        run("tiled")
-        plan = tiling_plan(module, keep=False)
-        finish("tiled")
-        plan = tiling_plan(module, keep=False) or plan  # a given tiled stage may carry its own
-        if plan is not None:
-            plan.streamed, plan.panels = streamed_outputs(module), packed_panels(module)
-        ir["tiled"] = str(module)
+    decided: list[Directive] = []
+
+    def decide(step: ModulePass, module: ModuleOp) -> None:  # the backend's decisions, before each pass
+        decided.extend(backend.decide(step, module, target))
+
+    for stage in ("loops", "tiled"):  # (the llvm stage is lowered function by function: to_llvm)
+        if stage == "tiled" and untiled:  # the loops run as they are, on one block
+            num_blocks, ir["tiled"] = 1, ir["loops"]
+            break
+        apply_passes(opdef.name, passes[stage], module, after_pass, verify=VERIFY_EACH_PASS, before_pass=decide)
+        if stage == "tiled":
+            plan = tiling_plan(module, keep=False)  # what tile-for-target decided, carried on the module
+        finish(stage)
+        if stage == "tiled":
+            schedule = KernelSchedule(target.name, tuple(dict.fromkeys(decided))) if backend.plans else None
+            plan = _with_schedule(tiling_plan(module, keep=False) or plan, schedule)  # a given stage may carry its own
+        ir[stage] = str(module)
     functions = [f.sym_name.data for f in module.ops if not is_part(f)]
     layout = argument_layout(next(iter(module.ops)))
     kept = {name for name, role, _ in layout if role == "temp"}
@@ -257,7 +205,18 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
     prior = tuple(name for name in trace.outputs if name in trace.read_buffers())
     output_forms = {name: [size_form(d) for d in buffer.shape] for name, buffer in trace.outputs.items()}
     return Lowered(module, ir, emitted.args, emitted.messages, plan, functions, layout, num_blocks, temps, prior,
-                   emitted.requirements, output_forms, stack_bytes(module, opdef.name))
+                   emitted.requirements, output_forms, stack_bytes(module, opdef.name), backend)
+
+
+def _with_schedule(plan: TilingPlan | None, schedule: KernelSchedule | None) -> TilingPlan | None:
+    """The plan with the backend's schedule, and what `tilegrad plan` lists from it: the outputs
+    stored with streaming stores and the inputs read through packed panels (Store and Stage
+    directives), by stage."""
+    if plan is None or schedule is None:
+        return plan
+    plan.schedule = schedule
+    plan.streamed, plan.panels = schedule.streamed(), schedule.panels()
+    return plan
 
 
 def _arguments(module: ModuleOp) -> dict[tuple[str, str], Attribute]:
@@ -422,9 +381,11 @@ def to_llvm(lowered: Lowered, guard: bool = False, after_pass: AfterPass | None 
     alternating 10 rounds). With `after_pass` (each pass's IR is shown), the stages go as one
     module. The stages move out of `lowered.module`. With `guard`, every access is bounds-checked
     (at O1); the report codes join `lowered.messages`."""
+    from tilegrad.backends.cpu import BACKEND as CPU
     from tilegrad.codegen.driver import driver_module
     from tilegrad.codegen.jit import PartCompiler
 
+    backend = lowered.backend or CPU
     name = lowered.module.ops.first.sym_name.data
     stages = list(lowered.module.ops)
     longest_first = sorted(stages, key=_llvm_work, reverse=True)
@@ -438,9 +399,9 @@ def to_llvm(lowered: Lowered, guard: bool = False, after_pass: AfterPass | None 
             first_code = sum(code >= GUARD_CODE_BASE for code in lowered.messages)
             with collector_paused():
                 # (LLVM verifies what lower-to-llvm produces when it parses it)
-                apply_passes(name, llvm_passes(guard, first_code), module, after_pass, verify=False)
+                apply_passes(name, backend.llvm_passes(guard, first_code), module, after_pass, verify=False)
                 lowered.messages.update(guard_messages(module))
-                text = str(_convert(name, module))
+                text = str(_convert(name, module, backend))
             with compiler_step(name, "O3"):  # (with one thread, LLVM runs here)
                 compiler.submit(text)
         with compiler_step(name, "O3"):
@@ -456,87 +417,16 @@ def _llvm_work(function) -> int:
     return ops + 20 * loops
 
 
-def _convert(name: str, module: ModuleOp):
-    """xDSL's llvm dialect as an llvmlite module, with the stores' nontemporal flags and the loops'
-    vectorizer hints."""
+def _convert(name: str, module: ModuleOp, backend: Backend):
+    """xDSL's llvm dialect as an llvmlite module, with what the conversion drops (the stores'
+    nontemporal flags, the loops' vectorizer hints: the backend's code generation)."""
     with compiler_step(name, "llvmlite conversion"):
         llvm_module = convert_module(module, fallback_target_triple=None)
-        mark_nontemporal_stores(module, llvm_module)
-        mark_loop_hints(module, llvm_module)
+        backend.mark_llvm(module, llvm_module)
         for function in llvm_module.functions:
             if not function.is_declaration:
                 function.attributes.add("nounwind")
         return llvm_module
-
-
-def mark_nontemporal_stores(module: ModuleOp, llvm_module) -> None:
-    """Give LLVM the `!nontemporal` of the llvm dialect's stores (xDSL's conversion drops it). The
-    conversion makes one llvmlite store of each llvm.store, function by function in block order,
-    so the n-th of each are the same store."""
-    from llvmlite import ir as llvm_ir
-    from xdsl.dialects import llvm
-
-    flag = None
-    for fn in module.ops:
-        if not isinstance(fn, llvm.FuncOp) or not fn.body.blocks:
-            continue
-        ours = [op.nontemporal is not None for block in fn.body.blocks for op in block.ops
-                if isinstance(op, llvm.StoreOp)]
-        if not any(ours):
-            continue
-        converted = llvm_module.get_global(fn.sym_name.data)
-        theirs = [i for block in converted.blocks for i in block.instructions if isinstance(i, llvm_ir.StoreInstr)]
-        if len(theirs) != len(ours):
-            raise InternalError(f"{fn.sym_name.data}: {len(ours)} stores became {len(theirs)} in the conversion")
-        flag = flag or llvm_module.add_metadata([llvm_ir.Constant(llvm_ir.IntType(32), 1)])
-        for streaming, store in zip(ours, theirs):
-            if streaming:
-                store.set_metadata("nontemporal", flag)
-
-
-def mark_loop_hints(module: ModuleOp, llvm_module) -> None:
-    """Give LLVM the vectorizer hints lower-to-llvm put on loops' back branches: `!llvm.loop`
-    metadata, a loop id that names itself, as LLVM requires, with the interleave count
-    (INTERLEAVE_COUNT) and, on a host whose wide shuffles split (jit.wide_shuffles_split), a
-    vector width of 128 bits for a loop that stores interleaved phases (INTERLEAVED_STORE_BYTES).
-    As with the stores, the n-th llvm.br of a function is its n-th unconditional branch."""
-    from llvmlite import ir as llvm_ir
-    from xdsl.dialects import llvm
-
-    from tilegrad.codegen.jit import wide_shuffles_split
-    from tilegrad.passes.lower_to_llvm import INTERLEAVE_COUNT, INTERLEAVED_STORE_BYTES
-
-    split = wide_shuffles_split()
-
-    def hints(op) -> dict[str, int]:
-        found = {}
-        if INTERLEAVE_COUNT in op.attributes:
-            found["llvm.loop.interleave.count"] = op.attributes[INTERLEAVE_COUNT].value.data
-        if split and INTERLEAVED_STORE_BYTES in op.attributes:  # 128 bits of the stored elements
-            found["llvm.loop.vectorize.width"] = max(16 // op.attributes[INTERLEAVED_STORE_BYTES].value.data, 1)
-        return found
-
-    for fn in module.ops:
-        if not isinstance(fn, llvm.FuncOp) or not fn.body.blocks:
-            continue
-        ours = [hints(op) for block in fn.body.blocks for op in block.ops if isinstance(op, llvm.BrOp)]
-        if not any(ours):
-            continue
-        name = fn.sym_name.data
-        converted = llvm_module.get_global(name)
-        theirs = [i for block in converted.blocks for i in block.instructions
-                  if isinstance(i, llvm_ir.Branch) and not isinstance(i, llvm_ir.ConditionalBranch)]
-        if len(theirs) != len(ours):
-            raise InternalError(f"{name}: {len(ours)} branches became {len(theirs)} in the conversion")
-        for n, (found, branch) in enumerate(zip(ours, theirs)):
-            if not found:
-                continue
-            nodes = [llvm_module.add_metadata([llvm_ir.MetaDataString(llvm_module, hint),
-                                               llvm_ir.Constant(llvm_ir.IntType(32), value)])
-                     for hint, value in found.items()]
-            loop = llvm_module.add_metadata([llvm_ir.MetaDataString(llvm_module, f"{name} loop {n}"), *nodes])
-            loop.operands = (loop, *nodes)  # (made unique by its name first: add_metadata shares equal nodes)
-            branch.set_metadata("llvm.loop", loop)
 
 
 @contextmanager
@@ -561,13 +451,17 @@ def run_passes(text: str, spec: str, after_pass: AfterPass | None = None, what: 
     return module
 
 
-def apply_passes(op: str, passes, module: ModuleOp, after_pass: AfterPass | None, verify: bool) -> None:
+def apply_passes(op: str, passes, module: ModuleOp, after_pass: AfterPass | None, verify: bool,
+                 before_pass: Callable[[ModulePass, ModuleOp], None] | None = None) -> None:
     """Run the passes in order, each failure an InternalError naming its pass spec; `verify` checks
-    the module after each; `after_pass(spec, module)` sees each result."""
+    the module after each; `before_pass(step, module)` sees the module each is given (it must not
+    change it), `after_pass(spec, module)` each result."""
     ctx = make_context()
     for step in passes:
         spec = str(step.pipeline_pass_spec())
         with compiler_step(op, spec):
+            if before_pass is not None:
+                before_pass(step, module)
             step.apply(ctx, module)
             if verify:
                 module.verify()

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from tilegrad.dsl.bounds import describe, evaluate
 from tilegrad.errors import UBCapacityError
-from tilegrad.passes.tiling_plan import STREAM_MIN_LINES, panel_bytes
+from tilegrad.targets.host import HOST
 
 
 @dataclass
@@ -29,6 +29,8 @@ class PlanReport:
     stream_bytes: int = 0
     panels: dict = field(default_factory=dict)
     panel_bytes: int = 0
+    schedule: str = ""
+    """The backend's directives (KernelSchedule, printed: one per line), where it lists them."""
 
     @classmethod
     def build(cls, kernel, binding, spec) -> PlanReport:
@@ -68,7 +70,8 @@ class PlanReport:
                    plan.ub_used if plan else 0, target.ub_bytes, target.ub_reserve_bytes,
                    workspace_bytes(spec, arrays), plan.bound() if plan else "untiled", fits, error,
                    target.staged, dict(plan.direct_gm) if plan else {}, dict(plan.streamed) if plan else {},
-                   target.stream_store_bytes, dict(plan.panels) if plan else {}, panel_bytes(target.ub_bytes))
+                   target.stream_store_bytes, dict(plan.panels) if plan else {}, HOST.panel_bytes(target.ub_bytes),
+                   str(plan.schedule) if plan is not None and plan.schedule is not None else "")
 
     def __str__(self) -> str:
         lines = [f"{self.op} on {self.target}: block dim {self.block_dim}"]
@@ -95,13 +98,15 @@ class PlanReport:
             streamed = "; ".join(f"{name} (stage {', '.join(map(str, stages))})"
                                  for name, stages in sorted(self.streamed.items()))
             lines.append(f"streaming stores: {streamed} when the tensors total at least {self.stream_bytes} B, "
-                         f"in runs of at least {STREAM_MIN_LINES} cache lines"
+                         f"in runs of at least {HOST.stream_min_lines} cache lines"
                          if streamed else "streaming stores: none")
             panels = "; ".join(f"{name} (stage {', '.join(map(str, stages))})"
                                for name, stages in sorted(self.panels.items()))
             lines.append(f"packed panels: {panels}: column strips of at most {self.panel_bytes} B copied to the "
                          "stack where they fit and are narrower than a row, read by every row group"
                          if panels else "packed panels: none")
+        if self.schedule:
+            lines += ["schedule:", *(f"  {line}" for line in self.schedule.splitlines())]
         lines.append(f"workspace: {self.workspace_bytes} B")
         lines.append(f"shape bound: {self.bound}")
         if not self.fits:

@@ -12,6 +12,7 @@ import llvmlite.binding as llb
 from llvmlite.binding import ffi
 
 from tilegrad.codegen import native
+from tilegrad.targets.host import HOST
 
 _lock = threading.Lock()
 
@@ -21,17 +22,8 @@ def _initialize() -> None:
     llb.initialize_native_target()
     llb.initialize_native_asmprinter()
     llb.initialize_native_asmparser()  # the pool's pause instruction is inline assembly
-    # GVN's load PRE across loop iterations turns a value the next iteration loads again (a
-    # window's neighbour) into a loop-carried phi, which the loop vectorizer then refuses
-    llb.set_option("", "-enable-load-in-loop-pre=false")
-    # loop strength reduction took 70% of code generation on large kernels (the sampler: 1.3 of
-    # 1.8 s) and the benchmark table runs as fast without it (benchmarks/README.md)
-    llb.set_option("", "-disable-lsr")
-    # LICM keeps a loop's memory in registers only where the loop makes at most 250 accesses (a
-    # compile-time cap); a register tile's sweep (chunk-row-sweeps: 4 rows x 32 columns of
-    # accumulators, loaded, updated and stored per term before LLVM vectorizes it) makes about
-    # 400, so its accumulators stayed on the stack (g @ w at 44% of numpy's matmul on znver4)
-    llb.set_option("", "-licm-mssa-max-acc-promotion=1024")
+    for option in HOST.llvm_options:  # (each with why and where measured: targets/host.py)
+        llb.set_option("", option)
 
 
 @cache
@@ -40,18 +32,6 @@ def _machine() -> dict:
     _initialize()
     return dict(cpu=llb.get_host_cpu_name(), features=llb.get_host_cpu_features().flatten() + ",-prefer-256-bit",
                 opt=3, reloc="pic", codemodel="default")
-
-
-@cache
-def wide_shuffles_split() -> bool:
-    """Whether this host runs 256-bit vectors as two 128-bit halves (targets.host_splits_wide_vectors:
-    LLVM's znver1, bdver1-4 and btver2), where a shuffle across the halves (vperm2f128) is 8
-    micro-ops against 1 within a half: there a loop storing interleaved phases runs faster with
-    128-bit vectors (max pooling 2-D's gather at 32x64x56x56: 6.23 -> 5.44 ms on one thread,
-    benchmarks/README.md), the unpacks then being the whole interleave."""
-    from tilegrad.targets import host_splits_wide_vectors
-
-    return host_splits_wide_vectors()
 
 
 def _new_target_machine() -> llb.TargetMachine:

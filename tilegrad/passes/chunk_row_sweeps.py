@@ -33,13 +33,15 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import IndexType, ModuleOp
-from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import LoopRole
+from tilegrad.errors import ArgumentError
 from tilegrad.passes.common import (
+    IN_ORDER,
     REDUCTION_ROLES,
+    check_counts,
     depends_on,
     functions,
     loop_axis,
@@ -48,27 +50,13 @@ from tilegrad.passes.common import (
     pure_arith,
     whole_steps,
 )
-from tilegrad.passes.jam_row_sweeps import ROWS
 
 CHUNK = 16
-"""Columns per chunk (chunk_columns gives the host's)."""
+"""Columns per chunk (the cpu backend gives the host's: targets/host.py HostModel.chunk_columns)."""
 LANES = 8
 """Columns per loop inside a chunk: a float32 vector of AVX2. LLVM unrolls a loop this short
 whole and keeps its accumulators in registers across the sweep; a 16-column loop it left in
 memory (G @ W: 36% of numpy's matmul instead of 90%)."""
-IN_ORDER = arith.FastMathFlagsAttr([FastMathFlag.ALLOW_CONTRACT])
-"""A chunk's sums add in order (no reassoc): with reassoc, LLVM's loop vectorizer ran the sweep
-itself as a vector reduction across r at 4 rows, gathering w (a third of the speed) and adding
-the terms in another order."""
-
-
-def chunk_columns(vector_registers: int) -> int:
-    """Columns per chunk: the jammed rows' accumulators (ROWS x columns / 8 vectors of 8 float32
-    lanes) take half the host's vector registers and the data the rest: 16 columns of 4 rows with
-    AVX2's 16 (8 accumulators: a step loads two vectors of w and broadcasts 4 of g for 8 FMAs,
-    where 8 rows x 8 columns broadcast 8 for 8; G @ W and G.T @ X at 128x256x2000 on znver1:
-    77-79% -> 90% of numpy's matmul), 32 with AVX-512's 32. A whole number of LANES."""
-    return max(LANES, vector_registers // 2 * 8 // ROWS // LANES * LANES)
 
 
 def _column_of(index: SSAValue, column: SSAValue) -> bool:
@@ -126,7 +114,7 @@ def _chunked_row(sweep: Operation) -> scf.ForOp | None:
     return row if len(written) >= 2 and shares_an_operand(row) else None
 
 
-def _chunk(sweep: scf.ForOp, row: scf.ForOp, columns: int) -> None:
+def _chunk(sweep: scf.ForOp, row: scf.ForOp, columns: int, lanes: int) -> None:
     index = IndexType()
     block = sweep.parent_block()
     start, end = row.lb, row.ub
@@ -137,7 +125,7 @@ def _chunk(sweep: scf.ForOp, row: scf.ForOp, columns: int) -> None:
     mapping: dict[SSAValue, SSAValue] = {sweep.body.block.args[0]: sweep_body.args[0]}
     for op in sweep.body.block.ops:
         if op is row:
-            for piece in range(0, columns, LANES):  # a loop per vector: one register per row each
+            for piece in range(0, columns, lanes):  # a loop per vector: one register per row each
                 inner = Block(arg_types=[index])
                 mapping[row.body.block.args[0]] = inner.args[0]
                 for inner_op in row.body.block.ops:
@@ -147,7 +135,7 @@ def _chunk(sweep: scf.ForOp, row: scf.ForOp, columns: int) -> None:
                     inner.add_op(clone)
                     mapping.update(zip(inner_op.results, clone.results))
                 lo_c = arith.ConstantOp.from_int_and_width(piece, index)
-                hi_c = arith.ConstantOp.from_int_and_width(piece + LANES, index)
+                hi_c = arith.ConstantOp.from_int_and_width(piece + lanes, index)
                 lo, hi = arith.AddiOp(h0, lo_c.result), arith.AddiOp(h0, hi_c.result)
                 sweep_body.add_ops([lo_c, hi_c, lo, hi])
                 piece_loop = scf.ForOp(lo.result, hi.result, row.step, [], Region([inner]))
@@ -174,10 +162,17 @@ class ChunkRowSweeps(ModulePass):
 
     name = "chunk-row-sweeps"
     columns: int = CHUNK
+    lanes: int = LANES
+
+    def __post_init__(self):
+        check_counts(self, "columns", "lanes")
+        if self.columns % self.lanes:
+            raise ArgumentError(f"chunk-row-sweeps: columns={self.columns} must be a multiple of lanes={self.lanes} "
+                                f"(a chunk runs as loops of lanes columns)")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in functions(op):
             for sweep in list(fn.walk()):
                 row = _chunked_row(sweep)
                 if row is not None:
-                    _chunk(sweep, row, self.columns)
+                    _chunk(sweep, row, self.columns, self.lanes)

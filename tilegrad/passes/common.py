@@ -6,10 +6,12 @@ from collections.abc import Callable, Iterable, Sequence
 
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, Float64Type, IntegerAttr, StringAttr, i64
+from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from tilegrad.dialect.tg import LoopAttr, LoopRole, OpaqueAliasOp
 from tilegrad.dialect.values import INDEX
+from tilegrad.errors import ArgumentError
 from tilegrad.passes.expand_math import float_ops
 
 
@@ -118,17 +120,28 @@ def tensors_by_stage(module: Operation, pick: Callable[[Operation], SSAValue | N
     view of one): what `tilegrad plan` lists a pass's work by. A part (STAGE_nestK) is its stage's."""
     found: dict[str, list[int]] = {}
     for fn in functions(module):
-        stage = fn.sym_name.data.rsplit("_stage", 1)
-        digits = stage[1].split("_")[0] if len(stage) == 2 else ""
-        number = int(digits) if digits.isdigit() else 0
+        number = stage_number(fn)
         for op in fn.walk():
             tensor = pick(op)
             if tensor is not None:
-                index = fn.body.block.args.index(viewed(tensor))
-                name = arg_info(fn, index).get("tg.name", f"arg{index}")
+                name = tensor_name(fn, tensor)
                 if number not in found.setdefault(name, []):
                     found[name].append(number)
     return found
+
+
+def stage_number(fn: func.FuncOp) -> int:
+    """The stage a function is (`NAME_stageN`) or is a part of (`NAME_stageN_nestK`); 0 for a kernel
+    of one stage."""
+    stage = fn.sym_name.data.rsplit("_stage", 1)
+    digits = stage[1].split("_")[0] if len(stage) == 2 else ""
+    return int(digits) if digits.isdigit() else 0
+
+
+def tensor_name(fn: func.FuncOp, tensor: SSAValue) -> str:
+    """The op's name of the tensor an argument of `fn` (or a view of one) is."""
+    index = fn.body.block.args.index(viewed(tensor))
+    return arg_info(fn, index).get("tg.name", f"arg{index}")
 
 
 def ops_and_loops(op: Operation) -> tuple[int, int]:
@@ -295,6 +308,16 @@ def depends_on(value: SSAValue, variable: SSAValue) -> bool:
     return False
 
 
+IN_ORDER = arith.FastMathFlagsAttr([FastMathFlag.ALLOW_CONTRACT])
+"""The adds of a jammed or chunked sweep (chunk-row-sweeps, jam-sweep-terms) in order (no reassoc):
+with reassoc, LLVM's loop vectorizer ran the sweep itself as a vector reduction across r at 4 rows,
+gathering w (a third of the speed) and adding the terms in another order."""
+
+SHORT_TRIPS = 8
+"""A reduction of at most this many constant trips is a window unroll-short-reductions unrolls
+whole (unroll-reuse-loops leaves it to it)."""
+
+
 ARITHMETIC_BOUND = 8
 """Float ops per element moved from which a loop is bound by its arithmetic, not by memory (a
 float32 exp is 27 once expanded). LLVM's vectorizer runs only two of such a loop's vectors side by
@@ -390,3 +413,12 @@ def blocked_shape(choice: scf.IfOp) -> bool:
         return False
     parts = [o for o in outer[0].body.block.ops if isinstance(o, scf.ForOp)]
     return len(parts) == 1 and loop_role(parts[0]) == LoopRole.REDUCE_PART and sum_loop(parts[0]) is not None
+
+
+def check_counts(step, *options: str, least: int = 1) -> None:
+    """Refuse a count option of a pass below `least` (ArgumentError naming the pass and the option):
+    options come from pass specs too (`tilegrad opt -p 'jam-row-sweeps{rows=0}'`)."""
+    for option in options:
+        value = getattr(step, option)
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise ArgumentError(f"{step.name}: {option}={value!r} must be an integer >= {least}")

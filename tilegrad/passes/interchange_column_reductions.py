@@ -29,6 +29,7 @@ from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import BlockBuilder
 from tilegrad.passes.common import (
     blocked_shape,
+    check_counts,
     depends_within,
     feeding_ops,
     functions,
@@ -86,13 +87,12 @@ class _Rewrite:
     """Interchange the sums `sums` inside innermost parallel loop `p`: one tile loop, a row (and for
     a blocked sum a float64 row) per sum."""
 
-    def __init__(self, p: scf.ForOp, sums: list[Operation], entry: Block):
-        self.p, self.sums, self.entry = p, sums, entry
+    def __init__(self, p: scf.ForOp, sums: list[Operation], entry: Block, row: int = ROW):
+        self.p, self.sums, self.entry, self.row = p, sums, entry, row
         self.column = p.body.block.args[0]
 
-    @staticmethod
-    def _alloca(entry: Block, element) -> SSAValue:
-        op = memref.AllocaOp.get(element, shape=[ROW])
+    def _alloca(self, entry: Block, element) -> SSAValue:
+        op = memref.AllocaOp.get(element, shape=[self.row])
         entry.insert_op_before(op, entry.first_op)
         return op.memref
 
@@ -100,7 +100,7 @@ class _Rewrite:
         p = self.p
         parent = p.parent_block()
         b = BlockBuilder(parent, p)
-        size = b.index(ROW)
+        size = b.index(self.row)
         tile, tile_body = make_for(p.lb, p.ub, size, LoopRole.TILE, loop_axis(p))
         parent.insert_op_before(tile, p)
         tb = BlockBuilder(tile_body)
@@ -274,7 +274,7 @@ def _retarget(part: scf.ForOp, mapping: dict, first: scf.ForOp) -> scf.ForOp:
     return part
 
 
-def interchange_function(fn: func.FuncOp) -> None:
+def interchange_function(fn: func.FuncOp, row: int = ROW) -> None:
     entry = fn.body.block
     for p in [o for o in fn.walk() if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL]:
         if any(isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL for o in p.body.walk() if o is not p):
@@ -283,7 +283,7 @@ def interchange_function(fn: func.FuncOp) -> None:
             continue  # the stage's own outer loop: cores split it
         sums = _candidates(p)
         if sums:
-            _Rewrite(p, sums, entry).apply()
+            _Rewrite(p, sums, entry, row).apply()
 
 
 @dataclass(frozen=True)
@@ -291,7 +291,12 @@ class InterchangeColumnReductions(ModulePass):
     """Turn column-walking sums into row accumulations (targets without UB staging)."""
 
     name = "interchange-column-reductions"
+    row: int = ROW
+    """Sums a stack row accumulates at once."""
+
+    def __post_init__(self):
+        check_counts(self, "row")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in functions(op):
-            interchange_function(fn)
+            interchange_function(fn, self.row)

@@ -29,6 +29,7 @@ from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.passes.common import (
+    check_counts,
     constant_index,
     depends_on,
     functions,
@@ -202,11 +203,15 @@ def repeatable(loop: scf.ForOp) -> bool:
 
 @dataclass(frozen=True)
 class JamRowSweeps(ModulePass):
-    """Run ROWS rows of interchanged column sums in one sweep of the data they share."""
+    """Run `rows` (ROWS) rows of interchanged column sums in one sweep of the data they share."""
 
     name = "jam-row-sweeps"
+    rows: int = ROWS
+
+    def __post_init__(self):
+        check_counts(self, "rows")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in functions(op):
             for loop in [o for o in fn.walk() if _candidate(o)]:
-                jam(loop, fn.body.block)
+                jam(loop, fn.body.block, self.rows)

@@ -34,8 +34,8 @@ from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.chunk_row_sweeps import IN_ORDER, row_of_sweep, shares_an_operand
-from tilegrad.passes.common import constant_index, functions, whole_steps
+from tilegrad.passes.chunk_row_sweeps import row_of_sweep, shares_an_operand
+from tilegrad.passes.common import IN_ORDER, constant_index, functions, whole_steps
 from tilegrad.passes.jam_row_sweeps import copy_index
 
 TERMS = 8

@@ -59,7 +59,7 @@ from xdsl.passes import ModulePass
 from tilegrad.codegen.launcher import GUARD_CODE_BASE
 from tilegrad.dialect import tg
 from tilegrad.errors import UnsupportedError
-from tilegrad.passes.common import arg_info, arithmetic_bound, is_part
+from tilegrad.passes.common import ARITHMETIC_BOUND, arg_info, arithmetic_bound, check_counts, is_part
 from tilegrad.passes.loop_affine import interleaved_store_bytes
 
 PTR = llvm.LLVMPointerType()
@@ -74,7 +74,7 @@ INTERLEAVED_STORE_BYTES = "tg.interleaved_store_bytes"
 """On a loop's back branch: the element size of the stores it makes at a stride above 1
 (loop_affine.interleaved_store_bytes). LLVM's vectorizer writes such a group through shuffles
 that cross 128-bit lanes; the conversion caps the loop's vectors at 128 bits on a host where
-those cost several times a shuffle within lanes (codegen/jit.py's wide_shuffles_split)."""
+those cost several times a shuffle within lanes (HostModel.splits_wide_vectors: targets/host.py)."""
 
 
 def llvm_type(t: Attribute) -> Attribute:
@@ -190,8 +190,10 @@ def _suffix(t: Attribute) -> str:
 
 
 class _FunctionLowering:
-    def __init__(self, fn: func.FuncOp, guard_messages: dict[int, str] | None = None, first_code: int = 0):
+    def __init__(self, fn: func.FuncOp, guard_messages: dict[int, str] | None = None, first_code: int = 0,
+                 interleave: tuple[int, int] = (ARITHMETIC_BOUND, INTERLEAVED_VECTORS)):
         self.fn = fn
+        self.interleave = interleave  # (float ops per element moved, vectors side by side)
         self.first_code = first_code
         self.values: dict[SSAValue, SSAValue] = {}
         self.memrefs: dict[SSAValue, Descriptor] = {}
@@ -403,8 +405,9 @@ class _FunctionLowering:
             wrapped = self.add(end, make(llvm.ICmpOp, step, iv, predicate(2)))  # slt
             step = self.add(end, make(llvm.SelectOp, wrapped, ub, step))
         back = llvm.BrOp(header, step, *[self.v(a) for a in yield_op.operands])
-        if arithmetic_bound(op):
-            back.attributes[INTERLEAVE_COUNT] = IntegerAttr(INTERLEAVED_VECTORS, i32)
+        bound, count = self.interleave
+        if arithmetic_bound(op, bound):
+            back.attributes[INTERLEAVE_COUNT] = IntegerAttr(count, i32)
         if strided_bytes:
             back.attributes[INTERLEAVED_STORE_BYTES] = IntegerAttr(strided_bytes, i32)
         end.add_op(back)
@@ -1007,6 +1010,13 @@ class LowerToLLVM(ModulePass):
     name = "lower-to-llvm"
     guard: bool = False
     first_code: int = 0
+    arithmetic_bound: int = ARITHMETIC_BOUND
+    """A loop doing this many float ops per element it moves is bound by its arithmetic ..."""
+    interleave_count: int = INTERLEAVED_VECTORS
+    """... and LLVM runs this many of its vectors side by side."""
+
+    def __post_init__(self):
+        check_counts(self, "arithmetic_bound", "interleave_count")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         messages: dict[int, str] = {}
@@ -1014,7 +1024,8 @@ class LowerToLLVM(ModulePass):
         callees: dict[str, list[Attribute]] = {}
         for fn in list(op.ops):
             assert isinstance(fn, func.FuncOp)
-            lowering = _FunctionLowering(fn, messages if self.guard else None, self.first_code)
+            lowering = _FunctionLowering(fn, messages if self.guard else None, self.first_code,
+                                         (self.arithmetic_bound, self.interleave_count))
             lowered += lowering.lower()
             callees.update(lowering.callees)
             fn.detach()

@@ -43,6 +43,7 @@ from xdsl.passes import ModulePass
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.passes.common import (
     arg_info,
+    check_counts,
     constant_index,
     copy_iteration,
     depends_on,
@@ -57,18 +58,18 @@ from tilegrad.passes.common import (
 VECTOR = 16
 """Iterations in the overlapping chunk: 16 float32 lanes of a 512-bit vector (two of 256 bits)."""
 LONG = 4 * VECTOR
-"""From this many trips on, LLVM's own remainder is at most a fifth of the loop: it stays."""
+"""(4 x the `vector` option) From this many trips on, LLVM's own remainder is at most a fifth of the loop: it stays."""
 
 
 def _may_be_inputs(fn: func.FuncOp) -> set[SSAValue]:
     return {arg for index, arg in enumerate(fn.body.block.args) if "tg.in_place" in arg_info(fn, index)}
 
 
-def _is_overlappable_map(loop: scf.ForOp) -> bool:
+def _is_overlappable_map(loop: scf.ForOp, width: int = VECTOR) -> bool:
     if loop_role(loop) != LoopRole.PARALLEL or "tg.stage" in loop.attributes or loop.iter_args:
         return False
     step, lb, ub = constant_index(loop.step), constant_index(loop.lb), constant_index(loop.ub)
-    if step is None or step < 1 or (lb is not None and ub is not None and len(range(lb, ub, step)) <= VECTOR):
+    if step is None or step < 1 or (lb is not None and ub is not None and len(range(lb, ub, step)) <= width):
         return False
     for op in loop.body.walk():
         if isinstance(op, scf.IfOp):
@@ -86,8 +87,9 @@ def _is_overlappable_map(loop: scf.ForOp) -> bool:
     return bool(written) and not written & read_memrefs(loop) and not written & _may_be_inputs(enclosing_func(loop))
 
 
-def _overlapped(loop: scf.ForOp) -> list[Operation]:
-    """The ops that replace `loop`; it moves, unchanged, into the branch for the other cases."""
+def _overlapped(loop: scf.ForOp, width: int = VECTOR) -> list[Operation]:
+    """The ops that replace `loop` (vectors of `width` iterations, up to 4 x width trips: LONG); it
+    moves, unchanged, into the branch for the other cases."""
     ops: list[Operation] = []
     overlapping = Block()
 
@@ -99,19 +101,20 @@ def _overlapped(loop: scf.ForOp) -> list[Operation]:
         return emit(arith.ConstantOp(IntegerAttr(value, IndexType())), into)
 
     step = constant_index(loop.step)
-    vector = const(VECTOR)
+    vector = const(width)
     extent = emit(arith.MaxSIOp(emit(arith.SubiOp(loop.ub, loop.lb)), const(0)))
     trips = emit(arith.DivUIOp(emit(arith.AddiOp(extent, const(step - 1))), const(step)))
     whole = emit(arith.MuliOp(emit(arith.DivUIOp(trips, vector)), vector))
-    short = emit(arith.AndIOp(emit(arith.CmpiOp(trips, vector, "sge")), emit(arith.CmpiOp(trips, const(LONG), "slt"))))
+    at_least_one = emit(arith.CmpiOp(trips, vector, "sge"))
+    short = emit(arith.AndIOp(at_least_one, emit(arith.CmpiOp(trips, const(4 * width), "slt"))))  # (LONG)
     overlap = emit(arith.AndIOp(short, emit(arith.CmpiOp(whole, trips, "slt"))))
 
     axis = loop_axis(loop)
     count = emit(arith.AddiOp(emit(arith.DivUIOp(trips, vector), overlapping), const(1, overlapping)), overlapping)
     vectors, each = make_for(const(0, overlapping), count, const(1, overlapping), LoopRole.PARALLEL, axis)
-    last = emit(arith.SubiOp(trips, const(VECTOR, each)), each)
-    first = emit(arith.MinSIOp(emit(arith.MuliOp(each.args[0], const(VECTOR, each)), each), last), each)
-    lanes, body = make_for(const(0, each), const(VECTOR, each), const(1, each), LoopRole.PARALLEL, axis)
+    last = emit(arith.SubiOp(trips, const(width, each)), each)
+    first = emit(arith.MinSIOp(emit(arith.MuliOp(each.args[0], const(width, each)), each), last), each)
+    lanes, body = make_for(const(0, each), const(width, each), const(1, each), LoopRole.PARALLEL, axis)
     iteration = emit(arith.AddiOp(first, body.args[0]), body)
     copy_iteration(loop, body, emit(arith.AddiOp(loop.lb, emit(arith.MuliOp(iteration, const(step, body)), body)),
                                     body))
@@ -129,8 +132,13 @@ class OverlapVectorTails(ModulePass):
     """End short map loops on a whole vector that overlaps the one before it."""
 
     name = "overlap-vector-tails"
+    vector: int = VECTOR
+    """Iterations per overlapping vector; loops of up to 4 x vector trips (LONG) are rewritten."""
+
+    def __post_init__(self):
+        check_counts(self, "vector")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for loop in [o for o in op.walk() if isinstance(o, scf.ForOp) and _is_overlappable_map(o)]:
+        for loop in [o for o in op.walk() if isinstance(o, scf.ForOp) and _is_overlappable_map(o, self.vector)]:
             anchor, block = loop.next_op, loop.parent_block()  # a loop is followed by its block's terminator
-            block.insert_ops_before(_overlapped(loop), anchor)
+            block.insert_ops_before(_overlapped(loop, self.vector), anchor)

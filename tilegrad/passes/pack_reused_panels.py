@@ -41,8 +41,8 @@ from xdsl.passes import ModulePass
 from tilegrad.dialect import tg
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import BlockBuilder
-from tilegrad.passes.chunk_row_sweeps import CHUNK
 from tilegrad.passes.common import (
+    check_counts,
     constant_index,
     depends_on,
     functions,
@@ -54,7 +54,11 @@ from tilegrad.passes.common import (
 )
 from tilegrad.passes.jam_row_sweeps import sweeps_shared_data
 from tilegrad.passes.loop_affine import linear_form
-from tilegrad.passes.tiling_plan import PANEL_BYTES
+
+PANEL_BYTES = 1 << 18
+"""A panel at most (half of a 512 KiB L2; the cpu backend gives the host's: HostModel.panel_bytes)."""
+COLUMNS = 16
+"""chunk-row-sweeps' chunk (its `columns`): the cpu backend gives both passes the host's."""
 
 
 def _column_var(index: SSAValue) -> bool:
@@ -204,21 +208,53 @@ class PackReusedPanels(ModulePass):
 
     name = "pack-reused-panels"
     panel_bytes: int = PANEL_BYTES
-    columns: int = CHUNK
+    columns: int = COLUMNS
+
+    def __post_init__(self):
+        check_counts(self, "panel_bytes", "columns")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in functions(op):
-            inputs = _inputs(fn)
-            for rows in [o for o in fn.body.block.ops if _row_groups(o)]:
-                tile = _column_tile(rows)
-                reused = _reused_loads(rows, tile, inputs) if tile is not None else {}
-                if reused:
-                    matrix = max(reused, key=lambda m: len(reused[m]))  # one panel: the most read
-                    _pack_strips(rows, tile, matrix, reused[matrix], fn.body.block, self.panel_bytes, self.columns)
-                own = _group_loads(rows, inputs)
-                if own:
-                    matrix = max(own, key=lambda m: len(own[m]))
-                    _pack_group_columns(rows, matrix, own[matrix], fn.body.block, self.panel_bytes // 8)
+            for panel in panel_decisions(fn):  # (decided before any is packed)
+                if panel.strip is not None:
+                    matrix, loads = panel.strip
+                    _pack_strips(panel.rows, panel.tile, matrix, loads, fn.body.block, self.panel_bytes, self.columns)
+                if panel.group is not None:
+                    matrix, loads = panel.group
+                    _pack_group_columns(panel.rows, matrix, loads, fn.body.block, self.panel_bytes // 8)
+
+
+@dataclass
+class PanelDecision:
+    """What pack-reused-panels does to one loop over row groups: the matrix every group sweeps,
+    packed strip by strip at the column tile loop (`strip`), and the group's own matrix, packed
+    per group (`group`); each with the loads that then read the panel."""
+
+    rows: scf.ForOp
+    tile: scf.ForOp | None
+    strip: tuple[SSAValue, list[memref.LoadOp]] | None
+    group: tuple[SSAValue, list[tuple[memref.LoadOp, int]]] | None
+
+
+def panel_decisions(fn: func.FuncOp) -> list[PanelDecision]:
+    """The panels pack-reused-panels makes in a function, decided before anything is rewritten (the
+    cpu backend lists them in the plan as Stage(memory=panel) directives)."""
+    inputs = _inputs(fn)
+    decisions = []
+    for rows in [o for o in fn.body.block.ops if _row_groups(o)]:
+        tile = _column_tile(rows)
+        reused = _reused_loads(rows, tile, inputs) if tile is not None else {}
+        strip = group = None
+        if reused:
+            matrix = max(reused, key=lambda m: len(reused[m]))  # one panel: the most read
+            strip = matrix, reused[matrix]
+        own = _group_loads(rows, inputs)
+        if own:
+            matrix = max(own, key=lambda m: len(own[m]))
+            group = matrix, own[matrix]
+        if strip or group:
+            decisions.append(PanelDecision(rows, tile, strip, group))
+    return decisions
 
 
 def packed_panels(module: Operation) -> dict[str, list[int]]:

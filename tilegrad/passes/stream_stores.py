@@ -56,6 +56,7 @@ from tilegrad.passes.common import (
     ARITHMETIC_BOUND,
     arg_info,
     arithmetic_bound,
+    check_counts,
     constant_index,
     enclosing_func,
     functions,
@@ -65,10 +66,12 @@ from tilegrad.passes.common import (
 )
 from tilegrad.passes.loop_affine import INDEX, IndexBuilder
 from tilegrad.passes.lower_to_llvm import element_bytes, static_strides
-from tilegrad.passes.tiling_plan import STREAM_MIN_LINES
 
 LINE_BYTES = 64
 PAGE_BYTES = 4096
+STREAM_MIN_LINES = 16
+"""A shorter run stays as it was: its scalar first and last partial lines would cost more than the
+streaming saves (a swish row of 128 float32: 10.2 ms streamed against 5.8 ms)."""
 ALIAS_WINDOW = 256
 """How far (in bytes, modulo a page) a streamed output may run ahead of an input before the lines
 are walked backward. Measured on a znver1 host (group norm forward, 32x64x56x56): the output 16 to
@@ -108,7 +111,7 @@ def _stores_into(out: SSAValue) -> list[memref.StoreOp]:
     return stores
 
 
-def _streamable(store: memref.StoreOp, compute_bound_ops: int) -> scf.ForOp | None:
+def _streamable(store: memref.StoreOp, compute_bound_ops: int, line_bytes: int, max_line_ops: int) -> scf.ForOp | None:
     """The innermost loop whose every iteration stores one element of the next line, or None."""
     loop = store.parent_op()
     if not isinstance(loop, scf.ForOp) or loop.iter_args or constant_index(loop.step) != 1:
@@ -116,7 +119,7 @@ def _streamable(store: memref.StoreOp, compute_bound_ops: int) -> scf.ForOp | No
     body = list(loop.body.block.ops)
     if any(op.regions for op in body):
         return None
-    if len(body) * LINE_BYTES // element_bytes(store.memref.type.element_type) > MAX_LINE_OPS:
+    if len(body) * line_bytes // element_bytes(store.memref.type.element_type) > max_line_ops:
         return None
     variable = loop.body.block.args[0]
     *prefix, last = store.indices
@@ -141,7 +144,8 @@ def _copies_out(body: list[Operation]) -> bool:
     return bool(loads) and all(isinstance(load.memref.owner, memref.AllocaOp | memref.AllocOp) for load in loads)
 
 
-def streamable_loops(fn: func.FuncOp, compute_bound_ops: int) -> dict[scf.ForOp, list[memref.StoreOp]]:
+def streamable_loops(fn: func.FuncOp, compute_bound_ops: int, line_bytes: int = LINE_BYTES,
+                     max_line_ops: int = MAX_LINE_OPS) -> dict[scf.ForOp, list[memref.StoreOp]]:
     """The loops stream-stores rewrites in a stage function, with the stores it makes streaming:
     the decision, taken before anything is rewritten."""
     chosen: dict[scf.ForOp, list[memref.StoreOp]] = {}
@@ -153,7 +157,7 @@ def streamable_loops(fn: func.FuncOp, compute_bound_ops: int) -> dict[scf.ForOp,
         if size not in (1, 2, 4, 8) or static_strides(t)[-1:] != [1] or not _write_only(fn, out):
             continue
         for store in _stores_into(out):
-            if (loop := _streamable(store, compute_bound_ops)) is not None:
+            if (loop := _streamable(store, compute_bound_ops, line_bytes, max_line_ops)) is not None:
                 if loop in chosen and chosen[loop][0].memref is not store.memref:
                     continue  # the lines are aligned for one output; another's stores stay normal
                 chosen.setdefault(loop, []).append(store)
@@ -224,12 +228,12 @@ def _same_walk_loads(loop: scf.ForOp, out: SSAValue) -> list[memref.LoadOp]:
     return found
 
 
-def _line_order(at: IndexBuilder, loop: scf.ForOp, out: SSAValue,
-                first: list[SSAValue]) -> tuple[SSAValue, SSAValue] | None:
+def _line_order(at: IndexBuilder, loop: scf.ForOp, out: SSAValue, first: list[SSAValue],
+                alias_window: int) -> tuple[SSAValue, SSAValue] | None:
     """Whether the lines go backward and whether they interleave (i1s decided at run time), or
     None when no load could make the order matter. A streaming store delays a later load whose
     address has the same offset in its 4 KiB page until the store has left the core: when `out`
-    sits just ahead of an input (by less than ALIAS_WINDOW bytes, modulo a page), walked forward
+    sits just ahead of an input (by less than alias_window bytes, modulo a page), walked forward
     every line's loads wait on the line stored before them, so the lines go backward; just behind
     one, backward would, so they go forward; between two inputs, neither: the even lines go first,
     then the odd ones, so each line's loads are two lines away from the store before them."""
@@ -240,10 +244,10 @@ def _line_order(at: IndexBuilder, loop: scf.ForOp, out: SSAValue,
     loaded = [at.emit(tg.AddressOffsetOp(load.memref, [*load.indices[:-1], loop.lb], PAGE_BYTES)) for load in loads]
 
     def near(a: SSAValue, b: SSAValue) -> SSAValue:
-        """0 < (a - b) modulo a page < ALIAS_WINDOW: a sits just ahead of b."""
+        """0 < (a - b) modulo a page < alias_window: a sits just ahead of b."""
         gap = at.emit(arith.AndIOp(at.emit(arith.SubiOp(a, b)), at.const(PAGE_BYTES - 1)))
         return at.emit(arith.AndIOp(at.emit(arith.CmpiOp(gap, at.const(0), "ne")),
-                                    at.emit(arith.CmpiOp(gap, at.const(ALIAS_WINDOW), "ult"))))
+                                    at.emit(arith.CmpiOp(gap, at.const(alias_window), "ult"))))
 
     def any_of(conditions: list[SSAValue]) -> SSAValue:
         return reduce(lambda a, b: at.emit(arith.OrIOp(a, b)), conditions)
@@ -276,30 +280,31 @@ def _line_start(body: Block, at: IndexBuilder, start: SSAValue, lines: SSAValue,
     return first
 
 
-def _stream(loop: scf.ForOp, stores: list[memref.StoreOp], min_bytes: int) -> None:
+def _stream(loop: scf.ForOp, stores: list[memref.StoreOp], options: StreamStores) -> None:
     out = stores[0].memref
     t = out.type
     assert isinstance(t, MemRefType)
-    line = LINE_BYTES // element_bytes(t.element_type)
+    line_bytes = options.line_bytes
+    line = line_bytes // element_bytes(t.element_type)
     at = IndexBuilder(loop)
     *prefix, _ = stores[0].indices
     count = at.emit(arith.SubiOp(loop.ub, loop.lb))
     count = at.emit(arith.MaxSIOp(count, at.const(0)))
-    large = at.emit(arith.CmpiOp(_footprint_bytes(at, enclosing_func(loop)), at.const(min_bytes), "sge"))
-    long = at.emit(arith.CmpiOp(count, at.const(STREAM_MIN_LINES * line), "sge"))
+    large = at.emit(arith.CmpiOp(_footprint_bytes(at, enclosing_func(loop)), at.const(options.min_bytes), "sge"))
+    long = at.emit(arith.CmpiOp(count, at.const(options.min_lines * line), "sge"))
     stream = at.emit(arith.AndIOp(large, long))
-    peel = at.emit(tg.AlignPeelOp(out, [*prefix, loop.lb], count, LINE_BYTES))
+    peel = at.emit(tg.AlignPeelOp(out, [*prefix, loop.lb], count, line_bytes))
     start = at.emit(arith.AddiOp(loop.lb, at.emit(arith.SelectOp(stream, peel, count))))
     lines = at.emit(arith.DivUIOp(at.emit(arith.SubiOp(loop.ub, start)), at.const(line)))
     end = at.emit(arith.AddiOp(start, at.emit(arith.MuliOp(lines, at.const(line)))))
 
-    order = _line_order(at, loop, out, [*prefix, loop.lb])
+    order = _line_order(at, loop, out, [*prefix, loop.lb], options.alias_window)
 
     body = Block(arg_types=[INDEX])
     by_lines = scf.ForOp(start, end, at.const(line), [], Region([body]))
     by_lines.attributes.update(_walking_attributes(loop))
     first = body.args[0] if order is None else _line_start(body, at, start, lines, line, order)
-    body.add_op(tg.AssumeAlignedOp(out, [*prefix, first], LINE_BYTES))
+    body.add_op(tg.AssumeAlignedOp(out, [*prefix, first], line_bytes))
     entry = enclosing_func(loop).body.block
     buffers = {store: memref.AllocaOp.get(store.value.type, shape=[line]) for store in stores}
     for buffer in buffers.values():
@@ -347,11 +352,20 @@ class StreamStores(ModulePass):
     name = "stream-stores"
     min_bytes: int = 32 << 20
     compute_bound_ops: int = ARITHMETIC_BOUND
+    min_lines: int = STREAM_MIN_LINES
+    line_bytes: int = LINE_BYTES
+    alias_window: int = ALIAS_WINDOW
+    max_line_ops: int = MAX_LINE_OPS
+
+    def __post_init__(self):
+        check_counts(self, "compute_bound_ops", "min_lines", "line_bytes", "max_line_ops")
+        check_counts(self, "min_bytes", "alias_window", least=0)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in functions(op):
-            for loop, stores in streamable_loops(fn, self.compute_bound_ops).items():
-                _stream(loop, stores, self.min_bytes)
+            for loop, stores in streamable_loops(fn, self.compute_bound_ops, self.line_bytes,
+                                                 self.max_line_ops).items():
+                _stream(loop, stores, self)
 
 
 def streamed_outputs(module: Operation) -> dict[str, list[int]]:

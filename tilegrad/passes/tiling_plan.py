@@ -11,19 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tilegrad.errors import UBCapacityError
+from tilegrad.schedule import KernelSchedule, parse_directive
 from tilegrad.targets import Target
-
-STREAM_MIN_LINES = 16
-"""stream-stores leaves a shorter run as it was: its scalar first and last partial lines would cost
-more than the streaming saves (a swish row of 128 float32: 10.2 ms streamed against 5.8 ms)."""
-
-PANEL_BYTES = 1 << 18
-"""pack-reused-panels' stack panel at most (half of a 512 KiB L2; a larger cache gains little more)."""
-
-
-def panel_bytes(cache_bytes: int) -> int:
-    """Half the core's cache (the rest holds the rows that sweep the panel), at most PANEL_BYTES."""
-    return max(min(cache_bytes // 2, PANEL_BYTES), 64)
 
 
 @dataclass
@@ -87,6 +76,8 @@ class TilingPlan:
     """Outputs stored with streaming stores (stream-stores) -> the stages that do it."""
     panels: dict[str, list[int]] = field(default_factory=dict)
     """Inputs read through stack panels (pack-reused-panels) -> the stages that do it."""
+    schedule: KernelSchedule | None = None
+    """The backend's decisions as directives (tilegrad/schedule), where it lists them."""
 
     @property
     def capacity(self) -> int:
@@ -191,6 +182,7 @@ def plan_to_dict(plan: TilingPlan) -> dict:
         "direct_gm": plan.direct_gm,
         "streamed": plan.streamed,
         "panels": plan.panels,
+        "schedule": [str(d) for d in plan.schedule.directives] if plan.schedule is not None else None,
     }
 
 
@@ -207,4 +199,11 @@ def plan_from_dict(data: dict) -> TilingPlan:
     return TilingPlan(Target(**target_fields), data["num_blocks"], stages,
                       [buffer(b) for b in data["resident"]], dict(data["workspace_temps"]), dict(data["direct_gm"]),
                       {k: list(v) for k, v in data.get("streamed", {}).items()},
-                      {k: list(v) for k, v in data.get("panels", {}).items()})
+                      {k: list(v) for k, v in data.get("panels", {}).items()},
+                      _schedule(data["target"]["name"], data.get("schedule")))
+
+
+def _schedule(target: str, printed: list[str] | None) -> KernelSchedule | None:
+    if printed is None:
+        return None
+    return KernelSchedule(target, tuple(parse_directive(text) for text in printed))

@@ -31,6 +31,7 @@ from xdsl.passes import ModulePass
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.passes.common import (
     REDUCTION_ROLES,
+    SHORT_TRIPS,
     constant_index,
     copy_iteration,
     depends_on,
@@ -38,7 +39,6 @@ from tilegrad.passes.common import (
     loop_role,
     whole_steps,
 )
-from tilegrad.passes.unroll_short_reductions import MAX_TRIPS
 
 UNROLL = 8
 """8 accumulators and the shared x: 1.125 loads per FMA (4 took 1.25; the fused linear CE 1.14-1.18x faster
@@ -47,14 +47,6 @@ JAM_ROWS = 2
 """2 rows x 8 dot products: 16 accumulators, 0.625 loads per FMA. x @ w.T (128x256x2000) 1.47 -> 0.93
 ms side by side (numpy 1.01); 4 rows spill registers (2.3 ms). The fused linear CE about 1.05x faster,
 its cold compile about 0.45 s longer (1.6 -> 2.1 s)."""
-
-
-def reuse_unroll(vector_registers: int) -> int:
-    """Dot products per row: the JAM_ROWS x unroll accumulators take half the host's vector registers,
-    the loaded data the rest: UNROLL with AVX-512's 32, 4 with AVX2's 16, where 8 spilled (x @ w.T at
-    128x256x2000 on znver1: 3.50 -> 2.18 ms, 81% -> 129% of numpy's matmul; 6 took 2.76 ms, 8 with
-    one row 2.57, 3 x 4 rows 2.64)."""
-    return max(2, min(UNROLL, vector_registers // 2 // JAM_ROWS))
 
 
 def _reductions(loop: scf.ForOp) -> list[Operation]:
@@ -81,7 +73,7 @@ def _reuses(loop: scf.ForOp) -> bool:
 def _short(loop: scf.ForOp) -> bool:
     """A window (left to unroll-short-reductions), not a sweep worth jamming."""
     trips = constant_index(loop.ub)
-    return trips is not None and trips <= MAX_TRIPS
+    return trips is not None and trips <= SHORT_TRIPS
 
 
 def _unroll(loop: scf.ForOp, unroll: int) -> None:

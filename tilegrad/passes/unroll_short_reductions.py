@@ -19,9 +19,9 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from xdsl.transforms.scf_for_loop_unroll import UnrollLoopPattern
 
 from tilegrad.dialect.tg import LoopRole
-from tilegrad.passes.common import constant_index, loop_role
+from tilegrad.passes.common import SHORT_TRIPS, constant_index, loop_role
 
-MAX_TRIPS = 8
+MAX_TRIPS = SHORT_TRIPS
 MAX_OPS = 400
 
 

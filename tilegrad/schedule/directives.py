@@ -336,10 +336,26 @@ class KernelSchedule:
     def of_type(self, kind: type[Directive]) -> list[Directive]:
         return [d for d in self.directives if isinstance(d, kind)]
 
+    def streamed(self) -> dict[str, list[int]]:
+        """Output -> the stages that store it with streaming stores (its Store directives)."""
+        return _by_stage(d for d in self.of_type(Store) if d.nontemporal)
+
+    def panels(self) -> dict[str, list[int]]:
+        """Input -> the stages that read it through packed panels (its Stage(memory=panel) directives)."""
+        return _by_stage(d for d in self.of_type(Stage) if d.memory == Memory.PANEL)
+
     def __str__(self) -> str:
         if not self.directives:
             return "(no directives)"
         return "\n".join(f"{d}  # {self.source.get(d, 'planner')}" for d in self.directives)
+
+
+def _by_stage(directives) -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {}
+    for d in directives:
+        if d.stage not in found.setdefault(d.tensor, []):
+            found[d.tensor].append(d.stage)
+    return found
 
 
 def parse_schedule(text: str, where: str = "schedule") -> tuple[Directive, ...]:

@@ -1,80 +1,11 @@
 """Targets are data: cores, UB capacity and alignment, dtypes, and whether GM<->UB staging is explicit."""
 
 import os
-import platform
 from dataclasses import dataclass, field
-from functools import cache
 
 from tilegrad.dtypes import DTYPES
 from tilegrad.errors import ArgumentError, AttributeValueError, UnsupportedError
-
-
-def _cache_bytes(level_index: int, default: int) -> int:
-    """The size of this host's cache `index<level_index>` in sysfs (2: L2 per core, 3: the L3)."""
-    try:
-        text = open(f"/sys/devices/system/cpu/cpu0/cache/index{level_index}/size").read().strip()
-        return int(text.rstrip("KM")) * {"K": 1 << 10, "M": 1 << 20}.get(text[-1], 1)
-    except (OSError, ValueError):
-        return default
-
-
-@cache
-def _cpuinfo() -> dict[str, str]:
-    """The first processor's fields in /proc/cpuinfo (empty where there is none): read once."""
-    fields: dict[str, str] = {}
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if not line.strip():
-                    break  # every processor of the host has the same flags and identity
-                key, _, value = line.partition(":")
-                fields[key.strip()] = value.strip()
-    except OSError:
-        pass
-    return fields
-
-
-def _vector_registers() -> int:
-    """The vector registers a register tile may fill: 32 with AVX-512 (even at the 256-bit width
-    the code generator prefers), else 16 (AVX2)."""
-    return 32 if "avx512f" in _cpuinfo().get("flags", "").split() else 16
-
-
-def _cpu_identity() -> tuple[str, int, int]:
-    """This host's vendor, family and model as /proc/cpuinfo gives them (("", 0, 0) if unknown)."""
-    fields = _cpuinfo()
-    try:
-        return fields.get("vendor_id", ""), int(fields.get("cpu family", 0)), int(fields.get("model", 0))
-    except ValueError:
-        return "", 0, 0
-
-
-def host_splits_wide_vectors() -> bool:
-    """Whether this host runs a 256-bit vector op as two 128-bit halves: AMD's Bulldozer family
-    (15h), Jaguar (16h) and Zen/Zen+ (17h, models below 30h; Zen 2 is 30h and later), the cores
-    LLVM calls bdver1-4, btver2 and znver1. There a shuffle across the halves (vperm2f128) is 8
-    micro-ops against 1, and a vector does half the arithmetic per cycle it does elsewhere."""
-    vendor, family, model = _cpu_identity()
-    return vendor == "AuthenticAMD" and (family in (0x15, 0x16) or family == 0x17 and model < 0x30)
-
-
-def _compute_bound_ops() -> int:
-    """Float ops per element moved from which a loop keeps this host's vector units, not its
-    memory, busy (Target.compute_bound_ops). Measured at 32M float32, 2 threads: on znver1 swish
-    backward (12 float ops per element it loads or stores) ran faster with normal stores; on znver4
-    (AVX-512) swish and log-softmax backward (11) ran 1.2x faster streamed, a tanh-GELU backward
-    (22) 1.1x slower. Where wide vectors split, 8; elsewhere the arithmetic per cycle is twice: 16."""
-    return 8 if host_splits_wide_vectors() else 16
-
-
-def _streaming_threshold() -> int:
-    """A kernel whose tensors total at least the size of the last-level cache writes its outputs
-    with streaming stores (glibc's memset streams above a similar size); 0 where the host has none
-    the code generator uses."""
-    if platform.machine().lower() not in ("x86_64", "amd64"):
-        return 0
-    return _cache_bytes(3, 32 << 20)
-
+from tilegrad.targets.host import HOST, cache_bytes, streaming_threshold, vector_registers
 
 CORES_MAX = 4096
 """The most cores a target may have. The emulation runs every core's blocks in turn on this host's
@@ -174,9 +105,9 @@ class Target:
 _ALL_DTYPES = ("float64", "float32", "float16", "bfloat16")
 
 BUILTIN_TARGETS = [
-    Target("cpu", min(os.cpu_count() or 1, CORES_MAX), _cache_bytes(2, 1 << 20), 64, 64, _ALL_DTYPES, staged=False,
-           description="this host; tiles for cache, threads for cores", stream_store_bytes=_streaming_threshold(),
-           vector_registers=_vector_registers(), compute_bound_ops=_compute_bound_ops()),
+    Target("cpu", min(os.cpu_count() or 1, CORES_MAX), cache_bytes(2, 1 << 20), 64, 64, _ALL_DTYPES, staged=False,
+           description="this host; tiles for cache, threads for cores", stream_store_bytes=streaming_threshold(),
+           vector_registers=vector_registers(), compute_bound_ops=HOST.compute_bound_ops()),
     Target("ascend910", 32, 196608, 32, 256, ("float32", "float16"), staged=True,
            aliases=("atlas-training",), ub_reserve_bytes=16384,
            description="Atlas training series"),

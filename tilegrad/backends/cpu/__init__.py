@@ -1,0 +1,104 @@
+"""The cpu backend: this host as a target. No scratchpad: tiles are sized for the caches, blocks are
+threads, and the speed comes from loop transformations LLVM does not make by itself (register tiles,
+packed panels, streaming stores, straight-line windows). Every host-tuned value comes from the host
+model (targets/host.py), passed to each pass as its options."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from tilegrad.backends.common import Backend
+from tilegrad.passes.branch_guarded_reads import BranchGuardedReads
+from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps
+from tilegrad.passes.defer_sum_epilogues import DeferSumEpilogues
+from tilegrad.passes.fold_affine_tests import FoldAffineTests
+from tilegrad.passes.forward_stored_values import ForwardStoredValues
+from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
+from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
+from tilegrad.passes.hoist_tile_loops import HoistTileLoops
+from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions
+from tilegrad.passes.jam_row_sweeps import JamRowSweeps
+from tilegrad.passes.jam_sweep_terms import JamSweepTerms
+from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests
+from tilegrad.passes.overlap_vector_tails import OverlapVectorTails
+from tilegrad.passes.pack_reused_panels import PackReusedPanels
+from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
+from tilegrad.passes.reorder_for_reuse import ReorderForReuse
+from tilegrad.passes.separate_strided_load_groups import SeparateStridedLoadGroups
+from tilegrad.passes.split_column_reductions import SplitColumnReductions
+from tilegrad.passes.split_stride_phases import SplitStridePhases
+from tilegrad.passes.stream_stores import StreamStores
+from tilegrad.passes.tile_for_target import TileForTarget
+from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
+from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
+from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects
+from tilegrad.schedule import Directive, ScheduleHint
+from tilegrad.targets import Target
+
+
+@dataclass(frozen=True)
+class CpuBackend(Backend):
+    plans: bool = True
+
+    def tiled_passes(self, target: Target, num_blocks: int, hint: ScheduleHint) -> list[ModulePass]:
+        host = self.host
+        columns = host.chunk_columns(target.vector_registers)
+        passes: list[ModulePass] = [
+            # a temp read right after it is stored is the stored value (fewer loads, fewer temps)
+            ForwardStoredValues(),
+            # a column sum too long for one core is split in per-core partials (rfactor over cores)
+            SplitColumnReductions(num_blocks or target.cores),
+            # sibling nests that exchange their loops can share one pass over the data
+            FuseSiblingLoops(exchange_loops=True),
+            # the core split (blocks are threads) and cache-sized tiles: the plan
+            TileForTarget.of(target, num_blocks, hint),
+            # a sum that walks a column accumulates a stack row instead (contiguous terms)
+            InterchangeColumnReductions(row=host.column_row),
+            # rows that sweep the same data run `rows` at a time (register tile, row side)
+            JamRowSweeps(rows=host.jam_rows),
+            # ... column chunk by chunk, the chunk's accumulators in registers
+            ChunkRowSweeps(columns, lanes=host.chunk_lanes),
+            # the columns every row group sweeps are copied to a stack panel (cache blocking)
+            PackReusedPanels(host.panel_bytes(target.ub_bytes), columns),
+            # a tile every outer iteration re-reads moves outside it (stays in the core's cache)
+            ReorderForReuse(target.ub_bytes // 2),
+            # a sum's epilogue runs after the sweep, not per term
+            DeferSumEpilogues(),
+            # dot products that share a row run `unroll` at a time (register tile, column side)
+            UnrollReuseLoops(host.reuse_unroll(target.vector_registers), jam_rows=host.reuse_jam_rows),
+            # a sweep adds `terms` terms per pass over its accumulators (fewer loads and stores)
+            JamSweepTerms(terms=host.sweep_terms),
+            # reductions over the same loop share it (the copies unroll-reuse-loops made)
+            FuseSiblingReductions(),
+            # windows become straight-line code LLVM can vectorize:
+            HoistTileLoops(),  # a tile loop of one trip is its body
+            UnrollShortReductions(),  # a window of a few terms, unrolled
+            BranchGuardedReads(),  # a read under a bounds test moves into a branch (no clamped loads)
+            SplitStridePhases(),  # a strided window's phases as separate loops (no divisions)
+            FoldAffineTests(),  # tests decided by the loop bounds fold away
+            PartitionClampedLoops(),  # the interior of a clamped window apart from its edges
+            UnswitchInvariantSelects(),  # a select on a loop-invariant test: two loops
+            SeparateStridedLoadGroups(),  # strided loads of one tensor as separate groups LLVM vectorizes
+        ]
+        if target.stream_store_bytes:  # large write-only outputs skip the write-allocate read
+            passes.append(StreamStores(target.stream_store_bytes, target.compute_bound_ops,
+                                       min_lines=host.stream_min_lines, line_bytes=host.line_bytes,
+                                       alias_window=host.alias_window, max_line_ops=host.max_line_ops))
+        passes += [
+            # a short map loop ends on a whole vector that overlaps the one before (no scalar tail)
+            OverlapVectorTails(vector=host.tail_vector),
+            # a large stage's sibling nests become functions LLVM compiles side by side (compile time)
+            OutlineSiblingNests(stage_ops=host.outline_stage_ops, nest_ops=host.outline_nest_ops),
+        ]
+        return passes
+
+    def decide(self, step: ModulePass, module: ModuleOp, target: Target) -> tuple[Directive, ...]:
+        from tilegrad.backends.cpu.planner import decide
+
+        return decide(step, module)
+
+
+BACKEND = CpuBackend("cpu")
