@@ -71,6 +71,11 @@ class StagePlan:
     """What the cores split, as a size form (dsl/bounds) evaluated with the call's shapes."""
     balanced: bool = True
     """The split gives cores D // cores or one more (else the vendor's: the remainder to the last)."""
+    cores: int | None = None
+    """The cores the split uses, if fewer than the kernel's blocks (a Parallel's `cores`)."""
+    fusable: list = field(default_factory=list)
+    """[axis, extent form] of the axes a fused core split may take, where the IR does not know their
+    extents: a call's extents decide (schedule/scratchpad.py)."""
 
 
 @dataclass
@@ -87,6 +92,8 @@ class TilingPlan:
     """Outputs stored with streaming stores (stream-stores) -> the stages that do it."""
     panels: dict[str, list[int]] = field(default_factory=dict)
     """Inputs read through stack panels (pack-reused-panels) -> the stages that do it."""
+    schedule: list[list[str]] = field(default_factory=list)
+    """[directive as printed, "planner" or "user"] of every directive in force (tile-for-target)."""
 
     @property
     def capacity(self) -> int:
@@ -191,6 +198,7 @@ def plan_to_dict(plan: TilingPlan) -> dict:
         "direct_gm": plan.direct_gm,
         "streamed": plan.streamed,
         "panels": plan.panels,
+        "schedule": plan.schedule,
     }
 
 
@@ -203,8 +211,10 @@ def plan_from_dict(data: dict) -> TilingPlan:
     stages = []
     for s in data["stages"]:
         stages.append(StagePlan(s["index"], s["kind"], s["split"], {int(k): v for k, v in s["tiles"].items()},
-                                [buffer(b) for b in s["buffers"]], s["double_buffered"], s["extent"], s["balanced"]))
+                                [buffer(b) for b in s["buffers"]], s["double_buffered"], s["extent"], s["balanced"],
+                                s.get("cores"), list(s.get("fusable", []))))
     return TilingPlan(Target(**target_fields), data["num_blocks"], stages,
                       [buffer(b) for b in data["resident"]], dict(data["workspace_temps"]), dict(data["direct_gm"]),
                       {k: list(v) for k, v in data.get("streamed", {}).items()},
-                      {k: list(v) for k, v in data.get("panels", {}).items()})
+                      {k: list(v) for k, v in data.get("panels", {}).items()},
+                      [list(d) for d in data.get("schedule", [])])
