@@ -147,7 +147,7 @@ def test_a_two_axis_parallel_on_another_op_is_honoured():
     op = scale_rows_op()
     rng = np.random.default_rng(1)
     x, w = rng.standard_normal((3, 5, 40)).astype(np.float32), rng.standard_normal((3, 5)).astype(np.float32)
-    for target in ("ft78ne", "ascend910b"):
+    for target in ("ft78ne", "ascend910b", "cpu"):
         kernel = tilegrad.compile(op, target)
         report = kernel.plan(x=x, w=w)
         assert report.schedule == [{"directive": "Parallel(stage=0, axes=(0, 1))", "source": "user"}]

@@ -41,6 +41,7 @@ from tilegrad.errors import (
     OutOfBoundsError,
     ScheduleError,
     ShapeError,
+    TilegradError,
     UnsupportedError,
 )
 from tilegrad.passes.tiling_plan import TilingPlan, plan_from_dict, plan_to_dict
@@ -360,7 +361,10 @@ class Kernel(Dispatcher):
         hint = self.schedule_hint(binding)
         if self.untiled:
             return hint
-        planned = self._planned(self._specialization(binding, num_blocks, hint), binding)
+        try:
+            planned = self._planned(self._specialization(binding, num_blocks, hint), binding)
+        except TilegradError:  # the build fails: the caller rebuilds it pass by pass to show where
+            return hint
         return replace(hint, planned=planned) if planned else hint
 
     def _specialization(self, binding: Binding, num_blocks: int, hint) -> Specialization:
