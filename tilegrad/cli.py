@@ -201,9 +201,27 @@ def _print_passes(passes: list[tuple[str, str]]) -> None:
         print(text)
 
 
+def _schedule(args) -> tuple | None:
+    """The directives of --schedule FILE, each checked (ScheduleError names the file and line)."""
+    from tilegrad.schedule import parse_schedule
+
+    if args.schedule is None:
+        return None
+    path = Path(args.schedule)
+    if not path.is_file():
+        raise ArgumentError(f"--schedule {args.schedule}: no such file")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ArgumentError(f"--schedule {args.schedule}: not UTF-8 text; give directives as `tilegrad plan` "
+                            f"prints them, one per line") from None
+    return parse_schedule(text, f"--schedule {args.schedule}")
+
+
 def _kernel(op, args) -> tilegrad.Kernel:
-    """The kernel the command runs: the op's, or with one stage read from --from-ir."""
-    kernel = tilegrad.compile(op, args.target)
+    """The kernel the command runs: the op's (with --schedule's directives), or with one stage read
+    from --from-ir."""
+    kernel = tilegrad.compile(op, args.target, schedule=_schedule(args))
     source = getattr(args, "from_ir", None)
     if source is None:
         return kernel
@@ -259,7 +277,7 @@ def cmd_opt(args) -> None:
 
 def cmd_plan(args) -> int:
     op, arrays, attrs = _call_arguments(args, with_data=False)
-    report = tilegrad.compile(op, args.target).plan(**arrays, **attrs, check=False)
+    report = _kernel(op, args).plan(**arrays, **attrs, check=False)
     print(json.dumps(asdict(report), indent=1, default=str) if args.json else report)
     if args.svg:
         from tilegrad.plan_svg import render_svg
@@ -419,6 +437,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--dtype", nargs="*", default=[], help="float16 (all data tensors) or name=int32")
         p.add_argument("--attr", nargs="*", default=[], help="k=v")
         p.add_argument("--seed", type=_natural("a seed"), default=0, help="of the random inputs (an integer >= 0)")
+        p.add_argument("--schedule", metavar="FILE",
+                       help="schedule directives, one per line as `tilegrad plan` prints them (# comments); they "
+                            "replace the op's and the planner's for what they name")
         p.set_defaults(fn=fn)
         return p
 

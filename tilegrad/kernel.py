@@ -34,11 +34,14 @@ from tilegrad.dtypes import dtype_of
 from tilegrad.errors import (
     ArgumentError,
     AttributeValueError,
+    DefinitionError,
     DTypeError,
     IndexOutOfRangeError,
     InternalError,
     OutOfBoundsError,
+    ScheduleError,
     ShapeError,
+    TilegradError,
     UnsupportedError,
 )
 from tilegrad.passes.tiling_plan import TilingPlan, plan_from_dict, plan_to_dict
@@ -231,11 +234,12 @@ class Kernel(Dispatcher):
     each other argument's value) an earlier call checked runs natively (call_path.py)."""
 
     def __init__(self, op: str | OpDef, target: str | Target = "cpu", untiled: bool = False,
-                 guard: bool | None = None, ir_override: tuple[str, str] | None = None):
+                 guard: bool | None = None, ir_override: tuple[str, str] | None = None, schedule=None):
         self.op = op if isinstance(op, OpDef) else get_op(op)
         self.target = get_target(target)
         self.op.check_target(self.target)
         self.untiled = untiled
+        self.schedule = _given_schedule(self.op.name, schedule)
         if ir_override is not None and ir_override[0] not in EDITABLE_STAGES:
             raise ArgumentError(f"{self.op.name}: IR can replace the stages {', '.join(EDITABLE_STAGES)}, "
                                 f"not {ir_override[0]!r}")
@@ -252,6 +256,7 @@ class Kernel(Dispatcher):
     def __repr__(self) -> str:
         flags = (", untiled" if self.untiled else "") + (", guard" if self.guard else "")
         flags += f", {self.ir_override[0]} stage from IR text" if self.ir_override else ""
+        flags += f", schedule={[str(d) for d in self.schedule[1]]}" if self.schedule != (None, ()) else ""
         return f"Kernel({self.op.name!r}, target={self.target.name!r}{flags})"
 
     def from_ir(self, stage: str, text: str, guard: bool = True) -> Kernel:
@@ -259,7 +264,9 @@ class Kernel(Dispatcher):
         hand-edited `ir("tiled", ...)`: the rest of the pipeline runs from it. It runs in the guard
         build (every access bounds-checked) unless `guard=False`; an llvm stage, which the guard
         build cannot check, needs `guard=False` (it is refused otherwise)."""
-        return Kernel(self.op, self.target, self.untiled, guard, (stage, text))
+        kernel = Kernel(self.op, self.target, self.untiled, guard, (stage, text))
+        kernel.schedule = self.schedule
+        return kernel
 
     @property
     def _lowering_override(self) -> tuple[str, str] | None:
@@ -306,10 +313,63 @@ class Kernel(Dispatcher):
                                       f"of target {self.target.name} (bits within {full:#x})")
         return bin(mask).count("1")
 
-    def specialize(self, binding: Binding, num_blocks: int, check_fit: bool = True) -> Specialization:
-        from tilegrad.codegen import cache
+    def schedule_hint(self, binding: Binding):
+        """The op's schedule for this call (schedule functions, then the kernel's own directives)."""
+        from tilegrad.dsl.opdef import merge_directives
 
         hint = self.op.schedule_hint(self.target, binding)
+        given, directives = self.schedule
+        return replace(given or hint, directives=merge_directives(hint.directives, directives))
+
+    def specialize(self, binding: Binding, num_blocks: int, check_fit: bool = True) -> Specialization:
+        """The specialization for this call. Where the plan leaves a stage's core split to the call's
+        extents (scratchpad.py: the IR does not know them), the planner decides with them, and a
+        split that fuses axes is a specialization of its own, keyed by the decision."""
+        hint = self.schedule_hint(binding)
+        spec = self._specialization(binding, num_blocks, hint)
+        planned = self._planned(spec, binding)
+        if planned:
+            spec = self._specialization(binding, num_blocks, replace(hint, planned=planned))
+        if check_fit and spec.plan is not None:
+            spec.plan.check()
+        return spec
+
+    def _planned(self, spec: Specialization, binding: Binding) -> tuple:
+        """The fused core splits the planner chooses at this call's extents (schedule/scratchpad.py)."""
+        from tilegrad.codegen.launcher import kernel_shapes
+        from tilegrad.schedule import Parallel
+        from tilegrad.schedule.scratchpad import fused_count
+
+        if spec.plan is None or not any(s.fusable for s in spec.plan.stages):
+            return ()
+        shapes = kernel_shapes(spec.layout, {n: a for n, a in binding.tensors.items() if a is not None})
+        planned = []
+        for stage in spec.plan.stages:
+            if not stage.fusable:
+                continue
+            try:
+                extents = [evaluate(form, shapes) for _, form in stage.fusable]
+            except (KeyError, IndexError, TypeError):
+                continue
+            count = fused_count(extents, stage.cores or spec.num_blocks) or 1
+            if count > 1:
+                planned.append(Parallel(stage=stage.index, axes=tuple(a for a, _ in stage.fusable[:count])))
+        return tuple(planned)
+
+    def _hint_for_call(self, binding: Binding, num_blocks: int):
+        """The hint the specialization of this call was built with (the planner's call-time choices too)."""
+        hint = self.schedule_hint(binding)
+        if self.untiled:
+            return hint
+        try:
+            planned = self._planned(self._specialization(binding, num_blocks, hint), binding)
+        except TilegradError:  # the build fails: the caller rebuilds it pass by pass to show where
+            return hint
+        return replace(hint, planned=planned) if planned else hint
+
+    def _specialization(self, binding: Binding, num_blocks: int, hint) -> Specialization:
+        from tilegrad.codegen import cache
+
         layouts = tuple(sorted((n, layout_of(a)) for n, a in binding.tensors.items() if a is not None))
         override = None if self.ir_override is None else (self.ir_override[0], cache.make_key(self.ir_override[1]))
         lengths = self._sum_lengths(binding)
@@ -322,8 +382,6 @@ class Kernel(Dispatcher):
                 if spec is None:
                     key = cache.make_key(*parts[:4], asdict(self.target), *parts[5:])
                     spec = _SPECIALIZATIONS[parts] = self._load_or_build(key, binding, num_blocks, hint, lengths)
-        if check_fit and spec.plan is not None:
-            spec.plan.check()
         return spec
 
     def _sum_lengths(self, binding: Binding) -> tuple[str | None, ...]:
@@ -510,7 +568,7 @@ class Kernel(Dispatcher):
             seen.append((name, str(module)))
 
         try:
-            lowered = lower(self.op, binding, self.target, num_blocks, self.op.schedule_hint(self.target, binding),
+            lowered = lower(self.op, binding, self.target, num_blocks, self._hint_for_call(binding, num_blocks),
                             self.untiled, after_pass=record, override=self._lowering_override,
                             sum_lengths=self._sum_lengths(binding))
             if lowered.plan is not None:
@@ -528,7 +586,7 @@ class Kernel(Dispatcher):
 
         args, kwargs, _, num_blocks = self._split_call(args, kwargs)
         binding = self.op.bind(self.target, args, kwargs)
-        passes = stage_passes(self.target, num_blocks, self.op.schedule_hint(self.target, binding), self.untiled,
+        passes = stage_passes(self.target, num_blocks, self._hint_for_call(binding, num_blocks), self.untiled,
                               self.guard)
         return {stage: pipeline_spec(p) for stage, p in passes.items()}
 
@@ -630,7 +688,24 @@ EDITABLE_STAGES = ("op", "loops", "tiled", "llvm")
 
 
 def compile(op: str | OpDef, target: str | Target = "cpu", untiled: bool = False,  # noqa: A001
-            guard: bool | None = None) -> Kernel:
+            guard: bool | None = None, schedule=None) -> Kernel:
     """A Kernel for `op` on `target`; it compiles lazily, once per specialization. `guard=True`
-    (or TILEGRAD_GUARD=1) bounds-checks every access: see OutOfBoundsError."""
-    return Kernel(op, target, untiled, guard)
+    (or TILEGRAD_GUARD=1) bounds-checks every access: see OutOfBoundsError. `schedule`: directives
+    (a list, maybe with one ScheduleHint, or their text as `tilegrad plan` prints it) that replace
+    the op's and the planner's for what they name."""
+    return Kernel(op, target, untiled, guard, schedule=schedule)
+
+
+def _given_schedule(op: str, schedule) -> tuple:
+    """(ScheduleHint or None, directives) of compile's `schedule`."""
+    from tilegrad.dsl.opdef import schedule_parts
+    from tilegrad.schedule import parse_schedule
+
+    if isinstance(schedule, str):
+        return None, parse_schedule(schedule, f"{op}: schedule")
+    try:
+        return schedule_parts(schedule, f"{op}: schedule=")
+    except ScheduleError:
+        raise
+    except DefinitionError as err:  # not a schedule: the argument's fault
+        raise ArgumentError(str(err)) from None

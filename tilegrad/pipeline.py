@@ -187,9 +187,8 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
         if stage == "tiled":
             plan = tiling_plan(module, keep=False)  # what tile-for-target decided, carried on the module
         finish(stage)
-        if stage == "tiled":
-            schedule = KernelSchedule(target.name, tuple(dict.fromkeys(decided))) if backend.plans else None
-            plan = _with_schedule(tiling_plan(module, keep=False) or plan, schedule)  # a given stage may carry its own
+        if stage == "tiled":  # (a given stage may carry its own plan)
+            plan = _with_schedule(tiling_plan(module, keep=False) or plan, tuple(dict.fromkeys(decided)))
         ir[stage] = str(module)
     functions = [f.sym_name.data for f in module.ops if not is_part(f)]
     layout = argument_layout(next(iter(module.ops)))
@@ -208,14 +207,17 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
                    emitted.requirements, output_forms, stack_bytes(module, opdef.name), backend)
 
 
-def _with_schedule(plan: TilingPlan | None, schedule: KernelSchedule | None) -> TilingPlan | None:
-    """The plan with the backend's schedule, and what `tilegrad plan` lists from it: the outputs
-    stored with streaming stores and the inputs read through packed panels (Store and Stage
-    directives), by stage."""
-    if plan is None or schedule is None:
+def _with_schedule(plan: TilingPlan | None, decided: tuple[Directive, ...]) -> TilingPlan | None:
+    """The plan with every directive in force: tile-for-target's core split (the planner's or the
+    user's, on the plan it carries), then the backend's other decisions; and what `tilegrad plan`
+    lists from them: the outputs stored with streaming stores and the inputs read through packed
+    panels (Store and Stage directives), by stage."""
+    if plan is None:
         return plan
-    plan.schedule = schedule
-    plan.streamed, plan.panels = schedule.streamed(), schedule.panels()
+    own = plan.schedule or KernelSchedule(plan.target.name)
+    plan.schedule = KernelSchedule(own.target, tuple(dict.fromkeys((*own.directives, *decided))), dict(own.source),
+                                   dict(own.deferred))
+    plan.streamed, plan.panels = plan.schedule.streamed(), plan.schedule.panels()
     return plan
 
 

@@ -29,8 +29,8 @@ class PlanReport:
     stream_bytes: int = 0
     panels: dict = field(default_factory=dict)
     panel_bytes: int = 0
-    schedule: str = ""
-    """The backend's directives (KernelSchedule, printed: one per line), where it lists them."""
+    schedule: list[dict] = field(default_factory=list)
+    """Every schedule directive in force: {"directive": as printed, "source": "planner" or "user"}."""
 
     @classmethod
     def build(cls, kernel, binding, spec) -> PlanReport:
@@ -46,14 +46,16 @@ class PlanReport:
             for stage in plan.stages:
                 extent = _extent(stage.extent, shapes)
                 known = isinstance(extent, int)
-                per = extent // spec.num_blocks if known else None
-                extra = extent % spec.num_blocks if known else 0
+                cores = stage.cores or spec.num_blocks
+                per = extent // cores if known else None
+                extra = extent % cores if known else 0
                 if stage.balanced:  # the first `extra` cores take one more
                     per, last = (f"{per}-{per + 1}" if extra else per), per
                 else:
                     last = per + extra if known else None
                 stages.append({"stage": stage.index, "kind": stage.kind, "split": stage.split, "extent": extent,
-                               "per_core": per, "last_core": last, "tiles": dict(stage.tiles),
+                               "per_core": per, "last_core": last, "cores_busy": min(extent, cores) if known else None,
+                               "tiles": dict(stage.tiles),
                                "double_buffered": stage.double_buffered})
             for b in plan.resident + [b for s in plan.stages for b in s.buffers]:
                 buffers.append({"stage": "all" if b.stage is None else b.stage, "name": b.name,
@@ -71,7 +73,7 @@ class PlanReport:
                    workspace_bytes(spec, arrays), plan.bound() if plan else "untiled", fits, error,
                    target.staged, dict(plan.direct_gm) if plan else {}, dict(plan.streamed) if plan else {},
                    target.stream_store_bytes, dict(plan.panels) if plan else {}, HOST.panel_bytes(target.ub_bytes),
-                   str(plan.schedule) if plan is not None and plan.schedule is not None else "")
+                   _directives(plan.schedule) if plan is not None else [])
 
     def __str__(self) -> str:
         lines = [f"{self.op} on {self.target}: block dim {self.block_dim}"]
@@ -81,6 +83,12 @@ class PlanReport:
             lines.append(f"{s['stage']:>5}  {s['kind']:<9} {str(s['extent']):>8} {str(s['per_core']):>9} "
                          f"{str(s['last_core']):>9}  {tiles}{' (double buffered)' if s['double_buffered'] else ''}"
                          f"  {s['split']}")
+        if self.schedule:
+            lines.append("schedule:")
+            lines += [f"  {d['directive']}  # {d['source']}" for d in self.schedule]
+        busy = [f"stage {s['stage']}: {s['cores_busy']}" for s in self.stages if s.get("cores_busy") is not None]
+        if busy:
+            lines.append(f"cores busy (of {self.block_dim}): {'; '.join(busy)}")
         if self.staged:
             lines.append("UB buffers:")
             lines.append(f"  {'stage':>5}  {'name':<14} {'shape':<12} {'bytes':>8} {'pad':>5} {'align':>5} "
@@ -105,8 +113,6 @@ class PlanReport:
             lines.append(f"packed panels: {panels}: column strips of at most {self.panel_bytes} B copied to the "
                          "stack where they fit and are narrower than a row, read by every row group"
                          if panels else "packed panels: none")
-        if self.schedule:
-            lines += ["schedule:", *(f"  {line}" for line in self.schedule.splitlines())]
         lines.append(f"workspace: {self.workspace_bytes} B")
         lines.append(f"shape bound: {self.bound}")
         if not self.fits:
@@ -123,3 +129,10 @@ def _extent(extent, shapes: dict[str, tuple]) -> int | str | None:
         return evaluate(extent, shapes)
     except (KeyError, IndexError, TypeError):
         return describe(extent)
+
+
+def _directives(schedule) -> list[dict]:
+    """A KernelSchedule as the report's rows: each directive as printed and who decided it."""
+    if schedule is None:
+        return []
+    return [{"directive": str(d), "source": schedule.source.get(d, "planner")} for d in schedule.directives]

@@ -29,15 +29,35 @@ from tilegrad.dsl.opdef import (
     op,
     params_dtype,
     rule,
+    schedule,
     shaped,
     shaped_by,
     tensor,
 )
 from tilegrad.dsl.trace import check, output, scatter_add, temp
+from tilegrad.schedule import (
+    Fuse,
+    Outline,
+    Parallel,
+    Partition,
+    Reorder,
+    RFactor,
+    ScheduleHint,
+    Specialize,
+    Split,
+    Stage,
+    Store,
+    Unroll,
+    UnrollJam,
+    Vectorize,
+)
 
 __all__ = [
     "INDEX_DTYPES", "ONE", "abs_", "attr", "cast", "check", "erf", "exp", "floor", "get_op", "like", "list_ops",
     "log", "maximum", "minimum", "op", "output", "params_dtype", "power", "reduce_max", "reduce_max_over",
     "reduce_min", "reduce_min_over", "reduce_sum", "reduce_sum_over", "rule", "scatter_add",
     "shaped", "shaped_by", "sigmoid", "sign", "sqrt", "tanh", "temp", "tensor", "where",
+    # schedules (tilegrad.schedule): `@tg.op(schedule=...)`, `tg.schedule(op, target)`
+    "schedule", "ScheduleHint", "Fuse", "Outline", "Parallel", "Partition", "Reorder", "RFactor", "Specialize",
+    "Split", "Stage", "Store", "Unroll", "UnrollJam", "Vectorize",
 ]

@@ -11,6 +11,7 @@ and the attribute values. Dims are not in the key, so a new batch size does not 
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -271,7 +272,8 @@ class OpDef:
     targets: tuple[str, ...] | None
     rules: tuple[Rule, ...]
     schedule: Callable | None
-    """(target, binding) -> ScheduleHint: per-target layout choices, kept apart from the math."""
+    """(target, binding) -> a ScheduleHint (per-target layout choices, kept apart from the math) or a
+    list of schedule directives (which may hold one ScheduleHint); see schedule_hint."""
     doc: str
     in_place: dict[str, str] = field(default_factory=dict)
     """Output -> the input it may be (the same array, same strides): dy is dx."""
@@ -462,9 +464,20 @@ class OpDef:
                          f"on their dims")
 
     def schedule_hint(self, target: Target, binding: Binding):
+        """The op's schedule for this target and call: what its own schedule function returns, then
+        what the functions `tg.schedule` registered for it on every target and on this one return.
+        A later ScheduleHint replaces an earlier one; a later directive replaces an earlier one of
+        the same kind for the same stage (the hint carries the directives)."""
         from tilegrad.schedule import ScheduleHint
 
-        return self.schedule(target, binding) if self.schedule is not None else ScheduleHint()
+        hint, directives = ScheduleHint(), ()
+        for fn in (self.schedule, _SCHEDULES.get((self.name, None)), _SCHEDULES.get((self.name, target.name))):
+            if fn is not None:
+                given, more = schedule_parts(fn(target, binding), f"{self.name}: schedule function "
+                                                                  f"{getattr(fn, '__qualname__', fn)!r}")
+                hint = given or hint
+                directives = merge_directives(directives, more)
+        return dataclasses.replace(hint, directives=directives)
 
     # ---- tracing -----------------------------------------------------------------------------
     def trace(self, binding: Binding) -> Trace:
@@ -703,6 +716,58 @@ def _describe(pattern, symbols: dict) -> str:
 
 
 _REGISTRY: dict[str, OpDef] = {}
+_SCHEDULES: dict[tuple[str, str | None], Callable] = {}
+"""(op name, target name or None for every target) -> a schedule function `tg.schedule` registered."""
+
+
+def schedule(op: str | OpDef, target: str | None = None):
+    """Register `fn(target, binding)` as the schedule of `op` on `target` (None: every target), apart
+    from the op's definition; it returns a ScheduleHint or a list of directives, as `@tg.op(schedule=)`
+    does, and its directives replace the op's own for what they name. A later registration for the
+    same op and target replaces the earlier one.
+
+        @tg.schedule("attention_backward", "ascend910b")
+        def _(target, binding):
+            return [tg.Parallel(stage=0, axes=(0, 1))]
+    """
+    if isinstance(op, OpDef):
+        op = op.name
+    if not isinstance(op, str):
+        raise ArgumentError(f"tg.schedule: op must be an op's name or the op, not {op!r}")
+    if target is not None:
+        target = get_target(target).name  # an alias names its target; an unknown name is refused here
+
+    def register(fn: Callable) -> Callable:
+        if not callable(fn):
+            raise ArgumentError(f"tg.schedule({op!r}): decorates a function (target, binding) -> directives")
+        _SCHEDULES[(op, target)] = fn
+        return fn
+
+    return register
+
+
+def schedule_parts(result, what: str) -> tuple:
+    """(ScheduleHint or None, directives) of what a schedule function returned: a ScheduleHint, a
+    directive, or a list of directives with at most one ScheduleHint (None: nothing)."""
+    from tilegrad.schedule import Directive, ScheduleHint, make_directive
+
+    items = list(result) if isinstance(result, (list, tuple)) else [] if result is None else [result]
+    hints = [i for i in items if isinstance(i, ScheduleHint)]
+    wrong = [i for i in items if not isinstance(i, (ScheduleHint, Directive))]
+    if wrong or len(hints) > 1:
+        problem = f"{wrong[0]!r} is not a directive" if wrong else "it holds more than one ScheduleHint"
+        raise DefinitionError(f"{what} returned {result!r}: {problem}; a schedule is a ScheduleHint or a list of "
+                              f"directives (tilegrad.schedule: Parallel, Split, ...) with at most one ScheduleHint")
+    # made again through make_directive: enum fields given as strings, lists as tuples, and checked
+    directives = tuple(make_directive(type(i), **{f.name: getattr(i, f.name) for f in dataclasses.fields(i)})
+                       for i in items if isinstance(i, Directive))
+    return (hints[0] if hints else None), directives
+
+
+def merge_directives(earlier: tuple, later: tuple) -> tuple:
+    """`earlier`, less those of the kind and stage a later one names, then `later`."""
+    named = {(type(d), d.stage) for d in later}
+    return tuple(d for d in earlier if (type(d), d.stage) not in named) + tuple(later)
 _REGISTER_HOOKS: list[Callable[[OpDef], None]] = []
 
 

@@ -28,13 +28,11 @@ is each axis strip-mined with its final size and each buffer staged. Nothing bui
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
-    Float32Type,
-    Float64Type,
     IntegerAttr,
     MemRefType,
     ModuleOp,
@@ -76,11 +74,20 @@ from tilegrad.passes.ub_run_staging import Leftovers, find_leftovers, stage_elem
 from tilegrad.passes.ub_staging import (
     StagingGroup,
     TiledAxis,
-    defined_outside,
     find_staging_groups,
     stage_group,
 )
-from tilegrad.schedule import ScheduleHint
+from tilegrad.schedule import Balance, Parallel, ScheduleHint, parse_schedule
+from tilegrad.schedule.scratchpad import (
+    plain_loop,
+    plan_scratchpad,
+    reduction_loops,
+    scalar_reduction,
+    scatters_own_rows,
+    split_axis,
+    static_extent,
+    tiled_axes,
+)
 from tilegrad.targets import Target, get_target
 
 MAX_TILE = 16384
@@ -95,6 +102,13 @@ class StageState:
     lo: SSAValue
     hi: SSAValue
     split_extent: SSAValue
+    depth: int = 1
+    """The stage's axes before the split fused any (the tiled ones keep their numbers)."""
+    cores: int = 1
+    """The cores its split uses (a Parallel's `cores`, else all blocks)."""
+    vendor: bool = False
+    """Split the vendor's way (the remainder to the last core)."""
+    fused: bool = False
     axes: dict[int, TiledAxis] = field(default_factory=dict)
     groups: list[StagingGroup] = field(default_factory=list)
     left: Leftovers = field(default_factory=Leftovers)
@@ -105,27 +119,9 @@ _FORM_OPS = {arith.AddiOp: "add", arith.SubiOp: "sub", arith.MuliOp: "mul", arit
 """(a size's `//` is arith.divsi, which the forms' "floordiv" evaluates: truncated, as sizes are >= 0)"""
 
 
-def _const_value(value: SSAValue) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    if isinstance(owner, memref.DimOp) and isinstance(owner.source.type, MemRefType):
-        axis = _const_value(owner.index)
-        if axis is not None and owner.source.type.get_shape()[axis] >= 0:
-            return owner.source.type.get_shape()[axis]
-    return None
-
-
-def _reduction_loops(reduce: Operation) -> list[scf.ForOp]:
-    """The loops of one reduction: itself, or both forms of a run-time choice (blocked, plain)."""
-    if isinstance(reduce, scf.ForOp):
-        return [reduce]
-    return [o for region in reduce.regions for o in region.block.ops if isinstance(o, scf.ForOp)]
-
-
-def _plain_loop(reduce: Operation) -> scf.ForOp:
-    """The loop that adds one term per iteration (the plain form of a run-time choice)."""
-    return reduce if isinstance(reduce, scf.ForOp) else _reduction_loops(reduce)[-1]
+_const_value = static_extent  # the planner's readings of the loops IR (schedule/scratchpad.py)
+_reduction_loops = reduction_loops
+_plain_loop = plain_loop
 
 
 class _Tiler:
@@ -136,6 +132,7 @@ class _Tiler:
         self.ub = self._add_arg(MemRefType(i8, [target.ub_bytes]), "ub", "ub") if target.staged else None
         self.top_zero = self._top_const(0)
         self.top_one = self._top_const(1)
+        self.schedule = None
 
     def _top_const(self, value: int) -> SSAValue:
         op = arith.ConstantOp(IntegerAttr(value, INDEX))
@@ -149,24 +146,31 @@ class _Tiler:
         return arg_roles(self.fn)
 
     # ---- 1. block split ---------------------------------------------------------------------
-    def split(self, extent: SSAValue, before: Operation) -> tuple[SSAValue, SSAValue]:
+    def split(self, extent: SSAValue, before: Operation, vendor: bool | None = None,
+              cores: int | None = None) -> tuple[SSAValue, SSAValue]:
         """[lo, hi) of this block. Balanced: D // blocks rows each, one more for the first D % blocks
         blocks, so no core has more than one row more than another. The vendor's (when a schedule
-        asks for it, as a vendor bound assumes): D // blocks each, the remainder to the last block."""
+        asks for it, as a vendor bound assumes): D // blocks each, the remainder to the last block.
+        Over `cores` fewer than the blocks (a Parallel's `cores`), the other blocks get [D, D)."""
+        vendor = self.hint.vendor_split if vendor is None else vendor
+        cores = cores or self.num_blocks
         b = BlockBuilder(self.entry, before)
-        blocks = b.index(self.num_blocks)
+        blocks = b.index(cores)
         per = b.add(arith.DivUIOp(extent, blocks))
-        if self.hint.vendor_split:
+        if vendor:
             lo = b.add(arith.MuliOp(self.block_id, per))
-            is_last = b.add(arith.CmpiOp(self.block_id, b.index(self.num_blocks - 1), "eq"))
+            is_last = b.add(arith.CmpiOp(self.block_id, b.index(cores - 1), "eq"))
             hi = b.add(arith.SelectOp(is_last, extent, b.add(arith.AddiOp(lo, per))))
-            return lo, hi
-        extra = b.add(arith.RemUIOp(extent, blocks))
-        before_me = b.add(arith.MinSIOp(self.block_id, extra))
-        lo = b.add(arith.AddiOp(b.add(arith.MuliOp(self.block_id, per)), before_me))
-        takes_one_more = b.add(arith.CmpiOp(self.block_id, extra, "ult"))
-        mine = b.add(arith.SelectOp(takes_one_more, b.add(arith.AddiOp(per, b.index(1))), per))
-        hi = b.add(arith.AddiOp(lo, mine))
+        else:
+            extra = b.add(arith.RemUIOp(extent, blocks))
+            before_me = b.add(arith.MinSIOp(self.block_id, extra))
+            lo = b.add(arith.AddiOp(b.add(arith.MuliOp(self.block_id, per)), before_me))
+            takes_one_more = b.add(arith.CmpiOp(self.block_id, extra, "ult"))
+            mine = b.add(arith.SelectOp(takes_one_more, b.add(arith.AddiOp(per, b.index(1))), per))
+            hi = b.add(arith.AddiOp(lo, mine))
+        if cores < self.num_blocks:
+            idle = b.add(arith.CmpiOp(self.block_id, blocks, "uge"))
+            lo, hi = b.add(arith.SelectOp(idle, extent, lo)), b.add(arith.SelectOp(idle, extent, hi))
         return lo, hi
 
     def loops(self, nest: scf.ForOp, role: LoopRole | None = None) -> dict[int, scf.ForOp]:
@@ -177,9 +181,15 @@ class _Tiler:
                 found[loop_axis(op)] = op
         return found
 
-    def split_stage(self, number: int, nest: scf.ForOp) -> StageState:
+    def split_stage(self, number: int, nest: scf.ForOp, parallel: Parallel | None = None) -> StageState:
         kind = loop_role(nest)
         loops = self.loops(nest)
+        depth = len(loops)
+        vendor = self.hint.vendor_split if parallel is None else parallel.balance == Balance.VENDOR
+        cores = self.num_blocks if parallel is None or parallel.cores is None else parallel.cores
+        fused = parallel is not None and len(parallel.axes) > 1
+        deferred = self.schedule.deferred.get(number, ()) if self.schedule is not None else ()
+        forms = [self._describe_extent(loops[a].ub) for a in deferred]  # (before the split sets the bounds)
         if nest.attributes.get("tg.split") == StringAttr("reduction"):
             reduce = next(o for o in nest.body.block.ops if loop_role(o) == LoopRole.REDUCE)
             extent = _plain_loop(reduce).ub
@@ -191,10 +201,15 @@ class _Tiler:
                     stop = part.ub.owner
                     stop.operands = [stop.operands[0], hi]
             split = "reduction axis split over cores, per-core partials in the workspace"
+        elif fused:
+            extent = self.fused_extent([loops[a] for a in parallel.axes], nest)
+            lo, hi = self.split(extent, nest, vendor, cores)
+            nest = self.fuse(nest, [loops[a] for a in parallel.axes], lo, hi)
+            split = f"axes {', '.join(map(str, parallel.axes))} fused and split over cores"
         elif kind != LoopRole.SCATTER or self._scatters_own_rows(nest, loops):
-            outer = self._split_loop(loops)
+            outer = loops[parallel.axes[0]] if parallel is not None else self._split_loop(loops)
             extent = outer.ub
-            lo, hi = self.split(extent, nest)
+            lo, hi = self.split(extent, nest, vendor, cores)
             outer.operands = [lo, hi, outer.step, *outer.iter_args]
             split = ("outer axis split over cores" if kind != LoopRole.SCATTER
                      else "rows split over cores (row = destination)")
@@ -202,40 +217,69 @@ class _Tiler:
             store = next(o for o in nest.walk() if isinstance(o, memref.StoreOp) and "tg.scatter_store" in o.attributes)
             b = BlockBuilder(self.entry, nest)
             extent = b.add(memref.DimOp(store.memref, b.index(0)))
-            lo, hi = self.split(extent, nest)
+            lo, hi = self.split(extent, nest, vendor, cores)
             self.guard_owner(nest, store.indices[0], lo, hi)
             split = "destination rows split over cores (owner computes)"
-        split += " (vendor: the remainder to the last core)" if self.hint.vendor_split else " (balanced)"
+        split += " (vendor: the remainder to the last core)" if vendor else " (balanced)"
+        split += f" over {cores} of the {self.num_blocks} cores" if cores < self.num_blocks else ""
         roles = self.roles()
         partials = sorted({self._name(o.memref) for o in nest.walk()
                            if isinstance(o, memref.StoreOp) and roles.get(o.memref) == "workspace"})
         if partials and nest.attributes.get("tg.split") != StringAttr("reduction"):
             split += f"; per-chunk partial sums in the workspace ({', '.join(partials)})"
-        plan = StagePlan(number, kind, split, {}, extent=self._describe_extent(extent),
-                         balanced=not self.hint.vendor_split)
-        return StageState(nest, plan, lo, hi, extent)
+        plan = StagePlan(number, kind, split, {}, extent=self._describe_extent(extent), balanced=not vendor,
+                         cores=None if cores == self.num_blocks else cores)
+        if deferred and None not in forms:
+            plan.fusable = [[a, form] for a, form in zip(deferred, forms)]
+        return StageState(nest, plan, lo, hi, extent, depth, cores, vendor, fused)
 
     @staticmethod
     def _split_loop(loops: dict[int, scf.ForOp]) -> scf.ForOp:
-        """The outermost axis that is not statically 1 (a 1xCx1x1 parameter splits over C), passing
-        over a size-1 axis only if all its accesses are in the next axis's loop: an access of its own
-        (a sibling fused in at that level, as embedding's fill of counts with one row) would run on
-        every core, and a temporary it reaches could not live in UB split with the stage's rows."""
-        axes = sorted(loops)
-        for a, b in zip(axes, axes[1:]):
-            inner = loops[b]
-            own = any(isinstance(op, (memref.LoadOp, memref.StoreOp)) and not inner.is_ancestor(op)
-                      for op in loops[a].walk())
-            if _const_value(loops[a].ub) != 1 or own:
-                return loops[a]
-        return loops[axes[-1]] if _const_value(loops[axes[-1]].ub) != 1 else loops[axes[0]]
+        return loops[split_axis(loops)]
 
     @staticmethod
     def _scatters_own_rows(nest: scf.ForOp, loops: dict[int, scf.ForOp]) -> bool:
-        """A scatter whose destination row is its domain's outer index: each point's row is known
-        without data, so the domain itself splits over cores like a compute."""
-        store = next(o for o in nest.walk() if isinstance(o, memref.StoreOp) and "tg.scatter_store" in o.attributes)
-        return store.indices[0] is loops[0].body.block.args[0]
+        return scatters_own_rows(nest, loops)
+
+    def fused_extent(self, chain: list[scf.ForOp], nest: scf.ForOp) -> SSAValue:
+        """The product of the fused axes' extents (their bounds are set before the nest: the planner checked)."""
+        b = BlockBuilder(self.entry, nest)
+        extent = chain[0].ub
+        for loop in chain[1:]:
+            extent = b.add(arith.MuliOp(extent, loop.ub))
+        return extent
+
+    def fuse(self, nest: scf.ForOp, chain: list[scf.ForOp], lo: SSAValue, hi: SSAValue) -> scf.ForOp:
+        """The perfectly nested loops `chain` (outer to inner) become one loop over [lo, hi) of their
+        fused index f, delinearized once per iteration (i_last = f % E_last, f // E_last, ...); the
+        index arithmetic between them moves into it, in order. The new loop keeps the outer loop's
+        axis and attributes; the stage's nest is returned (the new loop if the outer one was it)."""
+        outer = chain[0]
+        fused, body = make_for(lo, hi, self.top_one, LoopRole.PARALLEL, loop_axis(outer))
+        for name, value in outer.attributes.items():
+            if name != "tg.loop":
+                fused.attributes[name] = value
+        b = BlockBuilder(body)
+        rest = body.args[0]
+        indices = {}
+        for loop in reversed(chain[1:]):
+            indices[loop] = b.add(arith.RemUIOp(rest, loop.ub))
+            rest = b.add(arith.DivUIOp(rest, loop.ub))
+        indices[outer] = rest
+        for k, loop in enumerate(chain):
+            inner = chain[k + 1] if k + 1 < len(chain) else None
+            for op in list(loop.body.block.ops):
+                if op is inner or isinstance(op, scf.YieldOp):
+                    continue
+                op.detach()
+                body.add_op(op)
+        body.add_op(scf.YieldOp())
+        for loop in chain:
+            loop.body.block.args[0].replace_all_uses_with(indices[loop])
+        outer.parent_block().insert_op_before(fused, outer)
+        outer.detach()
+        outer.erase()
+        return fused if outer is nest else nest
 
     def _describe_extent(self, extent: SSAValue) -> object:
         """The extent as a size form (dsl/bounds: ints, ["dim", tensor, axis], [op, a, b]), for the
@@ -290,13 +334,8 @@ class _Tiler:
         """The schedule's tile sizes for the stage's inner axes if it names the stage's role and
         the stage has that many axes (embedding's 1-D scatter of counts has not), else the
         innermost axis, by the size choose_tiles decides."""
-        depth = len(self.loops(state.nest, state.plan.kind))
-        sizes = self.hint.tile_sizes if state.plan.kind == self.hint.tile_role else ()
-        if not sizes or len(sizes) > depth:
-            self.plan_axis(state, depth - 1, None, False)
-            return
-        for k, size in enumerate(sizes):
-            self.plan_axis(state, depth - len(sizes) + k, size, k >= len(sizes) - self.hint.whole_axes)
+        for axis, size, whole in tiled_axes(state.plan.kind, state.depth, self.hint):
+            self.plan_axis(state, axis, size, whole)
 
     def plan_axis(self, state: StageState, axis: int, size: int | None, whole: bool) -> None:
         """Axis `axis` of the stage is tiled: by `size` (the schedule's), or by the size
@@ -341,23 +380,9 @@ class _Tiler:
         if self.num_blocks < 2:
             return
         for nest in stage_nests(self.entry):
-            if loop_role(nest) != LoopRole.PARALLEL or _const_value(nest.ub) != 1:
-                continue
-            body = nest.body.block
-            reduce = next((o for o in body.ops if loop_role(o) == LoopRole.REDUCE), None)
-            if reduce is None or len(reduce.results) != 1:
-                continue
-            init = _plain_loop(reduce).iter_args[0].owner
-            floating = isinstance(reduce.results[0].type, (Float32Type, Float64Type))
-            if not floating or not isinstance(init, arith.ConstantOp):
-                continue
-            ops = list(body.ops)
-            after = ops[ops.index(reduce) + 1:-1]
-            inner = {r for o in after for r in o.results} | {reduce.results[0]}
-            used = {v for o in after for x in [o, *o.walk()] for v in x.operands}
-            if any(v not in inner and not defined_outside(v, nest) for v in used):
-                continue  # what follows the reduction needs values of this stage: keep it whole
-            self.split_reduction(nest, reduce)
+            reduce = scalar_reduction(nest)  # the planner's RFactor
+            if reduce is not None:
+                self.split_reduction(nest, reduce)
         number_stages(stage_nests(self.entry))
 
     def split_reduction(self, nest: scf.ForOp, reduce: scf.ForOp) -> None:
@@ -399,9 +424,11 @@ class _Tiler:
         combine.attributes["tg.stage"] = IntegerAttr(-1, i64)
 
     def run(self) -> TilingPlan:
+        self.schedule = plan_scratchpad(self.fn, self.target, self.num_blocks, self.hint)  # before any rewrite
+        parallel = {d.stage: d for d in self.schedule.of_type(Parallel)}
         self.split_scalar_reductions()
         nests = stage_nests(self.entry)
-        states = [self.split_stage(i, n) for i, n in enumerate(nests)]
+        states = [self.split_stage(i, n, parallel.get(i)) for i, n in enumerate(nests)]
         for state in states:
             self.plan_axes(state)
         roles = self.roles()
@@ -421,7 +448,8 @@ class _Tiler:
                 state.left = find_leftovers(state.nest, gm | workspace_args, covered, points)
         for arg in workspace_args:
             workspace[self._name(arg)] = element_bytes(arg.type.element_type)
-        plan = TilingPlan(self.target, self.num_blocks, [s.plan for s in states], resident, workspace)
+        plan = TilingPlan(self.target, self.num_blocks, [s.plan for s in states], resident, workspace,
+                          schedule=self.schedule)
         self.choose_tiles(states, plan)
         if any(b.offset + b.padded_bytes > self.target.ub_bytes for b in plan.buffers):
             plan.check()  # buffers past the UB itself cannot be laid out (tg.ub_alloc): refused now
@@ -463,7 +491,8 @@ class _Tiler:
             eb = element_bytes(temp.type.element_type)
             using = [s for s in states if any(getattr(o, "memref", None) is temp for o in s.nest.walk())]
             extent_const = None
-            if self.target.staged and using:
+            if self.target.staged and using and not any(s.fused for s in using):  # a fused split's
+                # rows are not one axis's: a temporary over one stays in the workspace
                 extents = [s.split_extent for s in using]
                 values = {_const_value(e) for e in extents}
                 if len(values) == 1 and None not in values and len(temp.type.get_shape()) == 1:
@@ -471,8 +500,7 @@ class _Tiler:
             if extent_const is None:
                 workspace[name] = eb
                 continue
-            per, extra = divmod(extent_const, self.num_blocks)
-            rows = per + extra if self.hint.vendor_split else per + (1 if extra else 0)  # the most a core gets
+            rows = max(self._most_rows(extent_const, s) for s in using)
             buffer = UBBuffer(name, None, (rows,), 1, eb, "resident", self.hint.packed, self.target.ub_align,
                               affine={f"{name}_size": eb})
             resident.append(buffer)
@@ -554,12 +582,15 @@ class _Tiler:
         loop = axis.point_loop
         if loop.lb is state.lo and loop.ub is state.hi:
             extent = value(state.split_extent)
-            if extent is None:
-                return None
-            per, extra = divmod(extent, self.num_blocks)
-            return per + extra if self.hint.vendor_split else per + (1 if extra else 0)
+            return None if extent is None else self._most_rows(extent, state)
         lb, ub = value(loop.lb), value(loop.ub)
         return None if lb is None or ub is None else max(ub - lb, 0)
+
+    @staticmethod
+    def _most_rows(extent: int, state: StageState) -> int:
+        """The most iterations of its split a core gets."""
+        per, extra = divmod(extent, state.cores)
+        return per + extra if state.vendor else per + (1 if extra else 0)
 
     def _leftover_buffers(self, state: StageState, free: int) -> list[UBBuffer]:
         """One-element slots, then runs of R elements: R takes at most a quarter of what is free."""
@@ -678,6 +709,7 @@ def split_stages(module: ModuleOp) -> None:
 
 
 PLAN_ATTR = "tg.tiling_plan"
+_DIRECTIVE_FIELDS = ("directives", "planned")  # ScheduleHint's directives: the pass takes them as text
 
 
 @dataclass(frozen=True)
@@ -696,6 +728,10 @@ class TileForTarget(ModulePass):
     whole_axes: int = 0
     packed: bool = False
     vendor_split: bool = False
+    schedule: str = ""
+    """The user's directives, as `tilegrad plan` prints them, separated by `;`."""
+    planned: str = ""
+    """The planner's decisions at a call's extents (kernel.py), in the same form."""
 
     def __post_init__(self):  # options come from pass specs too (`tilegrad opt -p`): refuse bad ones there
         if not isinstance(self.num_blocks, int) or self.num_blocks < 0:
@@ -705,11 +741,16 @@ class TileForTarget(ModulePass):
 
     @classmethod
     def of(cls, target: Target, num_blocks: int, hint: ScheduleHint = ScheduleHint()) -> TileForTarget:
-        return cls(target.name, num_blocks, **asdict(hint))
+        options = {f.name: getattr(hint, f.name) for f in fields(ScheduleHint) if f.name not in _DIRECTIVE_FIELDS}
+        return cls(target.name, num_blocks, **options, schedule="; ".join(map(str, hint.directives)),
+                   planned="; ".join(map(str, hint.planned)))
 
     @property
     def hint(self) -> ScheduleHint:
-        return ScheduleHint(**{f.name: getattr(self, f.name) for f in fields(ScheduleHint)})
+        options = {f.name: getattr(self, f.name) for f in fields(ScheduleHint) if f.name not in _DIRECTIVE_FIELDS}
+        given = {name: parse_schedule(getattr(self, name).replace(";", "\n"), f"tile-for-target's {name} option")
+                 for name in ("schedule", "planned")}
+        return ScheduleHint(**options, directives=given["schedule"], planned=given["planned"])
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = get_target(self.target)

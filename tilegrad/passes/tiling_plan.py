@@ -60,6 +60,11 @@ class StagePlan:
     """What the cores split, as a size form (dsl/bounds) evaluated with the call's shapes."""
     balanced: bool = True
     """The split gives cores D // cores or one more (else the vendor's: the remainder to the last)."""
+    cores: int | None = None
+    """The cores the split uses, if fewer than the kernel's blocks (a Parallel's `cores`)."""
+    fusable: list = field(default_factory=list)
+    """[axis, extent form] of the axes a fused core split may take, where the IR does not know their
+    extents: a call's extents decide (schedule/scratchpad.py)."""
 
 
 @dataclass
@@ -77,7 +82,8 @@ class TilingPlan:
     panels: dict[str, list[int]] = field(default_factory=dict)
     """Inputs read through stack panels (pack-reused-panels) -> the stages that do it."""
     schedule: KernelSchedule | None = None
-    """The backend's decisions as directives (tilegrad/schedule), where it lists them."""
+    """Every directive in force, each with who decided it (tile-for-target's core split, the
+    backend's other decisions)."""
 
     @property
     def capacity(self) -> int:
@@ -182,7 +188,8 @@ def plan_to_dict(plan: TilingPlan) -> dict:
         "direct_gm": plan.direct_gm,
         "streamed": plan.streamed,
         "panels": plan.panels,
-        "schedule": [str(d) for d in plan.schedule.directives] if plan.schedule is not None else None,
+        "schedule": [[str(d), plan.schedule.source.get(d, "planner")] for d in plan.schedule.directives]
+        if plan.schedule is not None else None,
     }
 
 
@@ -195,7 +202,8 @@ def plan_from_dict(data: dict) -> TilingPlan:
     stages = []
     for s in data["stages"]:
         stages.append(StagePlan(s["index"], s["kind"], s["split"], {int(k): v for k, v in s["tiles"].items()},
-                                [buffer(b) for b in s["buffers"]], s["double_buffered"], s["extent"], s["balanced"]))
+                                [buffer(b) for b in s["buffers"]], s["double_buffered"], s["extent"], s["balanced"],
+                                s.get("cores"), list(s.get("fusable", []))))
     return TilingPlan(Target(**target_fields), data["num_blocks"], stages,
                       [buffer(b) for b in data["resident"]], dict(data["workspace_temps"]), dict(data["direct_gm"]),
                       {k: list(v) for k, v in data.get("streamed", {}).items()},
@@ -203,7 +211,9 @@ def plan_from_dict(data: dict) -> TilingPlan:
                       _schedule(data["target"]["name"], data.get("schedule")))
 
 
-def _schedule(target: str, printed: list[str] | None) -> KernelSchedule | None:
+def _schedule(target: str, printed: list[list[str]] | None) -> KernelSchedule | None:
+    """A schedule from its JSON form: [directive as printed, who decided it] pairs."""
     if printed is None:
         return None
-    return KernelSchedule(target, tuple(parse_directive(text) for text in printed))
+    directives = {parse_directive(text): source for text, source in printed}
+    return KernelSchedule(target, tuple(directives), directives)

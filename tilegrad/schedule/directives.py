@@ -329,6 +329,9 @@ class KernelSchedule:
     directives: tuple[Directive, ...] = ()
     source: dict[Directive, str] = field(default_factory=dict, compare=False, hash=False)
     """Who decided each directive: "planner" or "user"."""
+    deferred: dict[int, tuple[int, ...]] = field(default_factory=dict, compare=False, hash=False)
+    """Stages whose core split a call's extents decide (the IR does not know them): stage -> the
+    axes a fused split may take, outer to inner (scratchpad.py)."""
 
     def for_stage(self, stage: int) -> list[Directive]:
         return [d for d in self.directives if d.stage in (None, stage)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tilegrad.errors import DefinitionError
+from tilegrad.schedule.directives import VOCABULARY, Directive
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,12 @@ class ScheduleHint:
     """Split over cores the vendor way (D // cores each, the remainder to the last core), as a
     vendor bound assumes; otherwise balanced (the first D % cores cores take one row more)."""
 
+    directives: tuple[Directive, ...] = ()
+    """The user's schedule directives for this op and target (`@tg.op(schedule=...)`, `tg.schedule`,
+    `compile(schedule=...)`): they replace the planner's for the stages they name."""
+    planned: tuple[Directive, ...] = ()
+    """The planner's decisions at a call's extents, where the IR does not know them (kernel.py)."""
+
     def __post_init__(self):
         roles = ("", "parallel", "scatter")  # LoopRole's stage roles, spelled out: opdefs import this
         # module, and `import tilegrad` does not import xDSL
@@ -37,6 +44,10 @@ class ScheduleHint:
             raise DefinitionError(f"schedule: tile_role {self.tile_role!r} is not one of {roles[1:]}")
         if any(size < 1 for size in self.tile_sizes):
             raise DefinitionError(f"schedule: tile_sizes {self.tile_sizes} must be positive")
+        for directive in (*self.directives, *self.planned):
+            if not isinstance(directive, Directive):
+                raise DefinitionError(f"schedule: {directive!r} is not a schedule directive (tilegrad.schedule: "
+                                      f"{', '.join(VOCABULARY)})")
         if not 0 <= self.whole_axes <= len(self.tile_sizes):
             raise DefinitionError(f"schedule: whole_axes {self.whole_axes} must be within the "
                                   f"{len(self.tile_sizes)} axes tile_sizes names")

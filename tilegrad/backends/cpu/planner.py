@@ -1,7 +1,7 @@
-"""The cpu backend's decisions as directives (tilegrad/schedule): what the core split, stream-stores
-and pack-reused-panels will do, each decided from the IR the pass is about to rewrite, by the
-function the pass itself decides with (pure: nothing is changed). `tilegrad plan` prints them
-(`schedule:`), and the plan's streaming stores and packed panels are read from them.
+"""The cpu backend's decisions as directives (tilegrad/schedule): what stream-stores and
+pack-reused-panels will do (the core split is tile-for-target's own, planner's and user's alike),
+each decided from the IR the pass is about to rewrite, by the function the pass itself decides
+with (pure: nothing is changed). `tilegrad plan` prints them (`schedule:`), and the plan's streaming stores and packed panels are read from them.
 
 Not yet decided here: the register tiles (jam-row-sweeps, chunk-row-sweeps, unroll-reuse-loops,
 jam-sweep-terms) and outline-sibling-nests, which still find their loops as they rewrite; and
@@ -9,41 +9,22 @@ nothing is decided from the loops stage alone (the tiled stage's passes make its
 
 from __future__ import annotations
 
-from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from tilegrad.dialect.tg import LoopRole
-from tilegrad.passes.common import functions, loop_axis, loop_role, stage_number, tensor_name
+from tilegrad.passes.common import functions, loop_axis, stage_number, tensor_name
 from tilegrad.passes.pack_reused_panels import PackReusedPanels, panel_decisions
 from tilegrad.passes.stream_stores import StreamStores, streamable_loops
-from tilegrad.passes.tile_for_target import TileForTarget
-from tilegrad.schedule import Balance, Directive, Memory, Parallel, Stage, Store
+from tilegrad.schedule import Directive, Memory, Stage, Store
 
 
 def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
     """The directives of what `step` does to `module` (none for a pass that lists nothing)."""
-    if isinstance(step, TileForTarget):
-        return core_split(module, step)
     if isinstance(step, StreamStores):
         return streamed_stores(module, step)
     if isinstance(step, PackReusedPanels):
         return packed_panels(module)
     return ()
-
-
-def core_split(module: ModuleOp, step: TileForTarget) -> tuple[Directive, ...]:
-    """Each stage's outer loop split over the kernel's blocks (threads): tile-for-target's split on
-    a target without UB, its outer axis only."""
-    balance = Balance.VENDOR if step.vendor_split else Balance.BALANCED
-    found = []
-    for fn in functions(module):
-        for loop in fn.body.block.ops:
-            if isinstance(loop, scf.ForOp) and "tg.stage" in loop.attributes \
-                    and loop_role(loop) in (LoopRole.PARALLEL, LoopRole.SCATTER, LoopRole.CHECK):
-                found.append(Parallel(stage=loop.attributes["tg.stage"].value.data, axes=(loop_axis(loop),),
-                                      balance=balance))
-    return tuple(found)
 
 
 def streamed_stores(module: ModuleOp, step: StreamStores) -> tuple[Directive, ...]:
