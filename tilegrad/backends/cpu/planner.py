@@ -1,7 +1,8 @@
 """The cpu backend's decisions as directives (tilegrad/schedule): what stream-stores and
 pack-reused-panels will do (the core split is tile-for-target's own, planner's and user's alike),
 each decided from the IR the pass is about to rewrite, by the function the pass itself decides
-with (pure: nothing is changed). `tilegrad plan` prints them (`schedule:`), and the plan's streaming stores and packed panels are read from them.
+with (pure: nothing is changed). `tilegrad plan` prints them (`schedule:`), and the plan's
+streaming stores and packed panels are read from them.
 
 Not yet decided here: the register tiles (jam-row-sweeps, chunk-row-sweeps, unroll-reuse-loops,
 jam-sweep-terms) and outline-sibling-nests, which still find their loops as they rewrite; and
