@@ -19,7 +19,7 @@ from tilegrad.passes.registry import parse_pipeline, pipeline_spec
 from tilegrad.passes.stream_stores import streamed_outputs
 from tilegrad.pipeline import parse_ir
 from tilegrad.schedule import ScheduleHint
-from tilegrad.schedule.directives import Memory, Parallel, Stage, Store
+from tilegrad.schedule.directives import Memory, Parallel, RFactor, Stage, Store
 from tilegrad.targets import get_target
 from tilegrad.targets.host import HOST, HostModel
 
@@ -116,7 +116,8 @@ def library_calls():
 
 
 def test_the_cpu_plan_of_every_library_op_lists_its_decisions_as_directives():
-    """Every stage's core split is a Parallel directive, and the outputs stored with streaming
+    """Every stage's core split is a Parallel directive (an RFactor for a reduction to one element
+split over the cores; a scatter split by its destination rows has no choice to state), and the outputs stored with streaming
     stores (Store) and the inputs read through packed panels (Stage, memory=panel) are exactly those
     the tiled stage has; the plan's lists are the directives'."""
     calls = library_calls()
@@ -127,14 +128,15 @@ def test_the_cpu_plan_of_every_library_op_lists_its_decisions_as_directives():
         schedule = plan.schedule
         where = kernel.op.name
         assert schedule is not None and schedule.target == "cpu", where
-        assert [d.stage for d in schedule.of_type(Parallel)] == [s.index for s in plan.stages], where
+        split = [d.stage for d in (*schedule.of_type(Parallel), *schedule.of_type(RFactor))]
+        assert sorted(split) == [s.index for s in plan.stages if "owner computes" not in s.split], where
         assert plan.streamed == schedule.streamed() and plan.panels == schedule.panels(), where
         tiled = parse_ir(kernel.ir("tiled", **kwargs))
         assert _sorted(streamed_outputs(tiled)) == _sorted(plan.streamed), where
         assert _sorted(packed_panels(tiled)) == _sorted(plan.panels), where
         seen["streamed"] += bool(plan.streamed)
         seen["panels"] += bool(plan.panels)
-        assert all(isinstance(d, (Parallel, Store, Stage)) for d in schedule.directives), where
+        assert all(isinstance(d, (Parallel, RFactor, Store, Stage)) for d in schedule.directives), where
     assert seen["streamed"] and seen["panels"]  # both kinds occur in the library
 
 

@@ -150,7 +150,8 @@ def test_a_two_axis_parallel_on_another_op_is_honoured():
     for target in ("ft78ne", "ascend910b", "cpu"):
         kernel = tilegrad.compile(op, target)
         report = kernel.plan(x=x, w=w)
-        assert report.schedule == [{"directive": "Parallel(stage=0, axes=(0, 1))", "source": "user"}]
+        parallel = [d for d in report.schedule if d["directive"].startswith("Parallel")]
+        assert parallel == [{"directive": "Parallel(stage=0, axes=(0, 1))", "source": "user"}]
         assert report.stages[0]["extent"] == 15 and "axes 0, 1 fused" in report.stages[0]["split"]
         np.testing.assert_allclose(kernel(x=x, w=w), x.astype(np.float64) * w[:, :, None] + 1.0, rtol=1e-5)
     tiled = tilegrad.compile(op, "ascend910b").ir("tiled", x=x, w=w)
