@@ -67,6 +67,7 @@ from tilegrad.passes.common import (
 from tilegrad.passes.lower_to_llvm import element_bytes
 from tilegrad.passes.tiling_plan import (
     StagePlan,
+    TensorUse,
     TilingPlan,
     UBBuffer,
     plan_from_dict,
@@ -74,10 +75,12 @@ from tilegrad.passes.tiling_plan import (
 )
 from tilegrad.passes.ub_run_staging import Leftovers, find_leftovers, stage_elements, stage_runs
 from tilegrad.passes.ub_staging import (
+    CopyForms,
     StagingGroup,
     TiledAxis,
     defined_outside,
     find_staging_groups,
+    function_args,
     stage_group,
 )
 from tilegrad.schedule import ScheduleHint
@@ -419,6 +422,7 @@ class _Tiler:
                 covered = {a for g in state.groups for a in g.accesses}
                 points = {a.point_loop for a in state.axes.values()}
                 state.left = find_leftovers(state.nest, gm | workspace_args, covered, points)
+                state.plan.tensors = self.tensor_uses(state)
         for arg in workspace_args:
             workspace[self._name(arg)] = element_bytes(arg.type.element_type)
         plan = TilingPlan(self.target, self.num_blocks, [s.plan for s in states], resident, workspace)
@@ -578,9 +582,12 @@ class _Tiler:
                 raise UBCapacityError(
                     f"target {self.target.name}: stage {index} cannot fit its reduction runs "
                     f"({len(left.runs)} of {quantum} elements) in the {max(free, 0)} B of UB left")
-            left.length = length
             for run, size in zip(left.runs, sizes):
-                run.buffer = UBBuffer(self._name(run.mem), index, (length,), 1, size, "run in", False, align)
+                # a loop of a known short trip count (a window's taps) needs no longer run
+                ub, lb = _const_value(run.loop.ub), _const_value(run.loop.lb)
+                whole = None if None in (ub, lb) else max(quantum, -(-(ub - lb) // quantum) * quantum)
+                run.length = length if whole is None else min(length, whole)
+                run.buffer = UBBuffer(self._name(run.mem), index, (run.length,), 1, size, "run in", False, align)
         return left.buffers
 
     def _fixed_buffer(self, g: StagingGroup, state: StageState) -> UBBuffer:
@@ -648,15 +655,41 @@ class _Tiler:
                             op.parent_block().insert_op_before(new, op)
                         op.detach()
                         op.erase()
+        forms = CopyForms(function_args(self.fn), self.block_id, self.num_blocks)
         for state in states:
+            built = []
             for group in state.groups:
                 value = self.ub_alloc(group.buffer, group.mem.type.element_type)
-                stage_group(group, value, group.buffer.slots == 2)
+                built += stage_group(group, value, group.buffer.slots == 2)
             left = state.left
             runs = {id(r): self.ub_alloc(r.buffer, r.mem.type.element_type) for r in left.runs}
-            stage_runs(left.runs, runs, left.length)
+            built += stage_runs(left.runs, runs)
             types = {str(a.memref.type.element_type): a.memref.type.element_type for a in left.elements}
-            stage_elements(left.elements, {key: self.ub_alloc(left.slots[key], t) for key, t in types.items()})
+            built += stage_elements(left.elements, {key: self.ub_alloc(left.slots[key], t) for key, t in types.items()})
+            state.plan.copies = [forms.traffic(c, state.nest, *self._gm_side(c)) for c in built]
+
+    def _gm_side(self, copy: tg.CopyOp) -> tuple[str, int]:
+        """The GM tensor a copy moves to or from, and its element bytes."""
+        gm = copy.src if copy.direction.data == "gm_to_ub" else copy.dst
+        return self._name(gm), element_bytes(gm.type.element_type)
+
+    def tensor_uses(self, state: StageState) -> list[TensorUse]:
+        """The GM tensors the stage's staged accesses touch, with their sizes as forms."""
+        uses: dict[SSAValue, TensorUse] = {}
+        accesses = [a for g in state.groups for a in g.accesses]
+        accesses += [a for r in state.left.runs for a in r.accesses] + state.left.elements
+        for access in accesses:
+            mem = viewed(access.memref)
+            if mem not in uses:
+                size = 1
+                for axis, d in enumerate(mem.type.get_shape()):
+                    size = ["mul", size, d if d >= 0 else ["dim", self._name(mem), axis]]
+                uses[mem] = TensorUse(self._name(mem), False, False, element_bytes(mem.type.element_type), size)
+            if isinstance(access, memref.LoadOp):
+                uses[mem].reads = True
+            else:
+                uses[mem].writes = True
+        return list(uses.values())
 
 
 def split_stages(module: ModuleOp) -> None:

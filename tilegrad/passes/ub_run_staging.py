@@ -3,12 +3,16 @@
 Tile staging (`ub_staging.py`) covers accesses whose innermost index walks a tile of the stage's
 parallel axis. What is left reads or writes GM inside reductions, windows and gathers:
 
-- a **run**: a load whose last index is the variable of the loop right around it (a reduction's
-  contiguous axis), of a tensor the stage does not write. That loop is strip-mined by the run
-  length R; before each strip the run `mem[..., r0:r0+R]` is copied GM->UB and the loads read it.
+- a **run**: a load whose last index walks the loop right around it at unit slope: the loop's
+  variable, or that plus or minus values the loop does not change, clamped by such values (a
+  window's `x[.., o + k - p]`, a variable-extent reduction's `x[n, i + t]`, a flipped kernel's
+  `w[.., 2 - k]`), of a tensor the stage does not write, its other indices unchanged by the loop.
+  That loop is strip-mined by the run length R; before each strip the run the strip reads (the
+  span between the index at the strip's first and last iteration: a monotone index of unit slope
+  stays inside it, and it is at most R long) is copied GM->UB and the loads read it.
   The loop still visits the same elements in the same order: results are bitwise unchanged.
-- an **element**: any other access (a per-row scalar, a column walk, a data-indexed gather, a
-  scatter's read-modify-write) moves through a one-element UB slot right where it happens: a load is
+- an **element**: any other access (a per-row scalar, a data-indexed gather, a scatter's
+  read-modify-write) moves through a one-element UB slot right where it happens: a load is
   `copy gm->slot; load slot`, a store is `store slot; copy slot->gm`, in the same block as the
   access, so it runs under the same conditions and in the same order as before.
 
@@ -33,13 +37,17 @@ from tilegrad.passes.ub_staging import defined_outside
 
 @dataclass
 class Run:
-    """Loads of one GM tensor at the same other indices whose last index walks `loop`."""
+    """Loads of one GM tensor at the same indices whose last index walks `loop` at unit slope."""
 
     mem: SSAValue
     loop: scf.ForOp
     fixed: tuple[SSAValue, ...]
+    last: SSAValue
+    """The last index: the loop's variable, or a unit-slope monotone function of it."""
     accesses: list[memref.LoadOp] = field(default_factory=list)
     buffer: UBBuffer | None = None
+    length: int = 0
+    """R of its loop: the elements of the run buffer."""
 
 
 @dataclass
@@ -50,8 +58,6 @@ class Leftovers:
     elements: list[Operation] = field(default_factory=list)
     slots: dict[str, UBBuffer] = field(default_factory=dict)
     """One single-element slot per element type ("f32" -> its buffer)."""
-    length: int = 0
-    """R: the elements of every run."""
 
     @property
     def buffers(self) -> list[UBBuffer]:
@@ -69,9 +75,9 @@ def find_leftovers(nest: Operation, gm: set[SSAValue], covered: set[Operation],
             continue
         loop = op.parent_op()
         if isinstance(op, memref.LoadOp) and viewed(op.memref) not in written and _walks_run(op, loop, points):
-            fixed = tuple(op.indices)[:-1]
-            key = (op.memref, loop, fixed)
-            run = runs.get(key) or runs.setdefault(key, Run(op.memref, loop, fixed))
+            fixed, last = tuple(op.indices)[:-1], op.indices[-1]
+            key = (op.memref, loop, fixed, last)
+            run = runs.get(key) or runs.setdefault(key, Run(op.memref, loop, fixed, last))
             run.accesses.append(op)
         else:
             left.elements.append(op)
@@ -84,19 +90,71 @@ def _walks_run(load: memref.LoadOp, loop: Operation | None, points: set[scf.ForO
             or loop_role(loop) in (LoopRole.TILE, LoopRole.COPY, LoopRole.RUN)):
         return False
     indices = list(load.indices)
-    if not indices or indices[-1] is not loop.body.block.args[0] or constant_index(loop.step) != 1:
+    if not indices or constant_index(loop.step) != 1:
         return False
-    return all(defined_outside(v, loop) for v in indices[:-1])
+    iv = loop.body.block.args[0]
+    return _unit_slope(indices[-1], iv, loop) and all(_invariant(v, iv, loop) for v in indices[:-1])
 
 
-def stage_runs(runs: list[Run], buffers: dict[int, SSAValue], length: int) -> None:
-    """Strip-mine each run loop by `length` and copy every run of it into its UB buffer."""
+_PURE = (arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.MinSIOp, arith.MaxSIOp,
+         arith.DivUIOp, arith.DivSIOp, arith.RemUIOp, arith.RemSIOp)
+
+
+def _inside(value: SSAValue, loop: scf.ForOp) -> Operation | None:
+    """The op in the loop's own body that defines `value`, None if it is defined outside the loop."""
+    owner = value.owner
+    return owner if isinstance(owner, Operation) and owner.parent_op() is loop else None
+
+
+def _invariant(value: SSAValue, iv: SSAValue, loop: scf.ForOp) -> bool:
+    """Defined outside the loop, or by index arithmetic in its body of such values."""
+    if defined_outside(value, loop):
+        return True
+    op = _inside(value, loop)
+    return isinstance(op, _PURE) and all(_invariant(v, iv, loop) for v in op.operands)
+
+
+def _unit_slope(value: SSAValue, iv: SSAValue, loop: scf.ForOp) -> bool:
+    """`value` is iv, or iv plus or minus loop-invariant values, clamped (min, max) by such values:
+    monotone in iv, and never more than one apart for consecutive iv."""
+    if value is iv:
+        return True
+    op = _inside(value, loop)
+    if not isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MinSIOp, arith.MaxSIOp)):
+        return False
+    a, b = op.operands  # one side walks, the other does not change (inv - iv walks backwards)
+    return (_unit_slope(a, iv, loop) and _invariant(b, iv, loop)) or (
+        _unit_slope(b, iv, loop) and _invariant(a, iv, loop))
+
+
+def _clone_at(values: list[SSAValue], loop: scf.ForOp, b: BlockBuilder, mapping: dict[SSAValue, SSAValue]) -> list:
+    """The values as `b` computes them: the ops of the loop's body they come from are cloned there,
+    with `mapping` (the loop variable -> a value at the builder) applied."""
+
+    def value(v: SSAValue) -> SSAValue:
+        if v in mapping:
+            return mapping[v]
+        op = _inside(v, loop)
+        if op is None:
+            return v
+        clone = op.clone(value_mapper={o: value(o) for o in op.operands})
+        b.add(clone)
+        mapping[v] = clone.results[0]
+        return mapping[v]
+
+    return [value(v) for v in values]
+
+
+def stage_runs(runs: list[Run], buffers: dict[int, SSAValue]) -> list[tg.CopyOp]:
+    """Strip-mine each run loop by its runs' length and copy every run of it into its UB buffer.
+    The copies built."""
     by_loop: dict[scf.ForOp, list[Run]] = {}
+    built: list[tg.CopyOp] = []
     for run in runs:
         by_loop.setdefault(run.loop, []).append(run)
     for loop, loop_runs in by_loop.items():
         parent = loop.parent_block()
-        size = arith.ConstantOp(IntegerAttr(length, INDEX))
+        size = arith.ConstantOp(IntegerAttr(loop_runs[0].length, INDEX))
         parent.insert_op_before(size, loop)
         axis = loop_axis(loop)
         strip, body = make_for(loop.lb, loop.ub, size.result, LoopRole.RUN, axis, list(loop.iter_args))
@@ -110,9 +168,23 @@ def stage_runs(runs: list[Run], buffers: dict[int, SSAValue], length: int) -> No
         end = b.add(arith.MinSIOp(b.add(arith.AddiOp(start, size.result)), loop.ub))
         count = b.add(arith.SubiOp(end, start))
         zero = b.index(0)
+        iv = loop.body.block.args[0]
+        firsts: dict[int, SSAValue] = {}
         for run in loop_runs:
             ub = buffers[id(run)]
-            b.add(tg.CopyOp("gm_to_ub", run.mem, [*run.fixed, start], ub, [zero], count))
+            fixed = _clone_at(list(run.fixed), loop, b, {})
+            if run.last is iv:  # the plain run: [start, end)
+                first, length = start, count
+            else:  # the span between the index at the strip's first and last iteration
+                at_start = _clone_at([run.last], loop, b, {iv: start})[0]
+                at_end = _clone_at([run.last], loop, b, {iv: b.add(arith.SubiOp(end, b.index(1)))})[0]
+                first = b.add(arith.MinSIOp(at_start, at_end))
+                length = b.add(arith.AddiOp(b.add(arith.SubiOp(b.add(arith.MaxSIOp(at_start, at_end)), first)),
+                                            b.index(1)))
+            firsts[id(run)] = first
+            copy = tg.CopyOp("gm_to_ub", run.mem, [*fixed, first], ub, [zero], length)
+            b.add(copy)
+            built.append(copy)
         loop.detach()
         loop.operands = [start, end, loop.step, *body.args[1:]]
         body.add_op(loop)
@@ -121,16 +193,18 @@ def stage_runs(runs: list[Run], buffers: dict[int, SSAValue], length: int) -> No
             ub = buffers[id(run)]
             for load in run.accesses:
                 a = BlockBuilder(load.parent_block(), load)
-                local = a.add(arith.SubiOp(load.indices[-1], start))
+                local = a.add(arith.SubiOp(load.indices[-1], firsts[id(run)]))
                 new = memref.LoadOp.get(ub, [local])
                 load.parent_block().insert_op_before(new, load)
                 load.res.replace_all_uses_with(new.res)
                 load.detach()
                 load.erase()
+    return built
 
 
-def stage_elements(elements: list[Operation], slots: dict[str, SSAValue]) -> None:
-    """Move each access through the one-element slot of its element type."""
+def stage_elements(elements: list[Operation], slots: dict[str, SSAValue]) -> list[tg.CopyOp]:
+    """Move each access through the one-element slot of its element type. The copies built."""
+    built: list[tg.CopyOp] = []
     for access in elements:
         slot = slots[str(access.memref.type.element_type)]
         b = BlockBuilder(access.parent_block(), access)
@@ -138,14 +212,17 @@ def stage_elements(elements: list[Operation], slots: dict[str, SSAValue]) -> Non
         one = b.index(1)
         indices = list(access.indices)
         if isinstance(access, memref.LoadOp):
-            b.add(tg.CopyOp("gm_to_ub", access.memref, indices, slot, [zero], one))
+            copy = tg.CopyOp("gm_to_ub", access.memref, indices, slot, [zero], one)
+            b.add(copy)
             new = memref.LoadOp.get(slot, [zero])
             access.parent_block().insert_op_before(new, access)
             access.res.replace_all_uses_with(new.res)
         else:
             b.add(memref.StoreOp.get(access.value, slot, [zero]))
             after = access.next_op
-            BlockBuilder(access.parent_block(), after).add(
-                tg.CopyOp("ub_to_gm", slot, [zero], access.memref, indices, one))
+            copy = tg.CopyOp("ub_to_gm", slot, [zero], access.memref, indices, one)
+            BlockBuilder(access.parent_block(), after).add(copy)
+        built.append(copy)
         access.detach()
         access.erase()
+    return built
