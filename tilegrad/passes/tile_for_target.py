@@ -736,7 +736,7 @@ class _Tiler:
             built += stage_short_rows(left.rows, rows)
             types = {str(a.memref.type.element_type): a.memref.type.element_type for a in left.elements}
             built += stage_elements(left.elements, {key: self.ub_alloc(left.slots[key], t) for key, t in types.items()})
-            state.plan.copies = [forms.traffic(c, state.nest, *self._gm_side(c)) for c in built]
+            state.plan.copies = [forms.traffic(c, *self._gm_side(c)) for c in built]
 
     def _gm_side(self, copy: tg.CopyOp) -> tuple[str, int]:
         """The GM tensor a copy moves to or from, and its element bytes."""

@@ -233,11 +233,12 @@ class CopyForms:
             return None if a is None or b is None else [op, a, b]
         return None
 
-    def traffic(self, copy: tg.CopyOp, nest: Operation, tensor: str, element_bytes: int) -> CopyTraffic:
+    def traffic(self, copy: tg.CopyOp, tensor: str, element_bytes: int) -> CopyTraffic:
         """The copy with the loops and branches around it, up to the stage's outermost loop."""
         around: list[Operation] = []
         op: Operation | None = copy
-        while op is not None and op is not nest:
+        # up to the stage's outer loop (the one marked tg.stage: a strip of runs may have taken its place)
+        while op is not None and "tg.stage" not in op.attributes:
             op = op.parent_op()
             if isinstance(op, (scf.ForOp, scf.IfOp)):
                 around.append(op)
