@@ -117,9 +117,9 @@ def library_calls():
 
 def test_the_cpu_plan_of_every_library_op_lists_its_decisions_as_directives():
     """Every stage's core split is a Parallel directive (an RFactor for a reduction to one element
-split over the cores; a scatter split by its destination rows has no choice to state), and the outputs stored with streaming
-    stores (Store) and the inputs read through packed panels (Stage, memory=panel) are exactly those
-    the tiled stage has; the plan's lists are the directives'."""
+    split over the cores; a scatter split by its destination rows has no choice to state), and the
+    outputs stored with streaming stores (Store) and the inputs read through packed panels (Stage,
+    memory=panel) are exactly those the tiled stage has; the plan's lists are the directives'."""
     calls = library_calls()
     assert {kernel.op.name for kernel, _ in calls} == set(tilegrad.list_ops())
     seen = {"streamed": 0, "panels": 0}

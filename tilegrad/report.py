@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from tilegrad.dsl.bounds import describe, evaluate
 from tilegrad.errors import UBCapacityError
+from tilegrad.passes.tiling_plan import stage_traffic
 from tilegrad.targets.host import HOST
 
 
@@ -35,7 +36,7 @@ class PlanReport:
     @classmethod
     def build(cls, kernel, binding, spec) -> PlanReport:
         from tilegrad.codegen.launcher import kernel_shapes
-        from tilegrad.kernel import workspace_bytes
+        from tilegrad.kernel import _eval_shape, workspace_bytes
 
         target = kernel.target
         arrays = {n: a for n, a in binding.tensors.items() if a is not None}
@@ -43,6 +44,9 @@ class PlanReport:
         stages, buffers = [], []
         if plan is not None:
             shapes = kernel_shapes(spec.layout, arrays)
+            # what the copies' forms may name besides the inputs: the outputs and the temporaries
+            counted = {**binding.kernel_shapes, **shapes}
+            counted.update({n: tuple(_eval_shape(d, arrays) for d in shape) for n, (_, shape) in spec.temps.items()})
             for stage in plan.stages:
                 extent = _extent(stage.extent, shapes)
                 known = isinstance(extent, int)
@@ -55,8 +59,8 @@ class PlanReport:
                     last = per + extra if known else None
                 stages.append({"stage": stage.index, "kind": stage.kind, "split": stage.split, "extent": extent,
                                "per_core": per, "last_core": last, "cores_busy": min(extent, cores) if known else None,
-                               "tiles": dict(stage.tiles),
-                               "double_buffered": stage.double_buffered})
+                               "tiles": dict(stage.tiles), "double_buffered": stage.double_buffered,
+                               "traffic": stage_traffic(stage, counted) if target.staged else None})
             for b in plan.resident + [b for s in plan.stages for b in s.buffers]:
                 buffers.append({"stage": "all" if b.stage is None else b.stage, "name": b.name,
                                 "shape": "x".join(map(str, ((b.slots,) if b.slots > 1 else ()) + tuple(b.shape))),
@@ -101,6 +105,10 @@ class PlanReport:
             total = sum(self.direct_gm.values())
             where = "; ".join(f"{where}: {count}" for where, count in sorted(self.direct_gm.items()))
             lines.append(f"direct GM accesses: {total}" + (f" ({where})" if total else ""))
+            lines.append("copy traffic (this call, all cores): bytes the copies move vs the least the stage needs "
+                         "(each element it reads or writes once)")
+            for s in self.stages:
+                lines.append(f"  stage {s['stage']}: {_traffic(s.get('traffic'))}")
         else:
             lines.append(f"no UB staging on {self.target}: tiles are sized for cache, blocks are threads")
             streamed = "; ".join(f"{name} (stage {', '.join(map(str, stages))})"
@@ -118,6 +126,15 @@ class PlanReport:
         if not self.fits:
             lines.append(f"DOES NOT FIT: {self.error}")
         return "\n".join(lines)
+
+
+def _traffic(t: dict | None) -> str:
+    if t is None:
+        return "not counted (loops too long to count, or a plan without its copies)"
+    ratio = f" = {t['moved'] / t['minimum']:.2f}x" if t["minimum"] else ""
+    bound = "" if t["exact"] else " at most (data decides some branches)"
+    return (f"moves {t['moved']} B{bound} vs minimum {t['minimum']} B{ratio} in {t['copies']} copies; "
+            f"element-sized copies: {t['element_copies']} ({t['element_bytes']} B)")
 
 
 def _extent(extent, shapes: dict[str, tuple]) -> int | str | None:

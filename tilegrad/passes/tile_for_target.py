@@ -61,20 +61,33 @@ from tilegrad.passes.common import (
     number_stages,
     stage_nests,
     viewed,
+    written_memrefs,
 )
 from tilegrad.passes.lower_to_llvm import element_bytes
 from tilegrad.passes.tiling_plan import (
     StagePlan,
+    TensorUse,
     TilingPlan,
     UBBuffer,
     plan_from_dict,
     plan_to_dict,
 )
-from tilegrad.passes.ub_run_staging import Leftovers, find_leftovers, stage_elements, stage_runs
+from tilegrad.passes.ub_run_staging import (
+    ColumnWalk,
+    Leftovers,
+    find_column_walk,
+    find_leftovers,
+    stage_column_walk,
+    stage_elements,
+    stage_runs,
+    stage_short_rows,
+)
 from tilegrad.passes.ub_staging import (
+    CopyForms,
     StagingGroup,
     TiledAxis,
     find_staging_groups,
+    function_args,
     stage_group,
 )
 from tilegrad.schedule import Balance, Parallel, ScheduleHint, parse_schedule
@@ -92,6 +105,9 @@ from tilegrad.targets import Target, get_target
 
 MAX_TILE = 16384
 MAX_RUN = 2048
+WALK_ROWS = 16
+"""Rows of a column walk's block: each copy moves one row of the tile, each strip of rows one block
+per walked tensor; more rows make the tile narrower (the blocks share the UB with it)."""
 CPU_MAX_TILE = 65536
 
 
@@ -112,6 +128,7 @@ class StageState:
     axes: dict[int, TiledAxis] = field(default_factory=dict)
     groups: list[StagingGroup] = field(default_factory=list)
     left: Leftovers = field(default_factory=Leftovers)
+    walks: list[tuple[TiledAxis, ColumnWalk]] = field(default_factory=list)
 
 
 _FORM_OPS = {arith.AddiOp: "add", arith.SubiOp: "sub", arith.MuliOp: "mul", arith.DivUIOp: "floordiv",
@@ -443,9 +460,16 @@ class _Tiler:
         for state in states:
             state.groups = find_staging_groups(state.nest, state.axes, gm)
             if self.target.staged:
+                written = written_memrefs(state.nest)
+                for axis in state.axes.values():
+                    walk = None if axis.fixed else find_column_walk(axis.point_loop, gm | workspace_args, written)
+                    if walk is not None:
+                        state.walks.append((axis, walk))
                 covered = {a for g in state.groups for a in g.accesses}
+                covered |= {a for _, w in state.walks for a in w.accesses}
                 points = {a.point_loop for a in state.axes.values()}
                 state.left = find_leftovers(state.nest, gm | workspace_args, covered, points)
+                state.plan.tensors = self.tensor_uses(state)
         for arg in workspace_args:
             workspace[self._name(arg)] = element_bytes(arg.type.element_type)
         plan = TilingPlan(self.target, self.num_blocks, [s.plan for s in states], resident, workspace,
@@ -527,21 +551,26 @@ class _Tiler:
                     self._set_size(state, axis, max(size, 16))
                 continue
             fixed = [self._fixed_buffer(g, state) for g in state.groups if g not in streamed]
+            fixed += self._walk_runs(state)
             fixed += self._leftover_buffers(state, plan.capacity - resident_bytes
                                             - sum(b.padded_bytes for b in fixed))
             fixed_bytes = sum(b.padded_bytes for b in fixed)
             available = plan.capacity - resident_bytes - fixed_bytes - 1  # the fit is strict
             per_element = sum(element_bytes(g.mem.type.element_type) for g in streamed)
-            smallest = min((element_bytes(g.mem.type.element_type) for g in streamed), default=1)
+            # a column walk's blocks (rows x the tile) and partial sums grow with the tile, once each
+            walk_bytes = [b for _, w in state.walks for b in self._walk_sizes(w)]
+            per_walk = sum(walk_bytes)
+            smallest = min([element_bytes(g.mem.type.element_type) for g in streamed] + [4] * bool(walk_bytes),
+                           default=1)
             quantum = max(1, align // smallest)
             # a tile no longer than the axis where the plan knows how long it is (a dim can change
             # from call to call without a new kernel, so a tile over one fits the longest)
             extents = [self._known_trips(state, axis, known) for axis in free]
             cap = min([MAX_TILE] + [max(1, -(-e // quantum)) * quantum for e in extents if e is not None])
             size, slots = quantum, 1
-            if per_element:
+            if per_element or per_walk:
                 for slots in (2, 1):
-                    size = self._align_down(min(cap, available // (per_element * slots)), quantum)
+                    size = self._align_down(min(cap, available // (per_element * slots + per_walk)), quantum)
                     if size >= (min(cap, quantum * 8) if slots == 2 else quantum):
                         break
                 # not even the smallest tile fits: planned at that size all the same, so the plan
@@ -554,7 +583,7 @@ class _Tiler:
                 eb = element_bytes(g.mem.type.element_type)
                 g.buffer = UBBuffer(self._name(g.mem), state.plan.index, (size,), slots, eb,
                                     self._copies(g), False, align, min_bytes=-(-quantum * eb // align) * align)
-            state.plan.buffers = fixed + [g.buffer for g in streamed]
+            state.plan.buffers = fixed + [g.buffer for g in streamed] + self._walk_buffers(state, size)
             stage_offset = resident_bytes
             for buffer in state.plan.buffers:
                 buffer.offset = stage_offset
@@ -595,6 +624,11 @@ class _Tiler:
     def _leftover_buffers(self, state: StageState, free: int) -> list[UBBuffer]:
         """One-element slots, then runs of R elements: R takes at most a quarter of what is free."""
         left, align, index = state.left, self.target.ub_align, state.plan.index
+        for row in left.rows:
+            element = row.accesses[0].memref.type.element_type
+            row.buffer = UBBuffer(self._name(row.accesses[0].memref), index, (row.length,), 1, element_bytes(element),
+                                  "row in" if isinstance(row.accesses[0], memref.LoadOp) else "row out", False, align)
+            free -= row.buffer.padded_bytes
         for access in left.elements:
             element = access.memref.type.element_type
             if str(element) not in left.slots:
@@ -609,10 +643,46 @@ class _Tiler:
                 raise UBCapacityError(
                     f"target {self.target.name}: stage {index} cannot fit its reduction runs "
                     f"({len(left.runs)} of {quantum} elements) in the {max(free, 0)} B of UB left")
-            left.length = length
             for run, size in zip(left.runs, sizes):
-                run.buffer = UBBuffer(self._name(run.mem), index, (length,), 1, size, "run in", False, align)
+                # a loop of a known short trip count (a window's taps) needs no longer run
+                ub, lb = _const_value(run.loop.ub), _const_value(run.loop.lb)
+                whole = None if None in (ub, lb) else max(quantum, -(-(ub - lb) // quantum) * quantum)
+                run.length = length if whole is None else min(length, whole)
+                run.buffer = UBBuffer(self._name(run.mem), index, (run.length,), 1, size, "run in", False, align)
         return left.buffers
+
+    def _walk_sizes(self, walk: ColumnWalk) -> list[int]:
+        """Bytes per column of the tile of a column walk's buffers: its blocks, its partial sums."""
+        walk.rows = WALK_ROWS
+        blocks = [walk.rows * element_bytes(mem.type.element_type) for mem, _, _ in walk.blocks]
+        return blocks + [element_bytes(v.type) for v in walk.reduce.iter_args]
+
+    def _walk_runs(self, state: StageState) -> list[UBBuffer]:
+        """The per-row runs of the stage's column walks (a strip's rows each)."""
+        found = []
+        for _, walk in state.walks:
+            for key in walk.runs:
+                eb = element_bytes(key[0].type.element_type)
+                walk.buffers[key] = UBBuffer(self._name(key[0]), state.plan.index, (WALK_ROWS,), 1, eb, "run in",
+                                             False, self.target.ub_align)
+                found.append(walk.buffers[key])
+        return found
+
+    def _walk_buffers(self, state: StageState, size: int) -> list[UBBuffer]:
+        """The blocks and partial sums of the stage's column walks, for tiles of `size` columns."""
+        found = []
+        for axis, walk in state.walks:
+            for key in walk.blocks:
+                eb = element_bytes(key[0].type.element_type)
+                walk.buffers[key] = UBBuffer(self._name(key[0]), state.plan.index, (walk.rows, axis.size), 1, eb,
+                                             "block in", False, self.target.ub_align)
+                found.append(walk.buffers[key])
+            for k, v in enumerate(walk.reduce.iter_args):
+                walk.buffers[("partial", k)] = UBBuffer(f"partial {v.type}", state.plan.index, (axis.size,), 1,
+                                                        element_bytes(v.type), "partials", False,
+                                                        self.target.ub_align)
+                found.append(walk.buffers[("partial", k)])
+        return found
 
     def _fixed_buffer(self, g: StagingGroup, state: StageState) -> UBBuffer:
         """A buffer whose box comes from the schedule: sized by its tiles, affine in the shape symbol
@@ -679,15 +749,50 @@ class _Tiler:
                             op.parent_block().insert_op_before(new, op)
                         op.detach()
                         op.erase()
+        forms = CopyForms(function_args(self.fn), self.block_id, self.num_blocks)
         for state in states:
+            built = []
             for group in state.groups:
                 value = self.ub_alloc(group.buffer, group.mem.type.element_type)
-                stage_group(group, value, group.buffer.slots == 2)
+                built += stage_group(group, value, group.buffer.slots == 2)
+            for axis, walk in state.walks:
+                types = {key: key[0].type.element_type for key in [*walk.blocks, *walk.runs]}
+                types.update({("partial", k): v.type for k, v in enumerate(walk.reduce.iter_args)})
+                values = {key: self.ub_alloc(walk.buffers[key], t) for key, t in types.items()}
+                built += stage_column_walk(walk, axis.tile_start, axis.tile_end, values)
             left = state.left
             runs = {id(r): self.ub_alloc(r.buffer, r.mem.type.element_type) for r in left.runs}
-            stage_runs(left.runs, runs, left.length)
+            built += stage_runs(left.runs, runs)
+            rows = {id(r): self.ub_alloc(r.buffer, r.accesses[0].memref.type.element_type) for r in left.rows}
+            built += stage_short_rows(left.rows, rows)
             types = {str(a.memref.type.element_type): a.memref.type.element_type for a in left.elements}
-            stage_elements(left.elements, {key: self.ub_alloc(left.slots[key], t) for key, t in types.items()})
+            built += stage_elements(left.elements, {key: self.ub_alloc(left.slots[key], t) for key, t in types.items()})
+            state.plan.copies = [forms.traffic(c, *self._gm_side(c)) for c in built]
+
+    def _gm_side(self, copy: tg.CopyOp) -> tuple[str, int]:
+        """The GM tensor a copy moves to or from, and its element bytes."""
+        gm = copy.src if copy.direction.data == "gm_to_ub" else copy.dst
+        return self._name(gm), element_bytes(gm.type.element_type)
+
+    def tensor_uses(self, state: StageState) -> list[TensorUse]:
+        """The GM tensors the stage's staged accesses touch, with their sizes as forms."""
+        uses: dict[SSAValue, TensorUse] = {}
+        accesses = [a for g in state.groups for a in g.accesses]
+        accesses += [a for r in state.left.runs for a in r.accesses] + state.left.elements
+        accesses += [a for r in state.left.rows for a in r.accesses]
+        accesses += [a for _, w in state.walks for a in w.accesses]
+        for access in accesses:
+            mem = viewed(access.memref)
+            if mem not in uses:
+                size = 1
+                for axis, d in enumerate(mem.type.get_shape()):
+                    size = ["mul", size, d if d >= 0 else ["dim", self._name(mem), axis]]
+                uses[mem] = TensorUse(self._name(mem), False, False, element_bytes(mem.type.element_type), size)
+            if isinstance(access, memref.LoadOp):
+                uses[mem].reads = True
+            else:
+                uses[mem].writes = True
+        return list(uses.values())
 
 
 def split_stages(module: ModuleOp) -> None:

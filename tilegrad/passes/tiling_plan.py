@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tilegrad.dsl.bounds import truncated_div
 from tilegrad.errors import UBCapacityError
 from tilegrad.schedule import KernelSchedule, parse_directive
 from tilegrad.targets import Target
@@ -49,6 +50,41 @@ class UBBuffer:
 
 
 @dataclass
+class CopyTraffic:
+    """One `tg.copy` of a stage, as tile-for-target built it: how many elements it moves each time
+    it runs, and the loops and branches around it, as size forms (dsl/bounds) in which `["var", k]`
+    is the variable of loop k (loop 0 walks the cores: the stage's split is a form of it), so a
+    plan counts what a call moves from its shapes alone."""
+
+    tensor: str
+    direction: str
+    """"in" (GM -> UB) or "out" (UB -> GM)."""
+    element_bytes: int
+    length: object
+    """Elements per copy (a form)."""
+    loops: list = field(default_factory=list)
+    """[lb, ub, step] of each loop around the copy, outermost first (forms)."""
+    when: list = field(default_factory=list)
+    """[condition, taken] of each branch around it; a condition None depends on data (counted as taken)."""
+
+    @property
+    def element(self) -> bool:
+        """A one-element copy: a DMA of its own per element moved."""
+        return self.length == 1
+
+
+@dataclass
+class TensorUse:
+    """A GM tensor a stage reads and/or writes: its size in elements (a form)."""
+
+    name: str
+    reads: bool
+    writes: bool
+    element_bytes: int
+    size: object
+
+
+@dataclass
 class StagePlan:
     index: int
     kind: str
@@ -65,6 +101,10 @@ class StagePlan:
     fusable: list = field(default_factory=list)
     """[axis, extent form] of the axes a fused core split may take, where the IR does not know their
     extents: a call's extents decide (schedule/scratchpad.py)."""
+    copies: list[CopyTraffic] = field(default_factory=list)
+    """Every GM<->UB copy of the stage (scratchpad targets)."""
+    tensors: list[TensorUse] = field(default_factory=list)
+    """The GM tensors the stage touches: what its copies move at least."""
 
 
 @dataclass
@@ -203,7 +243,9 @@ def plan_from_dict(data: dict) -> TilingPlan:
     for s in data["stages"]:
         stages.append(StagePlan(s["index"], s["kind"], s["split"], {int(k): v for k, v in s["tiles"].items()},
                                 [buffer(b) for b in s["buffers"]], s["double_buffered"], s["extent"], s["balanced"],
-                                s.get("cores"), list(s.get("fusable", []))))
+                                s.get("cores"), list(s.get("fusable", [])),
+                                [CopyTraffic(**c) for c in s.get("copies", [])],
+                                [TensorUse(**t) for t in s.get("tensors", [])]))
     return TilingPlan(Target(**target_fields), data["num_blocks"], stages,
                       [buffer(b) for b in data["resident"]], dict(data["workspace_temps"]), dict(data["direct_gm"]),
                       {k: list(v) for k, v in data.get("streamed", {}).items()},
@@ -217,3 +259,116 @@ def _schedule(target: str, printed: list[list[str]] | None) -> KernelSchedule | 
         return None
     directives = {parse_directive(text): source for text, source in printed}
     return KernelSchedule(target, tuple(directives), directives)
+
+
+COUNT_BUDGET = 200_000
+"""Loop iterations `stage_traffic` walks at most to count a stage's copies (those whose loop bounds
+depend on outer loops; independent loops multiply): beyond it the plan says "not counted"."""
+
+
+class _TooMany(Exception):
+    pass
+
+
+def _value(form, shapes: dict[str, tuple], env: dict[int, int]) -> int:
+    if isinstance(form, int):
+        return form
+    head = form[0]
+    if head == "var":
+        return env[form[1]]
+    if head == "dim":
+        return int(shapes[form[1]][form[2]])
+    a, b = _value(form[1], shapes, env), _value(form[2], shapes, env)
+    match head:
+        case "add":
+            return a + b
+        case "sub":
+            return a - b
+        case "mul":
+            return a * b
+        case "floordiv" | "div":
+            return truncated_div(a, b)
+        case "mod":
+            return a - truncated_div(a, b) * b if b else 0
+        case "max":
+            return max(a, b)
+        case "min":
+            return min(a, b)
+        case "gt":
+            return int(a > b)
+    raise KeyError(f"size form operation {head!r}")
+
+
+def _uses(form) -> set[int]:
+    if not isinstance(form, list):
+        return set()
+    if form[0] == "var":
+        return {form[1]}
+    return set().union(*(_uses(f) for f in form[1:]))
+
+
+def _copy_totals(copy: CopyTraffic, shapes: dict[str, tuple], budget: list[int]) -> tuple[int, int]:
+    """(elements moved, copies run) by one copy over the whole call (all cores)."""
+    loops = copy.loops
+    conditions = [c for c, _ in copy.when if c is not None]
+    # the loops whose variable something inside them uses must be walked; the others multiply
+    inner_uses: list[set[int]] = []
+    below = _uses(copy.length).union(*(_uses(c) for c in conditions))
+    for level in range(len(loops) - 1, -1, -1):
+        inner_uses.append(below)
+        below = below | _uses(loops[level][0]) | _uses(loops[level][1]) | _uses(loops[level][2])
+    inner_uses.reverse()
+
+    def total(level: int, env: dict[int, int]) -> tuple[int, int]:
+        if level == len(loops):
+            if any(bool(_value(c, shapes, env)) != taken for c, taken in copy.when if c is not None):
+                return 0, 0
+            return max(_value(copy.length, shapes, env), 0), 1
+        lb, ub, step = (_value(f, shapes, env) for f in loops[level])
+        trips = max(0, -(-(ub - lb) // step)) if step > 0 else 0
+        if level not in inner_uses[level]:
+            moved, count = total(level + 1, env) if trips else (0, 0)
+            return moved * trips, count * trips
+        budget[0] -= trips
+        if budget[0] < 0:
+            raise _TooMany
+        moved = count = 0
+        for v in range(lb, ub, step):
+            m, c = total(level + 1, {**env, level: v})
+            moved, count = moved + m, count + c
+        return moved, count
+
+    return total(0, {})
+
+
+def stage_traffic(stage: StagePlan, shapes: dict[str, tuple]) -> dict | None:
+    """What a stage's copies move for a call of these shapes, against the least it needs (each
+    element of each tensor it touches read once and written once, or what it moves of that tensor
+    if less: a gather need not read all of a table): {"moved", "minimum", "copies", "element_copies",
+    "element_bytes"} in bytes and counts, "exact" False where a data-dependent branch was counted as
+    taken. None if the stage has no record of its copies (a plan from before), or its copies' loops
+    are too long to count (COUNT_BUDGET) or not described."""
+    if not stage.copies and not stage.tensors:
+        return None
+    budget = [COUNT_BUDGET]
+    moved: dict[tuple[str, str], int] = {}
+    result = {"moved": 0, "minimum": 0, "copies": 0, "element_copies": 0, "element_bytes": 0,
+              "exact": all(c is not None for copy in stage.copies for c, _ in copy.when)}
+    try:
+        for copy in stage.copies:
+            elements, count = _copy_totals(copy, shapes, budget)
+            key = (copy.tensor, copy.direction)
+            moved[key] = moved.get(key, 0) + elements * copy.element_bytes
+            result["moved"] += elements * copy.element_bytes
+            result["copies"] += count
+            if copy.element:
+                result["element_copies"] += count
+                result["element_bytes"] += elements * copy.element_bytes
+        for t in stage.tensors:
+            whole = max(_value(t.size, shapes, {}), 0) * t.element_bytes
+            for direction, used in (("in", t.reads), ("out", t.writes)):
+                if used:
+                    result["minimum"] += min(whole, moved.get((t.name, direction), 0))
+    except (_TooMany, KeyError, IndexError, TypeError):
+        return None
+    return result

@@ -3,12 +3,16 @@
 Tile staging (`ub_staging.py`) covers accesses whose innermost index walks a tile of the stage's
 parallel axis. What is left reads or writes GM inside reductions, windows and gathers:
 
-- a **run**: a load whose last index is the variable of the loop right around it (a reduction's
-  contiguous axis), of a tensor the stage does not write. That loop is strip-mined by the run
-  length R; before each strip the run `mem[..., r0:r0+R]` is copied GM->UB and the loads read it.
+- a **run**: a load whose last index walks the loop right around it at unit slope: the loop's
+  variable, or that plus or minus values the loop does not change, clamped by such values (a
+  window's `x[.., o + k - p]`, a variable-extent reduction's `x[n, i + t]`, a flipped kernel's
+  `w[.., 2 - k]`), of a tensor the stage does not write, its other indices unchanged by the loop.
+  That loop is strip-mined by the run length R; before each strip the run the strip reads (the
+  span between the index at the strip's first and last iteration: a monotone index of unit slope
+  stays inside it, and it is at most R long) is copied GM->UB and the loads read it.
   The loop still visits the same elements in the same order: results are bitwise unchanged.
-- an **element**: any other access (a per-row scalar, a column walk, a data-indexed gather, a
-  scatter's read-modify-write) moves through a one-element UB slot right where it happens: a load is
+- an **element**: any other access (a per-row scalar, a data-indexed gather, a scatter's
+  read-modify-write) moves through a one-element UB slot right where it happens: a load is
   `copy gm->slot; load slot`, a store is `store slot; copy slot->gm`, in the same block as the
   access, so it runs under the same conditions and in the same order as before.
 
@@ -33,13 +37,17 @@ from tilegrad.passes.ub_staging import defined_outside
 
 @dataclass
 class Run:
-    """Loads of one GM tensor at the same other indices whose last index walks `loop`."""
+    """Loads of one GM tensor at the same indices whose last index walks `loop` at unit slope."""
 
     mem: SSAValue
     loop: scf.ForOp
     fixed: tuple[SSAValue, ...]
+    last: SSAValue
+    """The last index: the loop's variable, or a unit-slope monotone function of it."""
     accesses: list[memref.LoadOp] = field(default_factory=list)
     buffer: UBBuffer | None = None
+    length: int = 0
+    """R of its loop: the elements of the run buffer."""
 
 
 @dataclass
@@ -50,12 +58,12 @@ class Leftovers:
     elements: list[Operation] = field(default_factory=list)
     slots: dict[str, UBBuffer] = field(default_factory=dict)
     """One single-element slot per element type ("f32" -> its buffer)."""
-    length: int = 0
-    """R: the elements of every run."""
+    rows: list[ShortRow] = field(default_factory=list)
 
     @property
     def buffers(self) -> list[UBBuffer]:
-        return [r.buffer for r in self.runs if r.buffer is not None] + list(self.slots.values())
+        return ([r.buffer for r in self.runs if r.buffer is not None] + [r.buffer for r in self.rows if r.buffer]
+                + list(self.slots.values()))
 
 
 def find_leftovers(nest: Operation, gm: set[SSAValue], covered: set[Operation],
@@ -69,13 +77,16 @@ def find_leftovers(nest: Operation, gm: set[SSAValue], covered: set[Operation],
             continue
         loop = op.parent_op()
         if isinstance(op, memref.LoadOp) and viewed(op.memref) not in written and _walks_run(op, loop, points):
-            fixed = tuple(op.indices)[:-1]
-            key = (op.memref, loop, fixed)
-            run = runs.get(key) or runs.setdefault(key, Run(op.memref, loop, fixed))
+            fixed, last = tuple(op.indices)[:-1], op.indices[-1]
+            key = (op.memref, loop, fixed, last)
+            run = runs.get(key) or runs.setdefault(key, Run(op.memref, loop, fixed, last))
             run.accesses.append(op)
         else:
             left.elements.append(op)
     left.runs = list(runs.values())
+    left.rows = find_short_rows(left.elements)
+    in_rows = {a for r in left.rows for a in r.accesses}
+    left.elements = [a for a in left.elements if a not in in_rows]
     return left
 
 
@@ -84,19 +95,71 @@ def _walks_run(load: memref.LoadOp, loop: Operation | None, points: set[scf.ForO
             or loop_role(loop) in (LoopRole.TILE, LoopRole.COPY, LoopRole.RUN)):
         return False
     indices = list(load.indices)
-    if not indices or indices[-1] is not loop.body.block.args[0] or constant_index(loop.step) != 1:
+    if not indices or constant_index(loop.step) != 1:
         return False
-    return all(defined_outside(v, loop) for v in indices[:-1])
+    iv = loop.body.block.args[0]
+    return _unit_slope(indices[-1], iv, loop) and all(_invariant(v, iv, loop) for v in indices[:-1])
 
 
-def stage_runs(runs: list[Run], buffers: dict[int, SSAValue], length: int) -> None:
-    """Strip-mine each run loop by `length` and copy every run of it into its UB buffer."""
+_PURE = (arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.MinSIOp, arith.MaxSIOp,
+         arith.DivUIOp, arith.DivSIOp, arith.RemUIOp, arith.RemSIOp)
+
+
+def _inside(value: SSAValue, loop: scf.ForOp) -> Operation | None:
+    """The op in the loop's own body that defines `value`, None if it is defined outside the loop."""
+    owner = value.owner
+    return owner if isinstance(owner, Operation) and owner.parent_op() is loop else None
+
+
+def _invariant(value: SSAValue, iv: SSAValue, loop: scf.ForOp) -> bool:
+    """Defined outside the loop, or by index arithmetic in its body of such values."""
+    if defined_outside(value, loop):
+        return True
+    op = _inside(value, loop)
+    return isinstance(op, _PURE) and all(_invariant(v, iv, loop) for v in op.operands)
+
+
+def _unit_slope(value: SSAValue, iv: SSAValue, loop: scf.ForOp) -> bool:
+    """`value` is iv, or iv plus or minus loop-invariant values, clamped (min, max) by such values:
+    monotone in iv, and never more than one apart for consecutive iv."""
+    if value is iv:
+        return True
+    op = _inside(value, loop)
+    if not isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MinSIOp, arith.MaxSIOp)):
+        return False
+    a, b = op.operands  # one side walks, the other does not change (inv - iv walks backwards)
+    return (_unit_slope(a, iv, loop) and _invariant(b, iv, loop)) or (
+        _unit_slope(b, iv, loop) and _invariant(a, iv, loop))
+
+
+def _clone_at(values: list[SSAValue], loop: scf.ForOp, b: BlockBuilder, mapping: dict[SSAValue, SSAValue]) -> list:
+    """The values as `b` computes them: the ops of the loop's body they come from are cloned there,
+    with `mapping` (the loop variable -> a value at the builder) applied."""
+
+    def value(v: SSAValue) -> SSAValue:
+        if v in mapping:
+            return mapping[v]
+        op = _inside(v, loop)
+        if op is None:
+            return v
+        clone = op.clone(value_mapper={o: value(o) for o in op.operands})
+        b.add(clone)
+        mapping[v] = clone.results[0]
+        return mapping[v]
+
+    return [value(v) for v in values]
+
+
+def stage_runs(runs: list[Run], buffers: dict[int, SSAValue]) -> list[tg.CopyOp]:
+    """Strip-mine each run loop by its runs' length and copy every run of it into its UB buffer.
+    The copies built."""
     by_loop: dict[scf.ForOp, list[Run]] = {}
+    built: list[tg.CopyOp] = []
     for run in runs:
         by_loop.setdefault(run.loop, []).append(run)
     for loop, loop_runs in by_loop.items():
         parent = loop.parent_block()
-        size = arith.ConstantOp(IntegerAttr(length, INDEX))
+        size = arith.ConstantOp(IntegerAttr(loop_runs[0].length, INDEX))
         parent.insert_op_before(size, loop)
         axis = loop_axis(loop)
         strip, body = make_for(loop.lb, loop.ub, size.result, LoopRole.RUN, axis, list(loop.iter_args))
@@ -110,9 +173,23 @@ def stage_runs(runs: list[Run], buffers: dict[int, SSAValue], length: int) -> No
         end = b.add(arith.MinSIOp(b.add(arith.AddiOp(start, size.result)), loop.ub))
         count = b.add(arith.SubiOp(end, start))
         zero = b.index(0)
+        iv = loop.body.block.args[0]
+        firsts: dict[int, SSAValue] = {}
         for run in loop_runs:
             ub = buffers[id(run)]
-            b.add(tg.CopyOp("gm_to_ub", run.mem, [*run.fixed, start], ub, [zero], count))
+            fixed = _clone_at(list(run.fixed), loop, b, {})
+            if run.last is iv:  # the plain run: [start, end)
+                first, length = start, count
+            else:  # the span between the index at the strip's first and last iteration
+                at_start = _clone_at([run.last], loop, b, {iv: start})[0]
+                at_end = _clone_at([run.last], loop, b, {iv: b.add(arith.SubiOp(end, b.index(1)))})[0]
+                first = b.add(arith.MinSIOp(at_start, at_end))
+                length = b.add(arith.AddiOp(b.add(arith.SubiOp(b.add(arith.MaxSIOp(at_start, at_end)), first)),
+                                            b.index(1)))
+            firsts[id(run)] = first
+            copy = tg.CopyOp("gm_to_ub", run.mem, [*fixed, first], ub, [zero], length)
+            b.add(copy)
+            built.append(copy)
         loop.detach()
         loop.operands = [start, end, loop.step, *body.args[1:]]
         body.add_op(loop)
@@ -121,16 +198,18 @@ def stage_runs(runs: list[Run], buffers: dict[int, SSAValue], length: int) -> No
             ub = buffers[id(run)]
             for load in run.accesses:
                 a = BlockBuilder(load.parent_block(), load)
-                local = a.add(arith.SubiOp(load.indices[-1], start))
+                local = a.add(arith.SubiOp(load.indices[-1], firsts[id(run)]))
                 new = memref.LoadOp.get(ub, [local])
                 load.parent_block().insert_op_before(new, load)
                 load.res.replace_all_uses_with(new.res)
                 load.detach()
                 load.erase()
+    return built
 
 
-def stage_elements(elements: list[Operation], slots: dict[str, SSAValue]) -> None:
-    """Move each access through the one-element slot of its element type."""
+def stage_elements(elements: list[Operation], slots: dict[str, SSAValue]) -> list[tg.CopyOp]:
+    """Move each access through the one-element slot of its element type. The copies built."""
+    built: list[tg.CopyOp] = []
     for access in elements:
         slot = slots[str(access.memref.type.element_type)]
         b = BlockBuilder(access.parent_block(), access)
@@ -138,14 +217,246 @@ def stage_elements(elements: list[Operation], slots: dict[str, SSAValue]) -> Non
         one = b.index(1)
         indices = list(access.indices)
         if isinstance(access, memref.LoadOp):
-            b.add(tg.CopyOp("gm_to_ub", access.memref, indices, slot, [zero], one))
+            copy = tg.CopyOp("gm_to_ub", access.memref, indices, slot, [zero], one)
+            b.add(copy)
             new = memref.LoadOp.get(slot, [zero])
             access.parent_block().insert_op_before(new, access)
             access.res.replace_all_uses_with(new.res)
         else:
             b.add(memref.StoreOp.get(access.value, slot, [zero]))
             after = access.next_op
-            BlockBuilder(access.parent_block(), after).add(
-                tg.CopyOp("ub_to_gm", slot, [zero], access.memref, indices, one))
+            copy = tg.CopyOp("ub_to_gm", slot, [zero], access.memref, indices, one)
+            BlockBuilder(access.parent_block(), after).add(copy)
+        built.append(copy)
         access.detach()
         access.erase()
+    return built
+
+
+# ---- column walks: a reduction over rows inside the tile of columns it reduces ------------------------------------
+
+@dataclass
+class ColumnWalk:
+    """A tile's point loop `point` whose body reduces over rows (`reduce`, bounds the tile does not
+    change) reading GM at [.., row, .., column]: a column walk per point. It is staged by blocks:
+    the reduction is strip-mined by `rows`, and per strip each walked tensor's block (rows x the
+    tile's columns) is copied GM->UB once, then every point of the tile adds the strip's terms to
+    its partial sum, kept in UB between strips. Every point still adds the same terms in the same
+    order: results are bitwise unchanged."""
+
+    point: scf.ForOp
+    reduce: scf.ForOp
+    blocks: dict[tuple, list[memref.LoadOp]] = field(default_factory=dict)
+    """(tensor, row position, other indices) -> its column-walk loads."""
+    runs: dict[tuple, list[memref.LoadOp]] = field(default_factory=dict)
+    """(tensor, other indices) -> loads whose last index is the row (a per-row value)."""
+    rows: int = 0
+    buffers: dict[tuple, UBBuffer] = field(default_factory=dict)
+    """block / run key -> its buffer; ("partial", k) -> the partial sums of the reduction's result k."""
+
+    @property
+    def accesses(self) -> list[memref.LoadOp]:
+        return [a for loads in (*self.blocks.values(), *self.runs.values()) for a in loads]
+
+
+def find_column_walk(point: scf.ForOp, gm: set[SSAValue], written: set[SSAValue]) -> ColumnWalk | None:
+    """The column walk in a point loop's body, if there is one it can stage by blocks: one reduction
+    loop of unit step over bounds set outside the point loop, whose body is straight-line code
+    (no loops, branches or stores) computing from values it can recompute (index and constant
+    arithmetic of the point's body), and reads at least one tensor the stage does not write at
+    [.., row, .., column]."""
+    p = point.body.block.args[0]
+    reduces = [o for o in point.body.block.ops if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.REDUCE]
+    if len(reduces) != 1:
+        return None
+    reduce = reduces[0]
+    if constant_index(reduce.step) != 1 or not all(defined_outside(v, point) for v in (reduce.lb, reduce.ub)):
+        return None
+    r = reduce.body.block.args[0]
+    walk = ColumnWalk(point, reduce)
+    for op in reduce.body.block.ops:
+        if op.regions or isinstance(op, (memref.StoreOp, tg.CopyOp)):
+            return None
+        for v in op.operands:
+            if not (defined_outside(v, point) or v is p or reduce.is_ancestor(_owner(v)) or _recomputable(v, point)):
+                return None
+        if not isinstance(op, memref.LoadOp) or op.memref not in gm:
+            continue
+        indices = list(op.indices)
+        fixed = tuple((k, v) for k, v in enumerate(indices) if v is not r and v is not p)
+        if not all(defined_outside(v, point) for _, v in fixed) or indices.count(r) > 1 or indices.count(p) > 1:
+            return None
+        if indices[-1] is p and r in indices and viewed(op.memref) not in written:
+            walk.blocks.setdefault((op.memref, indices.index(r), fixed), []).append(op)
+        elif indices[-1] is r and p not in indices:
+            walk.runs.setdefault((op.memref, fixed), []).append(op)
+        else:  # a GM read of its own (x[p, r]: a row per point) would need the point loop it leaves
+            return None
+    for init in reduce.iter_args:
+        if not (defined_outside(init, point) or _recomputable(init, point)):
+            return None
+    return walk if walk.blocks else None
+
+
+def _owner(value: SSAValue) -> Operation:
+    owner = value.owner
+    return owner if isinstance(owner, Operation) else owner.parent_op()
+
+
+def _recomputable(value: SSAValue, point: scf.ForOp) -> bool:
+    """Index or constant arithmetic in the point loop's own body of its variable and outer values."""
+    op = value.owner
+    if not isinstance(op, Operation) or op.parent_op() is not point:
+        return value is point.body.block.args[0] or defined_outside(value, point)
+    return isinstance(op, (*_PURE, arith.ConstantOp)) and all(_recomputable(v, point) for v in op.operands)
+
+
+def stage_column_walk(walk: ColumnWalk, tile_start: SSAValue, tile_end: SSAValue,
+                      buffers: dict[tuple, SSAValue]) -> list[tg.CopyOp]:
+    """Stage one column walk by blocks (see ColumnWalk), in the tile loop body around its point
+    loop, which the tile loop has already strip-mined to [tile_start, tile_end). The copies built."""
+    point, reduce = walk.point, walk.reduce
+    p, r = point.body.block.args[0], reduce.body.block.args[0]
+    axis, block = loop_axis(point), point.parent_block()
+    b = BlockBuilder(block, point)
+    built: list[tg.CopyOp] = []
+
+    def points(builder: BlockBuilder) -> tuple[BlockBuilder, SSAValue, SSAValue]:
+        """A loop over the tile's points; a builder of its body, its variable and offset in the tile."""
+        loop, body = make_for(tile_start, tile_end, builder.index(1), LoopRole.PARALLEL, axis)
+        builder.add(loop)
+        body.add_op(scf.YieldOp())
+        inner = BlockBuilder(body, body.last_op)
+        return inner, body.args[0], inner.add(arith.SubiOp(body.args[0], tile_start))
+
+    partials = [buffers[("partial", k)] for k in range(len(reduce.iter_args))]
+    # the partial sums start at the reduction's initial values
+    ib, iv, local = points(b)
+    inits = _clone_at(list(reduce.iter_args), point, ib, {p: iv})
+    for partial, init in zip(partials, inits):
+        ib.add(memref.StoreOp.get(init, partial, [local]))
+    # strips of rows: copy the strip's blocks and runs, then every point adds the strip's terms
+    rows = b.index(walk.rows)
+    strip, strip_body = make_for(reduce.lb, reduce.ub, rows, LoopRole.RUN, loop_axis(reduce))
+    b.add(strip)
+    sb = BlockBuilder(strip_body)
+    start = strip_body.args[0]
+    end = sb.add(arith.MinSIOp(sb.add(arith.AddiOp(start, rows)), reduce.ub))
+    zero, one = sb.index(0), sb.index(1)
+    width = sb.add(arith.SubiOp(tile_end, tile_start))
+    for key in walk.blocks:
+        mem, row_position, fixed = key
+        copy_rows, copy_body = make_for(start, end, one, LoopRole.COPY, loop_axis(reduce))
+        sb.add(copy_rows)
+        cb = BlockBuilder(copy_body)
+        row = copy_body.args[0]
+        gm_idx = dict(fixed) | {row_position: row, len(fixed) + 1: tile_start}
+        copy = tg.CopyOp("gm_to_ub", mem, [gm_idx[k] for k in range(len(gm_idx))], buffers[key],
+                         [cb.add(arith.SubiOp(row, start)), zero], width)
+        cb.add(copy)
+        cb.add(scf.YieldOp())
+        built.append(copy)
+    for key in walk.runs:
+        mem, fixed = key
+        copy = tg.CopyOp("gm_to_ub", mem, [v for _, v in fixed] + [start], buffers[key], [zero],
+                         sb.add(arith.SubiOp(end, start)))
+        sb.add(copy)
+        built.append(copy)
+    pb, piv, plocal = points(sb)
+    strip_body.add_op(scf.YieldOp())
+    sums = [pb.add(memref.LoadOp.get(partial, [plocal])) for partial in partials]
+    # the point loop's body reads the finished sums where the reduction was
+    after = BlockBuilder(point.body.block, reduce)
+    local = after.add(arith.SubiOp(p, tile_start))
+    for result, partial in zip(reduce.results, partials):
+        result.replace_all_uses_with(after.add(memref.LoadOp.get(partial, [local])))
+    # the reduction itself moves into the strip, over its rows, for each point
+    mapping: dict[SSAValue, SSAValue] = {p: piv}
+    for op in reduce.body.block.ops:
+        for k, v in enumerate(op.operands):
+            if not defined_outside(v, point) and not reduce.is_ancestor(_owner(v)) and v is not p:
+                op.operands[k] = _clone_at([v], point, pb, mapping)[0]
+            elif v is p:
+                op.operands[k] = piv
+    reduce.detach()
+    reduce.operands = [start, end, reduce.step, *sums]
+    pb.add(reduce)
+    for k, partial in enumerate(partials):
+        pb.add(memref.StoreOp.get(reduce.results[k], partial, [plocal]))
+    for key, loads in [*walk.blocks.items(), *walk.runs.items()]:
+        for load in loads:
+            a = BlockBuilder(load.parent_block(), load)
+            row_local = a.add(arith.SubiOp(r, start))
+            index = [row_local, a.add(arith.SubiOp(piv, tile_start))] if key in walk.blocks else [row_local]
+            new = memref.LoadOp.get(buffers[key], index)
+            load.parent_block().insert_op_before(new, load)
+            load.res.replace_all_uses_with(new.res)
+            load.detach()
+            load.erase()
+    return built
+
+
+# ---- short rows: a few neighbouring elements one block reads or writes at constant last indices -----------------
+
+@dataclass
+class ShortRow:
+    """Element accesses of one tensor in one block, all loads or all stores, at the same leading
+    indices and constant last indices that cover [first, first + length) (an unrolled or jammed
+    innermost axis: `dw[k, c, i, 0]`, `dw[k, c, i, 1]`, `dw[k, c, i, 2]`), with no other access of
+    the tensor between them. The row moves in one copy: in before the first load, out after the
+    last store (every element of it stored, so nothing else is overwritten)."""
+
+    accesses: list[Operation]
+    first: int
+    length: int
+    buffer: UBBuffer | None = None
+
+
+def find_short_rows(elements: list[Operation]) -> list[ShortRow]:
+    groups: dict[tuple, list[Operation]] = {}
+    for access in elements:
+        last = constant_index(access.indices[-1]) if access.indices else None
+        if last is not None and isinstance(access, memref.StoreOp):
+            key = (access.memref, access.parent_block(), tuple(access.indices)[:-1], type(access))
+            groups.setdefault(key, []).append(access)
+    rows = []
+    for (mem, block, _, kind), accesses in groups.items():
+        lasts = sorted(constant_index(a.indices[-1]) for a in accesses)
+        if len(accesses) < 2 or lasts != list(range(lasts[0], lasts[0] + len(lasts))):
+            continue
+        ops = list(block.ops)
+        span = ops[min(ops.index(a) for a in accesses):max(ops.index(a) for a in accesses) + 1]
+        others = [o for op in span for o in op.walk() if o not in accesses
+                  and isinstance(o, (memref.LoadOp, memref.StoreOp)) and viewed(o.memref) is viewed(mem)]
+        if not others:
+            rows.append(ShortRow(sorted(accesses, key=ops.index), lasts[0], len(lasts)))
+    return rows
+
+
+def stage_short_rows(rows: list[ShortRow], buffers: dict[int, SSAValue]) -> list[tg.CopyOp]:
+    built: list[tg.CopyOp] = []
+    for row in rows:
+        ub, first, last = buffers[id(row)], row.accesses[0], row.accesses[-1]
+        loads = isinstance(first, memref.LoadOp)
+        b = BlockBuilder(first.parent_block(), first if loads else last.next_op)
+        zero = b.index(0)
+        gm_idx = [*first.indices[:-1], b.index(row.first)]
+        if loads:
+            copy = tg.CopyOp("gm_to_ub", first.memref, gm_idx, ub, [zero], b.index(row.length))
+        else:
+            copy = tg.CopyOp("ub_to_gm", ub, [zero], first.memref, gm_idx, b.index(row.length))
+        for access in row.accesses:
+            a = BlockBuilder(access.parent_block(), access)
+            local = [a.index(constant_index(access.indices[-1]) - row.first)]
+            if loads:
+                new = memref.LoadOp.get(ub, local)
+                access.parent_block().insert_op_before(new, access)
+                access.res.replace_all_uses_with(new.res)
+            else:
+                access.parent_block().insert_op_before(memref.StoreOp.get(access.value, ub, local), access)
+        b.add(copy)
+        built.append(copy)
+        for access in row.accesses:
+            access.detach()
+            access.erase()
+    return built
