@@ -114,6 +114,12 @@ def _chunked_row(sweep: Operation) -> scf.ForOp | None:
     return row if len(written) >= 2 and shares_an_operand(row) else None
 
 
+def chunked_sweeps(fn: Operation) -> list[tuple[scf.ForOp, scf.ForOp]]:
+    """(sweep, its row loop) of each sweep chunk-row-sweeps chunks in `fn`: its decision, which the
+    cpu planner lists too (no sweep holds another, so chunking one leaves the others' as it was)."""
+    return [(sweep, row) for sweep in fn.walk() if (row := _chunked_row(sweep)) is not None]
+
+
 def _chunk(sweep: scf.ForOp, row: scf.ForOp, columns: int, lanes: int) -> None:
     index = IndexType()
     block = sweep.parent_block()
@@ -172,7 +178,5 @@ class ChunkRowSweeps(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in functions(op):
-            for sweep in list(fn.walk()):
-                row = _chunked_row(sweep)
-                if row is not None:
-                    _chunk(sweep, row, self.columns, self.lanes)
+            for sweep, row in chunked_sweeps(fn):
+                _chunk(sweep, row, self.columns, self.lanes)

@@ -82,6 +82,11 @@ def _candidate(loop: Operation) -> bool:
     return sweeps_shared_data(loop)
 
 
+def jammed_rows(fn: Operation) -> list[scf.ForOp]:
+    """The row loops jam-row-sweeps jams in `fn`: its decision, which the cpu planner lists too."""
+    return [o for o in fn.walk() if _candidate(o)]
+
+
 class _Zip:
     def __init__(self, mappings: list[dict[SSAValue, SSAValue]]):
         self.mappings = mappings
@@ -213,5 +218,5 @@ class JamRowSweeps(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in functions(op):
-            for loop in [o for o in fn.walk() if _candidate(o)]:
+            for loop in jammed_rows(fn):
                 jam(loop, fn.body.block, self.rows)

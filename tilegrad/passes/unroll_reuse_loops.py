@@ -115,17 +115,26 @@ def _shares_with_its_row(loop: scf.ForOp) -> scf.ForOp | None:
     return parent if any(varying) and not all(varying) else None
 
 
+def reuse_decisions(root: Operation, jam_rows: int = JAM_ROWS) -> tuple[list[scf.ForOp], list[scf.ForOp]]:
+    """The loops unroll-reuse-loops unrolls in `root` and the row loops around them it then jams:
+    its decision, which the cpu planner lists too (no such loop holds another parallel loop, so
+    unrolling one leaves the others' decision as it was)."""
+    loops = [o for o in root.walk() if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL and _reuses(o)
+             and constant_index(o.step) == 1]
+    rows = []
+    for loop in loops:
+        row = _shares_with_its_row(loop)
+        if row is not None and jam_rows > 1 and row not in rows:
+            rows.append(row)
+    return loops, rows
+
+
 def unroll_function(root: Operation, unroll: int = UNROLL, jam_rows: int = JAM_ROWS) -> None:
     from tilegrad.passes.jam_row_sweeps import jam, repeatable
 
-    loops = [o for o in root.walk() if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL and _reuses(o)]
-    rows = []
+    loops, rows = reuse_decisions(root, jam_rows)
     for loop in loops:
-        if constant_index(loop.step) == 1:
-            row = _shares_with_its_row(loop)
-            _unroll(loop, unroll)
-            if row is not None and jam_rows > 1 and row not in rows:
-                rows.append(row)
+        _unroll(loop, unroll)
     for row in rows:
         jam(row, enclosing_func(row).body.block, jam_rows, clamped=repeatable(row))
 

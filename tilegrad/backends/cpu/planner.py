@@ -13,10 +13,14 @@ from __future__ import annotations
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import functions, loop_axis, stage_number, tensor_name
+from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps, chunked_sweeps
+from tilegrad.passes.common import enclosing_func, functions, loop_axis, stage_number, tensor_name
+from tilegrad.passes.jam_row_sweeps import JamRowSweeps, jammed_rows
+from tilegrad.passes.jam_sweep_terms import JamSweepTerms, jammed_sweeps
 from tilegrad.passes.pack_reused_panels import PackReusedPanels, panel_decisions
 from tilegrad.passes.stream_stores import StreamStores, streamable_loops
-from tilegrad.schedule import Directive, Memory, Stage, Store
+from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops, reuse_decisions
+from tilegrad.schedule import Directive, Memory, Split, Stage, Store, Tail, Unroll, UnrollJam
 
 
 def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
@@ -25,7 +29,34 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
         return streamed_stores(module, step)
     if isinstance(step, PackReusedPanels):
         return packed_panels(module)
+    if isinstance(step, JamRowSweeps):
+        return _unique(UnrollJam(stage=stage_number(fn), axis=loop_axis(loop), factor=step.rows)
+                       for fn in functions(module) for loop in jammed_rows(fn) if step.rows > 1)
+    if isinstance(step, ChunkRowSweeps):  # the columns a chunk leaves over run in the sweep as it was
+        return _unique(Split(stage=stage_number(fn), axis=loop_axis(row), factor=step.columns, tail=Tail.PEEL)
+                       for fn in functions(module) for _, row in chunked_sweeps(fn))
+    if isinstance(step, UnrollReuseLoops):
+        return reused_loops(module, step)
+    if isinstance(step, JamSweepTerms):
+        return _unique(Unroll(stage=stage_number(fn), axis=loop_axis(sweep), factor=step.terms)
+                       for fn in functions(module) for sweep, _ in jammed_sweeps(fn) if step.terms > 1)
     return ()
+
+
+def _unique(directives) -> tuple[Directive, ...]:
+    return tuple(dict.fromkeys(directives))
+
+
+def reused_loops(module: ModuleOp, step: UnrollReuseLoops) -> tuple[Directive, ...]:
+    """The dot products' loops unroll-reuse-loops unrolls (fuse-sibling-reductions then jams their
+    sums: a register tile) and the row loops around them it jams, by stage."""
+    found: list[Directive] = []
+    loops, rows = reuse_decisions(module, step.jam_rows)
+    for factor, chosen in ((step.unroll, loops), (step.jam_rows, rows)):
+        if factor > 1:
+            found += [UnrollJam(stage=stage_number(enclosing_func(loop)), axis=loop_axis(loop), factor=factor)
+                      for loop in chosen]
+    return _unique(found)
 
 
 def streamed_stores(module: ModuleOp, step: StreamStores) -> tuple[Directive, ...]:
