@@ -282,14 +282,23 @@ class _Split:
         s.erase()
 
 
-def split_function(fn: func.FuncOp, num_blocks: int) -> None:
+def column_splits(fn: func.FuncOp) -> list[ColumnSums]:
+    """The column stages split-column-reductions splits in `fn`, in stage order: its decision, which
+    the cpu planner lists too (each split inserts one stage, its partial sums, before its column stage)."""
     nests = stage_nests(fn.body.block)
     found = [f for row, column in zip(nests, nests[1:]) if (f := find_column_sums(fn, row, column))]
     used: set[scf.ForOp] = set()
+    chosen = []
     for f in found:
         if f.row not in used and f.column not in used:  # a stage takes part in one split at most
             used.update((f.row, f.column))
-            _Split(fn, f, num_blocks).apply()
+            chosen.append(f)
+    return chosen
+
+
+def split_function(fn: func.FuncOp, num_blocks: int) -> None:
+    for f in column_splits(fn):
+        _Split(fn, f, num_blocks).apply()
     number_stages(stage_nests(fn.body.block))
 
 

@@ -14,13 +14,22 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps, chunked_sweeps
-from tilegrad.passes.common import enclosing_func, functions, loop_axis, stage_number, tensor_name
+from tilegrad.passes.common import (
+    enclosing_func,
+    functions,
+    loop_axis,
+    stage_nests,
+    stage_number,
+    sum_loop,
+    tensor_name,
+)
 from tilegrad.passes.jam_row_sweeps import JamRowSweeps, jammed_rows
 from tilegrad.passes.jam_sweep_terms import JamSweepTerms, jammed_sweeps
 from tilegrad.passes.pack_reused_panels import PackReusedPanels, panel_decisions
+from tilegrad.passes.split_column_reductions import SplitColumnReductions, column_splits
 from tilegrad.passes.stream_stores import StreamStores, streamable_loops
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops, reuse_decisions
-from tilegrad.schedule import Directive, Memory, Split, Stage, Store, Tail, Unroll, UnrollJam
+from tilegrad.schedule import Directive, Memory, RFactor, Split, Stage, Store, Tail, Unroll, UnrollJam
 
 
 def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
@@ -29,6 +38,8 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
         return streamed_stores(module, step)
     if isinstance(step, PackReusedPanels):
         return packed_panels(module)
+    if isinstance(step, SplitColumnReductions):
+        return split_columns(module, step)
     if isinstance(step, JamRowSweeps):
         return _unique(UnrollJam(stage=stage_number(fn), axis=loop_axis(loop), factor=step.rows)
                        for fn in functions(module) for loop in jammed_rows(fn) if step.rows > 1)
@@ -45,6 +56,24 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
 
 def _unique(directives) -> tuple[Directive, ...]:
     return tuple(dict.fromkeys(directives))
+
+
+def split_columns(module: ModuleOp, step: SplitColumnReductions) -> tuple[Directive, ...]:
+    """The column sums split-column-reductions sums by chunks of rows, each named by its sum's axis
+    and its column stage's number as the pass finds it, which is the combine stage's in the plan:
+    the split puts a stage of partial sums before it, and fuse-sibling-loops runs that one with
+    the row stage, as the pass means it to (layer norm: dx and the partials of dγ, dβ in stage 0,
+    their combine in stage 1). chunks: the cores (a long float32 sum takes a multiple of them, at
+    least one per block: the call's rows decide how many)."""
+    if step.num_blocks < 2:
+        return ()
+    found = []
+    for fn in functions(module):
+        nests = stage_nests(fn.body.block)
+        for split in column_splits(fn):
+            found += [RFactor(stage=nests.index(split.column), axis=loop_axis(sum_loop(s)), chunks=step.num_blocks)
+                      for s in split.sums]
+    return _unique(found)
 
 
 def reused_loops(module: ModuleOp, step: UnrollReuseLoops) -> tuple[Directive, ...]:
