@@ -268,9 +268,20 @@ class OutlineSiblingNests(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in functions(op):
-            if is_part(fn):
-                continue
-            made: list[func.FuncOp] = []
-            if ops_and_loops(fn)[0] >= self.stage_ops:
-                _outline_in(fn, fn.body.block, made, self.nest_ops)
-            op.body.block.add_ops(made)
+            op.body.block.add_ops(outline_function(fn, self.stage_ops, self.nest_ops))
+
+
+def outline_function(fn: func.FuncOp, stage_ops: int = STAGE_OPS, nest_ops: int = NEST_OPS) -> list[func.FuncOp]:
+    """Outline the stage's large sibling nests: the parts made (none for a part, a small stage or
+    nests that cannot move). Where nests move is found by moving them (a loop is split first), so
+    the cpu planner asks this of a copy of the stage (`outlines`)."""
+    made: list[func.FuncOp] = []
+    if not is_part(fn) and ops_and_loops(fn)[0] >= stage_ops:
+        _outline_in(fn, fn.body.block, made, nest_ops)
+    return made
+
+
+def outlines(fn: func.FuncOp, stage_ops: int = STAGE_OPS, nest_ops: int = NEST_OPS) -> bool:
+    """Whether outline-sibling-nests moves nests of the stage out (decided on a copy: `fn` is unchanged)."""
+    return not is_part(fn) and ops_and_loops(fn)[0] >= stage_ops and bool(outline_function(fn.clone(), stage_ops,
+                                                                                           nest_ops))

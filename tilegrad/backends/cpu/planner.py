@@ -25,11 +25,12 @@ from tilegrad.passes.common import (
 )
 from tilegrad.passes.jam_row_sweeps import JamRowSweeps, jammed_rows
 from tilegrad.passes.jam_sweep_terms import JamSweepTerms, jammed_sweeps
+from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests, outlines
 from tilegrad.passes.pack_reused_panels import PackReusedPanels, panel_decisions
 from tilegrad.passes.split_column_reductions import SplitColumnReductions, column_splits
 from tilegrad.passes.stream_stores import StreamStores, streamable_loops
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops, reuse_decisions
-from tilegrad.schedule import Directive, Memory, RFactor, Split, Stage, Store, Tail, Unroll, UnrollJam
+from tilegrad.schedule import Directive, Memory, Outline, RFactor, Split, Stage, Store, Tail, Unroll, UnrollJam
 
 
 def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
@@ -40,6 +41,9 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
         return packed_panels(module)
     if isinstance(step, SplitColumnReductions):
         return split_columns(module, step)
+    if isinstance(step, OutlineSiblingNests):
+        return _unique(Outline(stage=stage_number(fn)) for fn in functions(module)
+                       if outlines(fn, step.stage_ops, step.nest_ops))
     if isinstance(step, JamRowSweeps):
         return _unique(UnrollJam(stage=stage_number(fn), axis=loop_axis(loop), factor=step.rows)
                        for fn in functions(module) for loop in jammed_rows(fn) if step.rows > 1)
