@@ -19,7 +19,17 @@ from tilegrad.passes.registry import parse_pipeline, pipeline_spec
 from tilegrad.passes.stream_stores import streamed_outputs
 from tilegrad.pipeline import parse_ir
 from tilegrad.schedule import ScheduleHint
-from tilegrad.schedule.directives import Memory, Parallel, RFactor, Stage, Store
+from tilegrad.schedule.directives import (
+    Memory,
+    Outline,
+    Parallel,
+    RFactor,
+    Split,
+    Stage,
+    Tail,
+    Unroll,
+    UnrollJam,
+)
 from tilegrad.targets import get_target
 from tilegrad.targets.host import HOST, HostModel
 
@@ -123,12 +133,14 @@ def test_the_cpu_plan_of_every_library_op_lists_its_decisions_as_directives():
     calls = library_calls()
     assert {kernel.op.name for kernel, _ in calls} == set(tilegrad.list_ops())
     seen = {"streamed": 0, "panels": 0}
+    kinds: set[type] = set()
     for kernel, kwargs in calls:
         plan = plan_of(kernel, kwargs)
         schedule = plan.schedule
         where = kernel.op.name
         assert schedule is not None and schedule.target == "cpu", where
-        split = [d.stage for d in (*schedule.of_type(Parallel), *schedule.of_type(RFactor))]
+        parallel = [d.stage for d in schedule.of_type(Parallel)]  # (an RFactor of column sums is a split stage's)
+        split = parallel + [d.stage for d in schedule.of_type(RFactor) if d.stage not in parallel]
         assert sorted(split) == [s.index for s in plan.stages if "owner computes" not in s.split], where
         assert plan.streamed == schedule.streamed() and plan.panels == schedule.panels(), where
         tiled = parse_ir(kernel.ir("tiled", **kwargs))
@@ -136,8 +148,12 @@ def test_the_cpu_plan_of_every_library_op_lists_its_decisions_as_directives():
         assert _sorted(packed_panels(tiled)) == _sorted(plan.panels), where
         seen["streamed"] += bool(plan.streamed)
         seen["panels"] += bool(plan.panels)
-        assert all(isinstance(d, (Parallel, RFactor, Store, Stage)) for d in schedule.directives), where
+        stages = {s.index for s in plan.stages}
+        assert all(d.stage in stages for d in schedule.directives), where
+        for d in schedule.directives:
+            kinds.add(type(d))
     assert seen["streamed"] and seen["panels"]  # both kinds occur in the library
+    assert {UnrollJam, Split, Unroll, Outline} <= kinds  # the register tiles and outlining, too
 
 
 def plan_of(kernel, kwargs):
@@ -156,6 +172,77 @@ def test_tilegrad_plan_prints_the_schedule(capsys):
     assert code == 0
     assert "schedule:\n  Parallel(stage=0)  # planner\n  Store(stage=0, tensor='dx')  # planner" in out
     assert "streaming stores: dx (stage 0)" in out
+
+
+def _schedule_of(name: str, **call):
+    kernel = tilegrad.compile(name, "cpu")
+    return kernel, plan_of(kernel, call).schedule
+
+
+def test_the_gemm_chains_register_tiles_are_directives():
+    """The fused linear CE's dW and dX stages (G.T @ X, G @ W forms): jam-row-sweeps jams `rows`
+    rows (UnrollJam) and chunk-row-sweeps sweeps chunks of the columns, the rest after (Split,
+    tail=peel), on the rows' loop axis; the tiled IR has the jammed and chunked loops."""
+    spec = tilegrad.Spec
+    call = dict(input=spec((8, 40)), weight=spec((60, 40)), softmax=spec((8, 60)), grad=spec((8,)),
+                masked_target=spec((8,), "int64"), target_mask=spec((8,), "uint8"))
+    kernel, schedule = _schedule_of("fused_linear_cross_entropy_loss_grad", **call)
+    columns = HOST.chunk_columns(CPU.vector_registers)
+    for stage in (2, 3):
+        assert UnrollJam(stage=stage, axis=0, factor=HOST.jam_rows) in schedule.directives
+        assert Split(stage=stage, axis=0, factor=columns, tail=Tail.PEEL) in schedule.directives
+    assert "UnrollJam(stage=2, factor=4)" in str(schedule) and "Split(stage=2, factor=16, tail='peel')" in str(schedule)
+
+
+def test_unroll_reuse_loops_and_sweep_terms_are_directives():
+    """Dot products that share x's row (x @ w.T): the j loop unrolled `unroll` times and the rows
+    around it `jam_rows` at a time (UnrollJam on axes 1 and 0); a column sum over rows (Σ_i x[i, h])
+    adds `terms` terms per pass (Unroll). Both as the host model sizes them."""
+    import tilegrad.dsl as tg
+
+    @tg.op(outputs={"out": tg.shaped("B N", dtype="x")}, replace=True)
+    def test_backends_dots(x=tg.tensor("B K"), w=tg.tensor("N K")):
+        return lambda i, j: tg.reduce_sum(x.shape[1], lambda k: x[i, k] * w[j, k])
+
+    @tg.op(outputs={"out": tg.shaped("H", dtype="x")}, replace=True)
+    def test_backends_column_sums(x=tg.tensor("R H")):
+        return lambda h: tg.reduce_sum(x.shape[0], lambda r: x[r, h])
+
+    _, dots = _schedule_of("test_backends_dots", x=tilegrad.Spec((6, 40)), w=tilegrad.Spec((20, 40)))
+    unroll = HOST.reuse_unroll(CPU.vector_registers)
+    assert [d for d in dots.directives if isinstance(d, UnrollJam)] == [
+        UnrollJam(stage=0, axis=1, factor=unroll), UnrollJam(stage=0, axis=0, factor=HOST.reuse_jam_rows)]
+    _, sums = _schedule_of("test_backends_column_sums", x=tilegrad.Spec((300, 64)))
+    assert sums.of_type(Unroll) == [Unroll(stage=0, axis=0, factor=HOST.sweep_terms)]
+
+
+def test_split_column_reductions_and_outlining_are_directives():
+    """Layer norm's dγ, dβ summed by chunks of the rows dx walks (RFactor of its combine stage, one
+    chunk per core at 64 rows); max pooling's window scan and gather outlined (Outline): the tiled
+    IR has the partials' workspace and the outlined part."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parent.parent / "examples" / "07_layer_norm_backward.py"
+    spec = importlib.util.spec_from_file_location("layer_norm_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    call = example.inputs(64, 300, np.random.default_rng(1))
+    kernel, schedule = _schedule_of("layer_norm_backward", **call)
+    assert schedule.of_type(RFactor) == [RFactor(stage=1, axis=0, chunks=CPU.cores)]
+    assert "column_partials0" in kernel.ir("tiled", **call)
+    pool = dict(x=tilegrad.Spec((2, 3, 9, 9)), y=tilegrad.Spec((2, 3, 4, 4)), dy=tilegrad.Spec((2, 3, 4, 4)),
+                window=(3, 3), stride=(2, 2))
+    kernel, schedule = _schedule_of("pooling_backward", **pool)
+    assert schedule.of_type(Outline) == [Outline(stage=0)]
+    assert "func.func private @pooling_backward_stage0_nest0" in kernel.ir("tiled", **pool)
+
+
+def test_tilegrad_plan_prints_the_cpu_passes_directives(capsys):
+    code = main(["plan", "pooling_backward", "--target", "cpu", "--shape", "x=2x3x9x9", "y=2x3x4x4", "dy=2x3x4x4",
+                 "--attr", "window=3,3", "stride=2,2"])
+    assert code == 0
+    assert "  Outline(stage=0)  # planner\n" in capsys.readouterr().out
 
 
 def test_another_host_model_changes_the_decisions(monkeypatch):
