@@ -23,6 +23,8 @@ from tilegrad.schedule.directives import (
     Memory,
     Outline,
     Parallel,
+    Partition,
+    PartitionBy,
     RFactor,
     Split,
     Stage,
@@ -153,7 +155,7 @@ def test_the_cpu_plan_of_every_library_op_lists_its_decisions_as_directives():
         for d in schedule.directives:
             kinds.add(type(d))
     assert seen["streamed"] and seen["panels"]  # both kinds occur in the library
-    assert {UnrollJam, Split, Unroll, Outline} <= kinds  # the register tiles and outlining, too
+    assert {UnrollJam, Split, Unroll, Outline, Partition} <= kinds  # the register tiles, windows, outlining too
 
 
 def plan_of(kernel, kwargs):
@@ -216,10 +218,11 @@ def test_unroll_reuse_loops_and_sweep_terms_are_directives():
     assert sums.of_type(Unroll) == [Unroll(stage=0, axis=0, factor=HOST.sweep_terms)]
 
 
-def test_split_column_reductions_and_outlining_are_directives():
+def test_split_column_reductions_outlining_and_window_passes_are_directives():
     """Layer norm's dγ, dβ summed by chunks of the rows dx walks (RFactor of its combine stage, one
     chunk per core at 64 rows); max pooling's window scan and gather outlined (Outline): the tiled
-    IR has the partials' workspace and the outlined part."""
+    IR has the partials' workspace and the outlined part; its window loops partitioned and ended on
+    an overlapping vector (Partition, Split)."""
     import importlib.util
     from pathlib import Path
 
@@ -235,6 +238,11 @@ def test_split_column_reductions_and_outlining_are_directives():
                 window=(3, 3), stride=(2, 2))
     kernel, schedule = _schedule_of("pooling_backward", **pool)
     assert schedule.of_type(Outline) == [Outline(stage=0)]
+    # the window passes on the output's column loop (axis 3): its stride phases (split-stride-phases),
+    # the interior apart from the clamped edges (partition-clamped-loops), an overlapping last vector
+    assert schedule.of_type(Partition) == [Partition(stage=0, axis=3, by=PartitionBy.RESIDUE),
+                                           Partition(stage=0, axis=3, by=PartitionBy.CLAMP)]
+    assert schedule.of_type(Split) == [Split(stage=0, axis=3, factor=HOST.tail_vector, tail=Tail.SHIFT_INWARDS)]
     assert "func.func private @pooling_backward_stage0_nest0" in kernel.ir("tiled", **pool)
 
 

@@ -127,6 +127,12 @@ def _overlapped(loop: scf.ForOp, width: int = VECTOR) -> list[Operation]:
     return ops
 
 
+def overlapped_loops(root: Operation, vector: int = VECTOR) -> list[scf.ForOp]:
+    """The short map loops overlap-vector-tails ends on an overlapping vector: its decision, which
+    the cpu planner lists too."""
+    return [o for o in root.walk() if isinstance(o, scf.ForOp) and _is_overlappable_map(o, vector)]
+
+
 @dataclass(frozen=True)
 class OverlapVectorTails(ModulePass):
     """End short map loops on a whole vector that overlaps the one before it."""
@@ -139,6 +145,6 @@ class OverlapVectorTails(ModulePass):
         check_counts(self, "vector")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for loop in [o for o in op.walk() if isinstance(o, scf.ForOp) and _is_overlappable_map(o, self.vector)]:
+        for loop in overlapped_loops(op, self.vector):
             anchor, block = loop.next_op, loop.parent_block()  # a loop is followed by its block's terminator
             block.insert_ops_before(_overlapped(loop, self.vector), anchor)

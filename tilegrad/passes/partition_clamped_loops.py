@@ -138,10 +138,17 @@ def _partition(loop: scf.ForOp) -> bool:
     return True
 
 
-def partition_function(root: Operation) -> None:
+def partitioned_loops(root: Operation) -> list[scf.ForOp]:
+    """The innermost loops partition-clamped-loops partitions: a clamp to fold (its decision, which
+    the cpu planner lists too; partitioning one leaves the others' decision as it was)."""
     innermost = [o for o in root.walk() if isinstance(o, scf.ForOp)
                  and not any(isinstance(inner, scf.ForOp) for inner in o.body.walk())]
-    for loop in innermost:
+    return [loop for loop in innermost if constant_index(loop.step) == 1
+            and any(operand is not None for operand in _conditions(loop)[1].values())]
+
+
+def partition_function(root: Operation) -> None:
+    for loop in partitioned_loops(root):
         _partition(loop)
 
 

@@ -36,17 +36,32 @@ def _divisions(loop: scf.ForOp, affine: LoopAffine) -> list[Operation]:
             and affine.scale(o.lhs) == 1 and (constant_index(o.rhs) or 0) > 1]
 
 
-def _split(loop: scf.ForOp) -> bool:
-    if constant_index(loop.step) != 1 or loop_role(loop) != LoopRole.PARALLEL or loop.results:
-        return False
+def _stride(loop: Operation) -> int | None:
+    """The one small stride a parallel loop's body divides its variable by: the loop is split in
+    its phases (None: it is not)."""
+    if not isinstance(loop, scf.ForOp) or constant_index(loop.step) != 1 or loop_role(loop) != LoopRole.PARALLEL \
+            or loop.results:
+        return None
     if any(isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL for o in loop.body.walk()):
+        return None
+    strides = {constant_index(o.rhs) for o in _divisions(loop, LoopAffine(loop))}
+    if len(strides) != 1 or next(iter(strides)) > MAX_STRIDE:
+        return None
+    return strides.pop()
+
+
+def phase_split_loops(root: Operation) -> list[scf.ForOp]:
+    """The loops split-stride-phases splits: its decision, which the cpu planner lists too (a split
+    loop holds no other parallel loop, so splitting one leaves the others' decision as it was)."""
+    return [o for o in root.walk() if _stride(o) is not None]
+
+
+def _split(loop: scf.ForOp) -> bool:
+    s = _stride(loop)
+    if s is None:
         return False
     affine = LoopAffine(loop)
     divisions = _divisions(loop, affine)
-    strides = {constant_index(o.rhs) for o in divisions}
-    if len(strides) != 1 or next(iter(strides)) > MAX_STRIDE:
-        return False
-    s = strides.pop()
     at = IndexBuilder(loop)
     built: dict[SSAValue, SSAValue] = {}
     offsets = {o: affine.at_zero(o.lhs, at, built) for o in divisions}
@@ -99,7 +114,7 @@ def _split(loop: scf.ForOp) -> bool:
 
 
 def split_function(root: Operation) -> None:
-    for loop in [o for o in root.walk() if isinstance(o, scf.ForOp)]:
+    for loop in phase_split_loops(root):
         _split(loop)
 
 

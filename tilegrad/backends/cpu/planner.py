@@ -26,11 +26,27 @@ from tilegrad.passes.common import (
 from tilegrad.passes.jam_row_sweeps import JamRowSweeps, jammed_rows
 from tilegrad.passes.jam_sweep_terms import JamSweepTerms, jammed_sweeps
 from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests, outlines
+from tilegrad.passes.overlap_vector_tails import OverlapVectorTails, overlapped_loops
 from tilegrad.passes.pack_reused_panels import PackReusedPanels, panel_decisions
+from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops, partitioned_loops
 from tilegrad.passes.split_column_reductions import SplitColumnReductions, column_splits
+from tilegrad.passes.split_stride_phases import SplitStridePhases, phase_split_loops
 from tilegrad.passes.stream_stores import StreamStores, streamable_loops
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops, reuse_decisions
-from tilegrad.schedule import Directive, Memory, Outline, RFactor, Split, Stage, Store, Tail, Unroll, UnrollJam
+from tilegrad.schedule import (
+    Directive,
+    Memory,
+    Outline,
+    Partition,
+    PartitionBy,
+    RFactor,
+    Split,
+    Stage,
+    Store,
+    Tail,
+    Unroll,
+    UnrollJam,
+)
 
 
 def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
@@ -41,6 +57,14 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
         return packed_panels(module)
     if isinstance(step, SplitColumnReductions):
         return split_columns(module, step)
+    if isinstance(step, PartitionClampedLoops):
+        return _on_loops(partitioned_loops(module), lambda stage, axis: Partition(stage=stage, axis=axis))
+    if isinstance(step, SplitStridePhases):
+        return _on_loops(phase_split_loops(module),
+                         lambda stage, axis: Partition(stage=stage, axis=axis, by=PartitionBy.RESIDUE))
+    if isinstance(step, OverlapVectorTails):
+        return _on_loops(overlapped_loops(module, step.vector),
+                         lambda stage, axis: Split(stage=stage, axis=axis, factor=step.vector, tail=Tail.SHIFT_INWARDS))
     if isinstance(step, OutlineSiblingNests):
         return _unique(Outline(stage=stage_number(fn)) for fn in functions(module)
                        if outlines(fn, step.stage_ops, step.nest_ops))
@@ -60,6 +84,11 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
 
 def _unique(directives) -> tuple[Directive, ...]:
     return tuple(dict.fromkeys(directives))
+
+
+def _on_loops(loops, make) -> tuple[Directive, ...]:
+    """make(stage, axis) for each loop, by its stage and its axis (unmarked loops, a window's: 0)."""
+    return _unique(make(stage_number(enclosing_func(loop)), loop_axis(loop)) for loop in loops)
 
 
 def split_columns(module: ModuleOp, step: SplitColumnReductions) -> tuple[Directive, ...]:
