@@ -1,12 +1,20 @@
-"""The cpu backend's decisions as directives (tilegrad/schedule): what stream-stores and
-pack-reused-panels will do (the core split is tile-for-target's own, planner's and user's alike),
-each decided from the IR the pass is about to rewrite, by the function the pass itself decides
-with (pure: nothing is changed). `tilegrad plan` prints them (`schedule:`), and the plan's
-streaming stores and packed panels are read from them.
+"""The cpu backend's decisions as directives (tilegrad/schedule): what each tiled pass will do
+(the core split is tile-for-target's own, planner's and user's alike), each decided from the IR
+the pass is about to rewrite, by the function the pass itself decides with (pure: nothing is
+changed; outline-sibling-nests finds where nests move by moving them, so it is asked of a copy).
+`tilegrad plan` prints them (`schedule:`), and the plan's streaming stores and packed panels are
+read from them. Loops are named by `#tg.loop<role, axis = k>`'s axis (a reduction's own axis for a
+sum loop; 0 for an unmarked window loop).
 
-Not yet decided here: the register tiles (jam-row-sweeps, chunk-row-sweeps, unroll-reuse-loops,
-jam-sweep-terms) and outline-sibling-nests, which still find their loops as they rewrite; and
-nothing is decided from the loops stage alone (the tiled stage's passes make its stages)."""
+  stream-stores: Store            pack-reused-panels: Stage(memory=panel)
+  jam-row-sweeps: UnrollJam       chunk-row-sweeps: Split(tail=peel)
+  unroll-reuse-loops: UnrollJam   jam-sweep-terms: Unroll
+  split-column-reductions: RFactor
+  partition-clamped-loops: Partition(by=clamp)    split-stride-phases: Partition(by=residue)
+  overlap-vector-tails: Split(tail=shift_inwards) outline-sibling-nests: Outline
+
+Not yet listed: interchange-column-reductions and reorder-for-reuse (Reorder),
+unswitch-invariant-selects (Specialize)."""
 
 from __future__ import annotations
 
