@@ -87,6 +87,24 @@ class Directive:
     kind: ClassVar[str] = ""
     """What the directive does, in a few words (the plan's listing and the docs' table)."""
 
+    def __post_init__(self) -> None:
+        """Enum fields given as their strings (`balance="vendor"`) and lists as tuples, so a directive
+        written in Python equals the one parsed from its printed form; then checked (check), so a
+        directive that exists is well formed."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            enum = _ENUM_FIELDS.get(f.type if isinstance(f.type, str) else getattr(f.type, "__name__", ""))
+            if enum is not None and not isinstance(value, enum):
+                try:
+                    value = enum(value)
+                except ValueError:
+                    raise ScheduleError(f"{type(self).__name__}: {f.name} must be one of "
+                                        f"{', '.join(repr(e.value) for e in enum)}, not {value!r}") from None
+            if isinstance(value, list):
+                value = tuple(value)
+            object.__setattr__(self, f.name, value)
+        self.check()
+
     def __str__(self) -> str:
         parts = []
         for f in fields(self):
@@ -405,23 +423,8 @@ def parse_directive(text: str) -> Directive:
 
 
 def make_directive(cls: type[Directive], **values) -> Directive:
-    """`cls(**values)` with enum fields given as their strings and lists as tuples, checked."""
-    converted = {}
-    for f in fields(cls):
-        if f.name not in values:
-            continue
-        value = values[f.name]
-        enum = _ENUM_FIELDS.get(f.type if isinstance(f.type, str) else getattr(f.type, "__name__", ""))
-        if enum is not None and not isinstance(value, enum):
-            try:
-                value = enum(value)
-            except ValueError:
-                raise ScheduleError(f"{cls.__name__}: {f.name} must be one of "
-                                    f"{', '.join(repr(e.value) for e in enum)}, not {value!r}") from None
-        if isinstance(value, list):
-            value = tuple(value)
-        converted[f.name] = value
-    directive = cls(**converted)
+    """`cls(**values)`, checked (enum fields may be given as their strings, lists for tuples)."""
+    directive = cls(**values)
     directive.check()
     return directive
 
