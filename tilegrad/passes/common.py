@@ -12,7 +12,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from tilegrad.dialect.tg import LoopAttr, LoopRole, OpaqueAliasOp
 from tilegrad.dialect.values import INDEX
 from tilegrad.errors import ArgumentError
-from tilegrad.passes.expand_math import float_ops
+from tilegrad.passes.math_polynomials import float_ops
 
 
 def arg_info(fn: func.FuncOp, index: int) -> dict[str, str]:

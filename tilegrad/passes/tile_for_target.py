@@ -47,7 +47,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from tilegrad.dialect import tg
 from tilegrad.dialect.tg import LoopRole
-from tilegrad.dialect.values import INDEX, BlockBuilder
+from tilegrad.dialect.values import INDEX, BlockBuilder, element_bytes
 from tilegrad.errors import ArgumentError, InternalError, TilegradError, UBCapacityError
 from tilegrad.passes.common import (
     add_function_arg,
@@ -63,7 +63,6 @@ from tilegrad.passes.common import (
     viewed,
     written_memrefs,
 )
-from tilegrad.passes.lower_to_llvm import element_bytes
 from tilegrad.passes.tiling_plan import (
     StagePlan,
     TensorUse,
