@@ -20,10 +20,10 @@ from xdsl.dialects.builtin import ModuleOp, NoneAttr, f64
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
+from tilegrad.abi import GUARD_CODE_BASE
 from tilegrad.backends import backend_for
 from tilegrad.backends.common import Backend
 from tilegrad.call_path import layout_of
-from tilegrad.codegen.launcher import GUARD_CODE_BASE
 from tilegrad.dialect import make_context
 from tilegrad.dialect.values import element_bytes
 from tilegrad.dsl.bounds import _OPS as FORM_OPS

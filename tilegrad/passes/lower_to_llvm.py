@@ -55,7 +55,7 @@ from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.codegen.launcher import GUARD_CODE_BASE
+from tilegrad.abi import GUARD_CODE_BASE
 from tilegrad.dialect import tg
 from tilegrad.dialect.values import element_bytes, static_strides
 from tilegrad.errors import UnsupportedError
