@@ -335,10 +335,10 @@ class Kernel(Dispatcher):
         return spec
 
     def _planned(self, spec: Specialization, binding: Binding) -> tuple:
-        """The fused core splits the planner chooses at this call's extents (schedule/scratchpad.py)."""
+        """The fused core splits the planner chooses at this call's extents (passes/scratchpad_planner.py)."""
         from tilegrad.codegen.launcher import kernel_shapes
+        from tilegrad.passes.scratchpad_planner import fused_count
         from tilegrad.schedule import Parallel
-        from tilegrad.schedule.scratchpad import fused_count
 
         if spec.plan is None or not any(s.fusable for s in spec.plan.stages):
             return ()

@@ -63,6 +63,16 @@ from tilegrad.passes.common import (
     viewed,
     written_memrefs,
 )
+from tilegrad.passes.scratchpad_planner import (
+    plain_loop,
+    plan_scratchpad,
+    reduction_loops,
+    scalar_reduction,
+    scatters_own_rows,
+    split_axis,
+    static_extent,
+    tiled_axes,
+)
 from tilegrad.passes.tiling_plan import (
     StagePlan,
     TensorUse,
@@ -90,16 +100,6 @@ from tilegrad.passes.ub_staging import (
     stage_group,
 )
 from tilegrad.schedule import Balance, Parallel, ScheduleHint, parse_schedule
-from tilegrad.schedule.scratchpad import (
-    plain_loop,
-    plan_scratchpad,
-    reduction_loops,
-    scalar_reduction,
-    scatters_own_rows,
-    split_axis,
-    static_extent,
-    tiled_axes,
-)
 from tilegrad.targets import Target, get_target
 
 MAX_TILE = 16384
@@ -135,7 +135,7 @@ _FORM_OPS = {arith.AddiOp: "add", arith.SubiOp: "sub", arith.MuliOp: "mul", arit
 """(a size's `//` is arith.divsi, which the forms' "floordiv" evaluates: truncated, as sizes are >= 0)"""
 
 
-_const_value = static_extent  # the planner's readings of the loops IR (schedule/scratchpad.py)
+_const_value = static_extent  # the planner's readings of the loops IR (passes/scratchpad_planner.py)
 _reduction_loops = reduction_loops
 _plain_loop = plain_loop
 
