@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tilegrad.dsl.bounds import truncated_div
 from tilegrad.errors import UBCapacityError
+from tilegrad.index_math import truncated_div
 from tilegrad.schedule import KernelSchedule, parse_directive
 from tilegrad.targets import Target
 
