@@ -1,6 +1,6 @@
 """The reference text of the docs, generated from the code and kept in the repository.
 
-`docs/dsl.md`, `docs/targets.md` and `docs/cli.md` hold generated sections between markers
+`docs/dsl.md`, `docs/targets.md`, `docs/cli.md` and `docs/passes.md` hold generated sections between markers
 (`<!-- dsl-reference -->` ... `<!-- /dsl-reference -->`); `docs/ops/` holds one page per library
 op. So a reader of the repository sees the same text as a reader of the site, and the text cannot
 drift: tests/test_docs.py fails when a page is stale, and docs/hooks.py regenerates every page at
@@ -170,11 +170,27 @@ def cli_help() -> str:
     return "\n".join(blocks)
 
 
+# ---- pass table ---------------------------------------------------------------------------------
+def pass_table() -> str:
+    """Every tilegrad pass (passes/registry.ALL_PASSES), with where the pipeline runs it and the first
+    line of its class's docstring."""
+    from tilegrad.passes.registry import ALL_PASSES
+
+    lines = ["| pass | runs in (on targets) | module | what it does |", "|---|---|---|---|"]
+    for entry in ALL_PASSES:
+        runs = ", ".join(f"{stage} ({targets})" for stage, targets in entry.runs)
+        module = entry.cls.partition(":")[0].replace(".", "/") + ".py"
+        summary = (inspect.getdoc(entry.load()) or "").split("\n\n")[0].replace("\n", " ").replace("|", "\\|")
+        lines.append(f"| `{entry.name}` | {runs} | `{module}` | {summary} |")
+    return "\n".join(lines)
+
+
 SECTIONS: dict[str, Callable[[], str]] = {
     "dsl-reference": dsl_reference,
     "targets-table": targets_table,
     "target-ranges": target_ranges,
     "cli-help": cli_help,
+    "pass-table": pass_table,
 }
 """Marker name -> the text between `<!-- name -->` and `<!-- /name -->`."""
 

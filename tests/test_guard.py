@@ -11,7 +11,7 @@ from test_fuzz import Guarded
 import tilegrad
 import tilegrad.dsl as tg
 import tilegrad.pipeline
-from tilegrad.codegen.launcher import GUARD_CODE_BASE
+from tilegrad.abi import GUARD_CODE_BASE
 from tilegrad.dialect import make_context
 from tilegrad.inputs import complete_shapes, random_inputs
 from tilegrad.kernel import Specialization

@@ -6,8 +6,8 @@ import pytest
 from conftest import torch
 
 import tilegrad
+from tilegrad.abi import STATUS_SLOTS
 from tilegrad.call_path import _fastcall, signature
-from tilegrad.codegen.launcher import STATUS_SLOTS
 
 SHAPE = (2, 3, 4, 5)
 

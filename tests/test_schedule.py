@@ -13,9 +13,9 @@ import tilegrad.dsl as tg
 from tilegrad.cli import main
 from tilegrad.errors import ArgumentError, DefinitionError, ScheduleError
 from tilegrad.passes.registry import parse_pipeline
+from tilegrad.passes.scratchpad_planner import balance, fused_count
 from tilegrad.passes.tile_for_target import TileForTarget
 from tilegrad.schedule import ScheduleHint, parse_directive
-from tilegrad.schedule.scratchpad import balance, fused_count
 
 B, L, D = 16, 64, 32
 

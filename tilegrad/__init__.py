@@ -5,6 +5,7 @@
     print(k.ir("tiled", input_x=x, input_y=y, dloss=g))
 """
 
+from tilegrad.dsl.opdef import add_library as _add_library
 from tilegrad.dsl.opdef import get_op, list_ops
 from tilegrad.errors import (
     ArgumentError,
@@ -34,6 +35,13 @@ from tilegrad.stages import STAGES
 from tilegrad.targets import Target, get_target, list_targets, register_target
 
 __version__ = "0.1.0"
+
+
+def _load_library() -> None:
+    import tilegrad.opdefs  # noqa: F401  (registers the library's ops, at the first look-up: `import tilegrad` stays quick)
+
+
+_add_library(_load_library)
 
 __all__ = [
     "ArgumentError", "AttributeValueError", "DTypeError", "DefinitionError", "IndexOutOfRangeError",

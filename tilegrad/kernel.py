@@ -10,12 +10,11 @@ from functools import cached_property
 
 import numpy as np
 
+from tilegrad.abi import GUARD_CODE_BASE, STATUS_SLOTS
 from tilegrad.call_path import Dispatcher, NewArray, address, layout_of, signature
 from tilegrad.codegen.launcher import (
     CALLER_STACK_BYTES,
     DRIVER,
-    GUARD_CODE_BASE,
-    STATUS_SLOTS,
     fill_arguments,
     pointer_slots,
     run_driver,
@@ -45,6 +44,7 @@ from tilegrad.errors import (
     UnsupportedError,
 )
 from tilegrad.passes.tiling_plan import TilingPlan, plan_from_dict, plan_to_dict
+from tilegrad.report import PlanReport
 from tilegrad.stages import STAGES
 from tilegrad.targets import Target, get_target
 
@@ -335,10 +335,10 @@ class Kernel(Dispatcher):
         return spec
 
     def _planned(self, spec: Specialization, binding: Binding) -> tuple:
-        """The fused core splits the planner chooses at this call's extents (schedule/scratchpad.py)."""
+        """The fused core splits the planner chooses at this call's extents (passes/scratchpad_planner.py)."""
         from tilegrad.codegen.launcher import kernel_shapes
+        from tilegrad.passes.scratchpad_planner import fused_count
         from tilegrad.schedule import Parallel
-        from tilegrad.schedule.scratchpad import fused_count
 
         if spec.plan is None or not any(s.fusable for s in spec.plan.stages):
             return ()
@@ -592,12 +592,11 @@ class Kernel(Dispatcher):
 
     def plan(self, /, *args, check: bool = True, **kwargs):
         """The tiling plan for this call signature (raises UBCapacityError if it cannot fit)."""
-        from tilegrad.report import PlanReport
-
         args, kwargs, _, num_blocks = self._split_call(args, kwargs)
         binding = self.op.bind(self.target, args, kwargs)
         spec = self.specialize(binding, num_blocks, check_fit=False)
-        report = PlanReport.build(self, binding, spec)
+        arrays = {n: a for n, a in binding.tensors.items() if a is not None}
+        report = PlanReport.build(self, binding, spec, workspace_bytes(spec, arrays))
         if check and spec.plan is not None:
             spec.plan.check()
         return report

@@ -20,11 +20,12 @@ from xdsl.dialects.builtin import ModuleOp, NoneAttr, f64
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
+from tilegrad.abi import GUARD_CODE_BASE
 from tilegrad.backends import backend_for
 from tilegrad.backends.common import Backend
 from tilegrad.call_path import layout_of
-from tilegrad.codegen.launcher import GUARD_CODE_BASE
 from tilegrad.dialect import make_context
+from tilegrad.dialect.values import element_bytes
 from tilegrad.dsl.bounds import _OPS as FORM_OPS
 from tilegrad.dsl.bounds import size_form
 from tilegrad.dsl.emit import KernelArg, emit_op
@@ -32,7 +33,7 @@ from tilegrad.dsl.opdef import Binding, OpDef
 from tilegrad.dsl.tensor import TensorArg
 from tilegrad.errors import ArgumentError, InternalError, TilegradError, UnsupportedError
 from tilegrad.passes.common import arg_info, is_part, ops_and_loops
-from tilegrad.passes.lower_to_llvm import argument_layout, element_bytes, guard_messages
+from tilegrad.passes.lower_to_llvm import argument_layout, guard_messages
 from tilegrad.passes.tile_for_target import tiling_plan
 from tilegrad.passes.tiling_plan import TilingPlan
 from tilegrad.schedule import Directive, KernelSchedule, ScheduleHint

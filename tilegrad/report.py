@@ -34,9 +34,10 @@ class PlanReport:
     """Every schedule directive in force: {"directive": as printed, "source": "planner" or "user"}."""
 
     @classmethod
-    def build(cls, kernel, binding, spec) -> PlanReport:
+    def build(cls, kernel, binding, spec, workspace_bytes: int) -> PlanReport:
+        """The report of `kernel`'s plan for one call (`binding`, specialized as `spec`), whose GM
+        workspace takes `workspace_bytes`."""
         from tilegrad.codegen.launcher import kernel_shapes
-        from tilegrad.kernel import _eval_shape, workspace_bytes
 
         target = kernel.target
         arrays = {n: a for n, a in binding.tensors.items() if a is not None}
@@ -46,7 +47,8 @@ class PlanReport:
             shapes = kernel_shapes(spec.layout, arrays)
             # what the copies' forms may name besides the inputs: the outputs and the temporaries
             counted = {**binding.kernel_shapes, **shapes}
-            counted.update({n: tuple(_eval_shape(d, arrays) for d in shape) for n, (_, shape) in spec.temps.items()})
+            given = {n: a.shape for n, a in arrays.items()}
+            counted.update({n: tuple(evaluate(d, given) for d in shape) for n, (_, shape) in spec.temps.items()})
             for stage in plan.stages:
                 extent = _extent(stage.extent, shapes)
                 known = isinstance(extent, int)
@@ -74,7 +76,7 @@ class PlanReport:
                 error, fits = str(exc), False
         return cls(kernel.op.name, target.name, spec.num_blocks, stages, buffers,
                    plan.ub_used if plan else 0, target.ub_bytes, target.ub_reserve_bytes,
-                   workspace_bytes(spec, arrays), plan.bound() if plan else "untiled", fits, error,
+                   workspace_bytes, plan.bound() if plan else "untiled", fits, error,
                    target.staged, dict(plan.direct_gm) if plan else {}, dict(plan.streamed) if plan else {},
                    target.stream_store_bytes, dict(plan.panels) if plan else {}, HOST.panel_bytes(target.ub_bytes),
                    _directives(plan.schedule) if plan is not None else [])

@@ -81,7 +81,7 @@ class Backend:
         """Carry what xDSL's llvmlite conversion drops (nontemporal stores, loop hints) into
         `llvm_module`. Every target's kernel is this host's code (a scratchpad target's in
         emulation), so every backend marks it as the cpu's code generation does."""
-        from tilegrad.backends.cpu.codegen import mark_loop_hints, mark_nontemporal_stores
+        from tilegrad.backends.codegen import mark_loop_hints, mark_nontemporal_stores  # (llvmlite: loaded to lower)
 
         mark_nontemporal_stores(module, llvm_module)
         mark_loop_hints(module, llvm_module, self.host)

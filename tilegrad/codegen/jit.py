@@ -11,6 +11,7 @@ from functools import cache
 import llvmlite.binding as llb
 from llvmlite.binding import ffi
 
+from tilegrad.abi import thread_count
 from tilegrad.codegen import native
 from tilegrad.targets.host import HOST
 
@@ -68,8 +69,6 @@ class PartCompiler:
     compiles each part on the calling thread as it comes."""
 
     def __init__(self, speed_level: int = 3, emit: bool = False):
-        from tilegrad.codegen.runtime import thread_count  # (runtime compiles its pool with this module)
-
         _machine()
         self.speed_level, self.emit = speed_level, emit
         workers = thread_count()

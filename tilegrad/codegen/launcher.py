@@ -21,12 +21,6 @@ DRIVER = "tilegrad_run"
 """The driver's name in every kernel module (each module has its own JIT engine)."""
 
 
-STATUS_SLOTS = 8
-"""The kernel's status words (int64): error code, then for a guard-build report the axis, the
-index and the size it broke; the last four are the sink a refused guarded access touches."""
-GUARD_SINK_SLOT = 4
-GUARD_CODE_BASE = 1 << 20
-"""Status codes from here on are guard-build bounds reports; below are range checks of the op."""
 
 CALLER_STACK_BYTES = 64 << 10
 """A kernel whose stack buffers take more than this does not run on a thread whose stack tilegrad

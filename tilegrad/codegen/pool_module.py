@@ -9,7 +9,7 @@ import platform
 
 from llvmlite import ir
 
-from tilegrad.codegen.runtime import (
+from tilegrad.abi import (
     ARGV,
     ARRIVED,
     BLOCKS,

@@ -18,6 +18,8 @@ import threading
 
 import numpy as np
 
+from tilegrad.abi import POOL_BYTES, SPINS, thread_count
+
 DRIVER_SIGNATURE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
                                     ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
 """A kernel's driver: (argv, ub base, ub stride, blocks, worker, workers, pool, barrier)."""
@@ -25,14 +27,6 @@ LAUNCH_SIGNATURE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctyp
                                     ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
 """tilegrad_launch: (pool, driver, argv, ub base, ub stride, blocks, workers)."""
 
-# The pool's state, one cache line per word the threads write (futex words are int32).
-GENERATION, PENDING, ARRIVED, PHASE = 0, 64, 128, 192
-BODY, ARGV, UB, UB_STRIDE, BLOCKS, WORKERS = 256, 264, 272, 280, 288, 296
-POOL_BYTES = 320
-SPINS = 4000
-"""Pause-loop iterations before a wait sleeps (a few tens of microseconds): back-to-back stages and
-calls find the workers awake, an idle pool sleeps."""
-SYS_FUTEX, FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE = 202, 128, 129
 WORKER_STACK_BYTES = 8 << 20
 """Each worker's stack, whatever the process's default: a cpu kernel keeps its GEMM panels and
 accumulator rows there (pack-reused-panels: up to 288 KiB; the thread that runs worker 0's share
@@ -64,20 +58,6 @@ def _pool_code():
     code, shared_object = jit(optimize(pool_module()))
     cache.store(key, {"object": shared_object}, {"pool": SPINS})
     return code
-
-
-def thread_count() -> int:
-    """Workers per call: TILEGRAD_NUM_THREADS if set (>= 1), else the host's cores."""
-    value = os.environ.get("TILEGRAD_NUM_THREADS", "")
-    if value:
-        try:
-            count = int(value)
-        except ValueError:
-            count = 0
-        if count < 1:
-            raise ValueError(f"TILEGRAD_NUM_THREADS={value!r} must be a whole number >= 1")
-        return count
-    return os.cpu_count() or 1
 
 
 class Pool:

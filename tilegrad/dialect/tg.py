@@ -60,6 +60,9 @@ from xdsl.traits import HasParent, IsTerminator, MemoryWriteEffect, Pure, Recurs
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from tilegrad.dialect.values import element_bytes
+from tilegrad.errors import UnsupportedError
+
 _INDEX = IndexType()
 
 
@@ -215,18 +218,14 @@ class UBAllocOp(IRDLOperation):
         ub, result = self.ub.type, self.result.type
         if isinstance(ub, MemRefType) and isinstance(result, MemRefType) and ub.has_static_shape() \
                 and result.has_static_shape():
-            capacity = ub.element_count() * _bytes(ub.element_type)
-            end = offset + result.element_count() * _bytes(result.element_type)
+            try:
+                capacity = ub.element_count() * element_bytes(ub.element_type)
+                end = offset + result.element_count() * element_bytes(result.element_type)
+            except UnsupportedError:
+                raise VerifyException(f"tg.ub_alloc: {ub} or {result} has elements of no byte width") from None
             if end > capacity:  # a hand-edited tiled stage must not reach past the core's buffer
                 raise VerifyException(f"tg.ub_alloc: buffer {self.label.data!r} spans bytes [{offset}, {end}) "
                                       f"of a {capacity}-byte unified buffer")
-
-
-def _bytes(element_type) -> int:
-    width = getattr(element_type, "bitwidth", None)
-    if width is None:
-        raise VerifyException(f"tg.ub_alloc: element type {element_type} has no byte width")
-    return (width + 7) // 8
 
 
 @irdl_op_definition

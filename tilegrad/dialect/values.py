@@ -16,10 +16,14 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    MemRefType,
+    StridedLayoutAttr,
     f32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from tilegrad.errors import UnsupportedError
 
 INDEX = IndexType()
 
@@ -48,6 +52,36 @@ class BlockBuilder:
 
 def is_float(t: Attribute) -> bool:
     return isinstance(t, (Float16Type, BFloat16Type, Float32Type, Float64Type))
+
+
+def element_bytes(t: Attribute) -> int:
+    """Bytes of one element of a memref of `t` (an i1 or i4 takes a byte; an index, 8)."""
+    if isinstance(t, (BFloat16Type, Float16Type)):
+        return 2
+    if isinstance(t, Float32Type):
+        return 4
+    if isinstance(t, Float64Type | IndexType):
+        return 8
+    if not isinstance(t, IntegerType):
+        raise UnsupportedError(f"lower-to-llvm: no memref of {t} (elements are floats and integers)")
+    return max(1, t.width.data // 8)
+
+
+def static_strides(t: MemRefType) -> list[int | None]:
+    """The memref type's strides in elements, None where they are dynamic (its layout's, else row-major)."""
+    layout = t.layout
+    if isinstance(layout, StridedLayoutAttr):
+        return [s.data if hasattr(s, "data") else None for s in layout.strides.data]
+    shape = t.get_shape()
+    strides, acc = [], 1
+    for dim in reversed(shape):
+        strides.append(acc)
+        acc = acc * dim if dim > 0 else None  # type: ignore[operator]
+        if acc is None:
+            break
+    strides = list(reversed(strides))
+    return [None] * (len(shape) - len(strides)) + strides
+
 
 
 def to_compute(b: BlockBuilder, value: SSAValue, unsigned: bool = False) -> SSAValue:

@@ -18,16 +18,9 @@ from dataclasses import dataclass
 
 from tilegrad.dsl.expr import BinOp, Const, Dim, Expr, Param, Read, Reduce, Select, Var, children
 from tilegrad.errors import ShapeError, UnsupportedError
+from tilegrad.index_math import REDUCE_BLOCK, truncated_div
 
 Form = int | list
-def truncated_div(a: int, b: int) -> int:
-    """arith.divsi: the quotient truncated toward zero (0 for b = 0, which no size divides by)."""
-    if b == 0:
-        return 0
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
 def _rem(a: int, b: int) -> int:
     """arith.remsi: the remainder with the dividend's sign."""
     return a - truncated_div(a, b) * b if b else 0
@@ -331,11 +324,6 @@ def check_requirements(op: str, requirements, shapes: dict[str, tuple], params: 
     for req in requirements:
         if not req.holds(shapes, params):
             raise req.error(op, shapes, params)
-
-
-REDUCE_BLOCK = 1024
-"""A float sum runs in blocks of this many terms whose partials are combined in float64
-(lower-tg-to-loops), unless it is short: at most one block at the shapes a kernel is specialized for."""
 
 
 def sum_extent_forms(sums: list[Reduce]) -> tuple[Form | None, ...]:

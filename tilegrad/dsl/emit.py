@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from tilegrad.codegen.launcher import STATUS_SLOTS
+from tilegrad.abi import STATUS_SLOTS
 from tilegrad.dialect import tg
 from tilegrad.dialect.values import INDEX, BlockBuilder, to_compute, to_storage
 from tilegrad.dsl.bounds import BoundsAnalysis, Requirement

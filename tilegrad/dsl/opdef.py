@@ -769,6 +769,14 @@ def merge_directives(earlier: tuple, later: tuple) -> tuple:
     named = {(type(d), d.stage) for d in later}
     return tuple(d for d in earlier if (type(d), d.stage) not in named) + tuple(later)
 _REGISTER_HOOKS: list[Callable[[OpDef], None]] = []
+_LIBRARIES: list[Callable[[], None]] = []
+"""Loaders of op libraries, each run once at the registry's first look-up (`get_op`, `list_ops`):
+tilegrad/__init__.py adds the library's (tilegrad.opdefs sits above dsl/, which does not import it)."""
+
+
+def add_library(load: Callable[[], None]) -> None:
+    """Run `load` (which registers ops) once, before the registry is first looked up."""
+    _LIBRARIES.append(load)
 
 
 def on_register(hook: Callable[[OpDef], None]) -> None:
@@ -825,5 +833,6 @@ def list_ops() -> list[str]:
 
 
 def _load_library() -> None:
-    import tilegrad.opdefs  # noqa: F401  (registers the library's ops)
+    while _LIBRARIES:
+        _LIBRARIES.pop(0)()
 

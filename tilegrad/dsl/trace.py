@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from tilegrad.dsl.expr import Expr, Reduce, Var, as_expr, cast, subexpressions, user_line
+from tilegrad.dsl.expr import Expr, Reduce, Var, as_expr, cast, subexpressions, user_line, walk_reads
 from tilegrad.dsl.tensor import Buffer, index_vars, to_tensor_expr
 from tilegrad.dtypes import dtype_of
 
@@ -64,8 +64,6 @@ class Trace:
 
     def read_buffers(self) -> set[str]:
         """Names of the buffers any stage reads before the stage that first writes them."""
-        from tilegrad.dsl.expr import walk_reads
-
         written: set[str] = set()
         read: set[str] = set()
         for stage in self.stages:

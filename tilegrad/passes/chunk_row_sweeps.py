@@ -40,16 +40,13 @@ from tilegrad.dialect.tg import LoopRole
 from tilegrad.errors import ArgumentError
 from tilegrad.passes.common import (
     IN_ORDER,
-    REDUCTION_ROLES,
     check_counts,
-    depends_on,
     functions,
     loop_axis,
-    loop_role,
     mark_loop,
-    pure_arith,
     whole_steps,
 )
+from tilegrad.passes.loop_utils import row_of_sweep, shares_an_operand
 
 CHUNK = 16
 """Columns per chunk (the cpu backend gives the host's: targets/host.py HostModel.chunk_columns)."""
@@ -57,51 +54,6 @@ LANES = 8
 """Columns per loop inside a chunk: a float32 vector of AVX2. LLVM unrolls a loop this short
 whole and keeps its accumulators in registers across the sweep; a 16-column loop it left in
 memory (G @ W: 36% of numpy's matmul instead of 90%)."""
-
-
-def _column_of(index: SSAValue, column: SSAValue) -> bool:
-    """The index is the column itself or the column minus a value fixed in the sweep."""
-    if index is column:
-        return True
-    owner = index.owner
-    return isinstance(owner, arith.SubiOp) and owner.lhs is column and not depends_on(owner.rhs, column)
-
-
-def row_of_sweep(sweep: Operation) -> scf.ForOp | None:
-    """The one row loop of a sweep whose columns are independent, else None: the row loop writes
-    only stack rows, each at its own column, and reads no stack row at another column, so the
-    sweep may run column by column (chunks) or several terms per column (jam-sweep-terms)."""
-    if not isinstance(sweep, scf.ForOp) or loop_role(sweep) not in REDUCTION_ROLES or sweep.iter_args:
-        return None
-    ops = [o for o in sweep.body.block.ops if not isinstance(o, scf.YieldOp)]
-    rows = [o for o in ops if isinstance(o, scf.ForOp)]
-    if len(rows) != 1 or loop_role(rows[0]) != LoopRole.ROW or rows[0].iter_args:
-        return None
-    row = rows[0]
-    if any(o is not row and not pure_arith(o) for o in ops):
-        return None
-    if any(depends_on(v, sweep.body.block.args[0]) for v in row.operands[:3]):
-        return None
-    column = row.body.block.args[0]
-    for op in row.body.walk():
-        if op is row or isinstance(op, scf.YieldOp):
-            continue
-        if isinstance(op, memref.StoreOp):
-            if not isinstance(op.memref.owner, memref.AllocaOp) or not all(_column_of(i, column) for i in op.indices):
-                return None
-        elif isinstance(op, memref.LoadOp):
-            if isinstance(op.memref.owner, memref.AllocaOp) and not all(_column_of(i, column) for i in op.indices):
-                return None
-        elif not pure_arith(op):
-            return None
-    return row
-
-
-def shares_an_operand(row: scf.ForOp) -> bool:
-    """Whether a sweep's row loop loads a value every column shares (g[i, v] of a GEMM)."""
-    column = row.body.block.args[0]
-    return any(isinstance(o, memref.LoadOp) and not any(depends_on(i, column) for i in o.indices)
-               for o in row.body.walk())
 
 
 def _chunked_row(sweep: Operation) -> scf.ForOp | None:

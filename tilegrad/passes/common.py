@@ -9,10 +9,10 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, Float6
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
-from tilegrad.dialect.tg import LoopAttr, LoopRole, OpaqueAliasOp
+from tilegrad.dialect.tg import LoopAttr, LoopRole, OpaqueAliasOp, ReduceOp
 from tilegrad.dialect.values import INDEX
 from tilegrad.errors import ArgumentError
-from tilegrad.passes.expand_math import float_ops
+from tilegrad.passes.math_polynomials import float_ops
 
 
 def arg_info(fn: func.FuncOp, index: int) -> dict[str, str]:
@@ -356,11 +356,9 @@ def written_memrefs(op: Operation) -> set[SSAValue]:
 
 def inside_reduction(op: Operation) -> bool:
     """Whether `op` sits inside a reduction: a tg.reduce, or a loop lowered from one."""
-    from tilegrad.dialect import tg
-
     parent = op.parent_op()
     while parent is not None:
-        if isinstance(parent, tg.ReduceOp) or (isinstance(parent, scf.ForOp) and
+        if isinstance(parent, ReduceOp) or (isinstance(parent, scf.ForOp) and
                                                loop_role(parent) in REDUCTION_ROLES):
             return True
         parent = parent.parent_op()

@@ -34,9 +34,8 @@ from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.chunk_row_sweeps import row_of_sweep, shares_an_operand
 from tilegrad.passes.common import IN_ORDER, constant_index, functions, whole_steps
-from tilegrad.passes.jam_row_sweeps import copy_index
+from tilegrad.passes.loop_utils import copy_index, row_of_sweep, shares_an_operand
 
 TERMS = 8
 """Terms per pass. A C model of batch norm's sweep at 8192 x 1024 on znver1 took 2.0 ms with one

@@ -8,7 +8,7 @@ from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import FixedBitwidthType, IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Block, Operation, SSAValue
 
-from tilegrad.dsl.bounds import truncated_div
+from tilegrad.index_math import truncated_div
 from tilegrad.passes.common import constant_index
 
 INDEX = IndexType()

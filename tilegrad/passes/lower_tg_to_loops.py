@@ -28,7 +28,7 @@ from xdsl.rewriter import InsertPoint
 from tilegrad.dialect import tg
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import BlockBuilder, to_compute, to_storage
-from tilegrad.dsl.bounds import REDUCE_BLOCK
+from tilegrad.index_math import REDUCE_BLOCK
 from tilegrad.passes.common import constant_index, inside_reduction, make_for, mark_loop, number_stages, status_arg
 
 

@@ -42,7 +42,6 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     NoneAttr,
-    StridedLayoutAttr,
     StringAttr,
     UnitAttr,
     f32,
@@ -56,8 +55,9 @@ from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.codegen.launcher import GUARD_CODE_BASE
+from tilegrad.abi import GUARD_CODE_BASE
 from tilegrad.dialect import tg
+from tilegrad.dialect.values import element_bytes, static_strides
 from tilegrad.errors import UnsupportedError
 from tilegrad.passes.common import ARITHMETIC_BOUND, arg_info, arithmetic_bound, check_counts, is_part
 from tilegrad.passes.loop_affine import interleaved_store_bytes
@@ -85,18 +85,6 @@ def llvm_type(t: Attribute) -> Attribute:
     return t
 
 
-def element_bytes(t: Attribute) -> int:
-    if isinstance(t, (BFloat16Type, Float16Type)):
-        return 2
-    if isinstance(t, Float32Type):
-        return 4
-    if isinstance(t, Float64Type | IndexType):
-        return 8
-    if not isinstance(t, IntegerType):
-        raise UnsupportedError(f"lower-to-llvm: no memref of {t} (elements are floats and integers)")
-    return max(1, t.width.data // 8)
-
-
 @dataclass
 class Descriptor:
     """A memref as this pass sees it: a pointer plus per-axis sizes and strides (in elements)."""
@@ -110,21 +98,6 @@ class Descriptor:
 
 def descriptor_slots(t: MemRefType) -> int:
     return 1 + 2 * t.get_num_dims()
-
-
-def static_strides(t: MemRefType) -> list[int | None]:
-    layout = t.layout
-    if isinstance(layout, StridedLayoutAttr):
-        return [s.data if hasattr(s, "data") else None for s in layout.strides.data]
-    shape = t.get_shape()
-    strides, acc = [], 1
-    for dim in reversed(shape):
-        strides.append(acc)
-        acc = acc * dim if dim > 0 else None  # type: ignore[operator]
-        if acc is None:
-            break
-    strides = list(reversed(strides))
-    return [None] * (len(shape) - len(strides)) + strides
 
 
 @cache

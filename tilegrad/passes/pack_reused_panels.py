@@ -52,8 +52,8 @@ from tilegrad.passes.common import (
     tensors_by_stage,
     written_memrefs,
 )
-from tilegrad.passes.jam_row_sweeps import sweeps_shared_data
 from tilegrad.passes.loop_affine import linear_form
+from tilegrad.passes.loop_utils import sweeps_shared_data
 
 PANEL_BYTES = 1 << 18
 """A panel at most (half of a 512 KiB L2; the cpu backend gives the host's: HostModel.panel_bytes)."""

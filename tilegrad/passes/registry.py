@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import import_module
 
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError
@@ -13,48 +15,69 @@ from xdsl.utils.exceptions import ArgSpecParseError
 from tilegrad.errors import ArgumentError, TilegradError
 
 
-def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    from tilegrad.passes.branch_guarded_reads import BranchGuardedReads
-    from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps
-    from tilegrad.passes.collapse_contiguous_nests import CollapseContiguousNests
-    from tilegrad.passes.collapse_contiguous_rows import CollapseContiguousRows
-    from tilegrad.passes.defer_sum_epilogues import DeferSumEpilogues
-    from tilegrad.passes.expand_math import ExpandMath
-    from tilegrad.passes.fold_affine_tests import FoldAffineTests
-    from tilegrad.passes.forward_stored_values import ForwardStoredValues
-    from tilegrad.passes.fuse_elementwise import FuseElementwise
-    from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
-    from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions
-    from tilegrad.passes.hoist_tile_loops import HoistTileLoops
-    from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions
-    from tilegrad.passes.jam_row_sweeps import JamRowSweeps
-    from tilegrad.passes.jam_sweep_terms import JamSweepTerms
-    from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
-    from tilegrad.passes.lower_to_llvm import LowerToLLVM
-    from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests
-    from tilegrad.passes.overlap_vector_tails import OverlapVectorTails
-    from tilegrad.passes.pack_reused_panels import PackReusedPanels
-    from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
-    from tilegrad.passes.reorder_for_reuse import ReorderForReuse
-    from tilegrad.passes.separate_strided_load_groups import SeparateStridedLoadGroups
-    from tilegrad.passes.split_column_reductions import SplitColumnReductions
-    from tilegrad.passes.split_stride_phases import SplitStridePhases
-    from tilegrad.passes.stream_stores import StreamStores
-    from tilegrad.passes.tile_for_target import TileForTarget
-    from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
-    from tilegrad.passes.unroll_short_parallel_loops import UnrollShortParallelLoops
-    from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
-    from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects
+@dataclass(frozen=True)
+class PassEntry:
+    """One tilegrad pass: its name, where its class is, and where the pipeline runs it."""
 
-    classes = (BranchGuardedReads, ChunkRowSweeps, CollapseContiguousNests, CollapseContiguousRows,
-               DeferSumEpilogues, ExpandMath, FoldAffineTests, ForwardStoredValues, FuseElementwise, FuseSiblingLoops,
-               FuseSiblingReductions, HoistTileLoops, InterchangeColumnReductions, JamRowSweeps, JamSweepTerms,
-               LowerTgToLoops,
-               LowerToLLVM, OutlineSiblingNests, OverlapVectorTails, PackReusedPanels, PartitionClampedLoops,
-               ReorderForReuse, SeparateStridedLoadGroups, SplitColumnReductions, SplitStridePhases, StreamStores,
-               TileForTarget, UnrollReuseLoops, UnrollShortParallelLoops, UnrollShortReductions,
-               UnswitchInvariantSelects)
-    return {c.name: (lambda c=c: c) for c in classes}
+    name: str
+    cls: str
+    """module:Class, imported only when the pass is looked up (`import tilegrad` loads no xDSL)."""
+    runs: tuple[tuple[str, str], ...]
+    """(stage, targets) for each place the pipeline runs it: stage "loops", "tiled" or "llvm"; targets
+    "all", "cpu" (no UB staging) or "scratchpad" (UB staged)."""
+
+    def load(self) -> type[ModulePass]:
+        module, _, name = self.cls.partition(":")
+        return getattr(import_module(module), name)
+
+
+def _entry(name: str, module: str, cls: str, *runs: tuple[str, str]) -> PassEntry:
+    return PassEntry(name, f"tilegrad.passes.{module}:{cls}", runs)
+
+
+ALL_PASSES: tuple[PassEntry, ...] = (
+    _entry("fuse-elementwise", "fuse_elementwise", "FuseElementwise", ("loops", "all")),
+    _entry("lower-tg-to-loops", "lower_tg_to_loops", "LowerTgToLoops", ("loops", "all")),
+    _entry("fuse-sibling-loops", "fuse_sibling_loops", "FuseSiblingLoops", ("loops", "all"), ("tiled", "cpu")),
+    _entry("collapse-contiguous-nests", "collapse_contiguous_nests", "CollapseContiguousNests", ("loops", "all")),
+    _entry("collapse-contiguous-rows", "collapse_contiguous_rows", "CollapseContiguousRows", ("loops", "all")),
+    _entry("unroll-short-parallel-loops", "unroll_short_parallel_loops", "UnrollShortParallelLoops",
+           ("loops", "all")),
+    _entry("forward-stored-values", "forward_stored_values", "ForwardStoredValues", ("tiled", "all")),
+    _entry("split-column-reductions", "split_column_reductions", "SplitColumnReductions", ("tiled", "cpu")),
+    _entry("tile-for-target", "tile_for_target", "TileForTarget", ("tiled", "all")),
+    _entry("interchange-column-reductions", "interchange_column_reductions", "InterchangeColumnReductions",
+           ("tiled", "cpu")),
+    _entry("jam-row-sweeps", "jam_row_sweeps", "JamRowSweeps", ("tiled", "cpu")),
+    _entry("chunk-row-sweeps", "chunk_row_sweeps", "ChunkRowSweeps", ("tiled", "cpu")),
+    _entry("pack-reused-panels", "pack_reused_panels", "PackReusedPanels", ("tiled", "cpu")),
+    _entry("reorder-for-reuse", "reorder_for_reuse", "ReorderForReuse", ("tiled", "cpu")),
+    _entry("defer-sum-epilogues", "defer_sum_epilogues", "DeferSumEpilogues", ("tiled", "cpu")),
+    _entry("unroll-reuse-loops", "unroll_reuse_loops", "UnrollReuseLoops", ("tiled", "cpu")),
+    _entry("jam-sweep-terms", "jam_sweep_terms", "JamSweepTerms", ("tiled", "cpu")),
+    _entry("fuse-sibling-reductions", "fuse_sibling_reductions", "FuseSiblingReductions", ("tiled", "all")),
+    _entry("hoist-tile-loops", "hoist_tile_loops", "HoistTileLoops", ("tiled", "cpu")),
+    _entry("unroll-short-reductions", "unroll_short_reductions", "UnrollShortReductions", ("tiled", "cpu"),
+           ("llvm", "all")),
+    _entry("branch-guarded-reads", "branch_guarded_reads", "BranchGuardedReads", ("tiled", "cpu")),
+    _entry("split-stride-phases", "split_stride_phases", "SplitStridePhases", ("tiled", "cpu")),
+    _entry("fold-affine-tests", "fold_affine_tests", "FoldAffineTests", ("tiled", "cpu")),
+    _entry("partition-clamped-loops", "partition_clamped_loops", "PartitionClampedLoops", ("tiled", "cpu")),
+    _entry("unswitch-invariant-selects", "unswitch_invariant_selects", "UnswitchInvariantSelects", ("tiled", "cpu")),
+    _entry("separate-strided-load-groups", "separate_strided_load_groups", "SeparateStridedLoadGroups",
+           ("tiled", "cpu")),
+    _entry("stream-stores", "stream_stores", "StreamStores", ("tiled", "cpu")),
+    _entry("overlap-vector-tails", "overlap_vector_tails", "OverlapVectorTails", ("tiled", "cpu")),
+    _entry("outline-sibling-nests", "outline_sibling_nests", "OutlineSiblingNests", ("tiled", "cpu")),
+    _entry("expand-math", "expand_math", "ExpandMath", ("llvm", "all")),
+    _entry("lower-to-llvm", "lower_to_llvm", "LowerToLLVM", ("llvm", "all")),
+)
+"""Every tilegrad pass, in the order the pipeline first runs it: the one list the registry, the docs'
+pass table (docs/passes.md) and the layer check (tests/test_layers.py) read."""
+
+
+def _tilegrad_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    return {entry.name: entry.load for entry in ALL_PASSES}
 
 
 def tilegrad_pass_names() -> list[str]:

@@ -52,6 +52,7 @@ from xdsl.passes import ModulePass
 
 from tilegrad.dialect import tg
 from tilegrad.dialect.tg import LoopRole
+from tilegrad.dialect.values import element_bytes, static_strides
 from tilegrad.passes.common import (
     ARITHMETIC_BOUND,
     arg_info,
@@ -65,7 +66,6 @@ from tilegrad.passes.common import (
     tensors_by_stage,
 )
 from tilegrad.passes.loop_affine import INDEX, IndexBuilder
-from tilegrad.passes.lower_to_llvm import element_bytes, static_strides
 
 LINE_BYTES = 64
 PAGE_BYTES = 4096

@@ -47,7 +47,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from tilegrad.dialect import tg
 from tilegrad.dialect.tg import LoopRole
-from tilegrad.dialect.values import INDEX, BlockBuilder
+from tilegrad.dialect.values import INDEX, BlockBuilder, element_bytes
 from tilegrad.errors import ArgumentError, InternalError, TilegradError, UBCapacityError
 from tilegrad.passes.common import (
     add_function_arg,
@@ -63,7 +63,16 @@ from tilegrad.passes.common import (
     viewed,
     written_memrefs,
 )
-from tilegrad.passes.lower_to_llvm import element_bytes
+from tilegrad.passes.scratchpad_planner import (
+    plain_loop,
+    plan_scratchpad,
+    reduction_loops,
+    scalar_reduction,
+    scatters_own_rows,
+    split_axis,
+    static_extent,
+    tiled_axes,
+)
 from tilegrad.passes.tiling_plan import (
     StagePlan,
     TensorUse,
@@ -91,16 +100,6 @@ from tilegrad.passes.ub_staging import (
     stage_group,
 )
 from tilegrad.schedule import Balance, Parallel, ScheduleHint, parse_schedule
-from tilegrad.schedule.scratchpad import (
-    plain_loop,
-    plan_scratchpad,
-    reduction_loops,
-    scalar_reduction,
-    scatters_own_rows,
-    split_axis,
-    static_extent,
-    tiled_axes,
-)
 from tilegrad.targets import Target, get_target
 
 MAX_TILE = 16384
@@ -136,7 +135,7 @@ _FORM_OPS = {arith.AddiOp: "add", arith.SubiOp: "sub", arith.MuliOp: "mul", arit
 """(a size's `//` is arith.divsi, which the forms' "floordiv" evaluates: truncated, as sizes are >= 0)"""
 
 
-_const_value = static_extent  # the planner's readings of the loops IR (schedule/scratchpad.py)
+_const_value = static_extent  # the planner's readings of the loops IR (passes/scratchpad_planner.py)
 _reduction_loops = reduction_loops
 _plain_loop = plain_loop
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tilegrad.dsl.bounds import truncated_div
 from tilegrad.errors import UBCapacityError
+from tilegrad.index_math import truncated_div
 from tilegrad.schedule import KernelSchedule, parse_directive
 from tilegrad.targets import Target
 
@@ -100,7 +100,7 @@ class StagePlan:
     """The cores the split uses, if fewer than the kernel's blocks (a Parallel's `cores`)."""
     fusable: list = field(default_factory=list)
     """[axis, extent form] of the axes a fused core split may take, where the IR does not know their
-    extents: a call's extents decide (schedule/scratchpad.py)."""
+    extents: a call's extents decide (passes/scratchpad_planner.py)."""
     copies: list[CopyTraffic] = field(default_factory=list)
     """Every GM<->UB copy of the stage (scratchpad targets)."""
     tensors: list[TensorUse] = field(default_factory=list)

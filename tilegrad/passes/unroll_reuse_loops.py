@@ -39,6 +39,7 @@ from tilegrad.passes.common import (
     loop_role,
     whole_steps,
 )
+from tilegrad.passes.loop_utils import copy_index, jam, last_iteration, repeatable
 
 UNROLL = 8
 """8 accumulators and the shared x: 1.125 loads per FMA (4 took 1.25; the fused linear CE 1.14-1.18x faster
@@ -81,8 +82,6 @@ def _unroll(loop: scf.ForOp, unroll: int) -> None:
     then the original loop from there on; or, where an iteration may run again (`repeatable`),
     for j in [lb, ub) step U: body(j), body(min(j + 1, ub - 1)) .., and no loop after it (the
     copies past the end repeat the last iteration, storing the same values again)."""
-    from tilegrad.passes.jam_row_sweeps import copy_index, last_iteration, repeatable
-
     block = loop.parent_block()
     index = IndexType()
     factor, split = whole_steps(loop.lb, loop.ub, unroll, loop)
@@ -130,8 +129,6 @@ def reuse_decisions(root: Operation, jam_rows: int = JAM_ROWS) -> tuple[list[scf
 
 
 def unroll_function(root: Operation, unroll: int = UNROLL, jam_rows: int = JAM_ROWS) -> None:
-    from tilegrad.passes.jam_row_sweeps import jam, repeatable
-
     loops, rows = reuse_decisions(root, jam_rows)
     for loop in loops:
         _unroll(loop, unroll)

@@ -1,4 +1,4 @@
-"""The cpu backend's code generation: what xDSL's llvmlite conversion drops, carried into the
+"""Code generation every backend shares: what xDSL's llvmlite conversion drops, carried into the
 llvmlite module (streaming stores' `!nontemporal`, the loops' vectorizer hints). Every target's
 kernel is this host's code (a scratchpad target's in emulation), so every backend uses it."""
 
