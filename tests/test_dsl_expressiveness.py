@@ -98,3 +98,19 @@ def test_computed_indices_from_data(target, rng):
     y.backward(torch.from_numpy(dy))
     got = tilegrad.compile("test_linear_sample_backward", target)(dy=dy, position=position, x=x)
     assert_close(got, xt.grad, "float32", reduction=True)
+
+
+@tg.op(outputs={"q": tg.like("x"), "r": tg.like("x")}, replace=True)
+def float_floor_divmod(x=tg.tensor("N"), d=tg.attr(0.75, runtime=True)):
+    return x // d, x % -d
+
+
+@pytest.mark.parametrize("target,dtype,guard", [("cpu", np.float64, False), ("ascend910b", np.float32, False),
+                                                ("cpu", np.float32, True)])
+def test_float_floor_division_and_remainder_follow_python(target, dtype, guard):
+    """x // d = floor(x / d) and x % d = x - floor(x / d) * d (the divisor's sign), as Python, numpy and
+    torch's floor_divide / remainder (they were an internal error: no float form was emitted)."""
+    x = np.linspace(-3, 3, 101).astype(dtype)
+    q, r = tilegrad.compile("float_floor_divmod", target, guard=guard)(x=x, d=0.75)
+    np.testing.assert_array_equal(q, np.floor_divide(x, dtype(0.75)))
+    np.testing.assert_allclose(r, np.remainder(x, dtype(-0.75)), atol=4 * np.finfo(dtype).eps)

@@ -149,6 +149,11 @@ class _Emitter:
                     if e.a.kind == "f":
                         return b.add(arith.CmpfOp(lhs, rhs, _FCMP[e.op]))
                     return b.add(arith.CmpiOp(lhs, rhs, _ICMP[e.op]))
+                if e.kind == "f" and e.op in ("floordiv", "mod"):  # Python's and numpy's rule: floor(a / b)
+                    quotient = b.add(math.FloorOp(b.add(arith.DivfOp(lhs, rhs))))
+                    if e.op == "floordiv":
+                        return quotient
+                    return b.add(arith.SubfOp(lhs, b.add(arith.MulfOp(quotient, rhs))))  # the divisor's sign
                 table = _FLOAT_BIN if e.kind == "f" else _INT_BIN
                 return b.add(table[e.op](lhs, rhs))
             case UnOp():
