@@ -153,7 +153,7 @@ def partitioned_loops(root: Operation) -> list[scf.ForOp]:
 @dataclass(frozen=True)
 class PartitionClampedLoops(ModulePass):
     """Split innermost loops around the iterations where an index clamp or range test can bite, so
-    the iterations in between run without them."""
+    the iterations in between run without them; with `directives`, the loops they name."""
 
     name = "partition-clamped-loops"
     directives: str | None = None

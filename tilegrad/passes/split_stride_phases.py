@@ -119,7 +119,8 @@ def _split(loop: scf.ForOp) -> bool:
 @dataclass(frozen=True)
 class SplitStridePhases(ModulePass):
     """Run parallel loops whose body divides their variable by a small constant one group of
-    phases at a time, so quotients are affine and remainders constant."""
+    phases at a time, so quotients are affine and remainders constant; with `directives`, the loops
+    they name."""
 
     name = "split-stride-phases"
     directives: str | None = None
