@@ -175,10 +175,12 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
     if after_pass is not None:
         after_pass("emit", module)
     plan = None
-    decided: list[Directive] = []
+    decided: list[tuple[Directive, str]] = []
 
-    def decide(step: ModulePass, module: ModuleOp) -> None:  # the backend's decisions, before each pass
-        decided.extend(backend.decide(step, module, target))
+    def decide(step: ModulePass, module: ModuleOp) -> ModulePass:  # the backend's decisions, before each pass,
+        step, applied = backend.direct(step, backend.decide(step, module, target), hint.directives)  # and the user's
+        decided.extend(applied)
+        return step
 
     for stage in ("loops", "tiled"):  # (the llvm stage is lowered function by function: to_llvm)
         if stage == "tiled" and untiled:  # the loops run as they are, on one block
@@ -189,7 +191,7 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
             plan = tiling_plan(module, keep=False)  # what tile-for-target decided, carried on the module
         finish(stage)
         if stage == "tiled":  # (a given stage may carry its own plan)
-            plan = _with_schedule(tiling_plan(module, keep=False) or plan, tuple(dict.fromkeys(decided)))
+            plan = _with_schedule(tiling_plan(module, keep=False) or plan, decided)
         ir[stage] = str(module)
     functions = [f.sym_name.data for f in module.ops if not is_part(f)]
     layout = argument_layout(next(iter(module.ops)))
@@ -208,16 +210,19 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
                    emitted.requirements, output_forms, stack_bytes(module, opdef.name), backend)
 
 
-def _with_schedule(plan: TilingPlan | None, decided: tuple[Directive, ...]) -> TilingPlan | None:
+def _with_schedule(plan: TilingPlan | None, decided: list[tuple[Directive, str]]) -> TilingPlan | None:
     """The plan with every directive in force: tile-for-target's core split (the planner's or the
-    user's, on the plan it carries), then the backend's other decisions; and what `tilegrad plan`
-    lists from them: the outputs stored with streaming stores and the inputs read through packed
-    panels (Store and Stage directives), by stage."""
+    user's, on the plan it carries), then the backend's other directives, each with who decided it
+    ("planner" or "user"); and what `tilegrad plan` lists from them: the outputs stored with
+    streaming stores and the inputs read through packed panels (Store and Stage directives), by stage."""
     if plan is None:
         return plan
     own = plan.schedule or KernelSchedule(plan.target.name)
-    plan.schedule = KernelSchedule(own.target, tuple(dict.fromkeys((*own.directives, *decided))), dict(own.source),
-                                   dict(own.deferred))
+    source = dict(own.source)
+    for directive, who in decided:
+        source.setdefault(directive, who)
+    plan.schedule = KernelSchedule(own.target, tuple(dict.fromkeys((*own.directives, *(d for d, _ in decided)))),
+                                   source, dict(own.deferred))
     plan.streamed, plan.panels = plan.schedule.streamed(), plan.schedule.panels()
     return plan
 
@@ -455,16 +460,17 @@ def run_passes(text: str, spec: str, after_pass: AfterPass | None = None, what: 
 
 
 def apply_passes(op: str, passes, module: ModuleOp, after_pass: AfterPass | None, verify: bool,
-                 before_pass: Callable[[ModulePass, ModuleOp], None] | None = None) -> None:
+                 before_pass: Callable[[ModulePass, ModuleOp], ModulePass | None] | None = None) -> None:
     """Run the passes in order, each failure an InternalError naming its pass spec; `verify` checks
     the module after each; `before_pass(step, module)` sees the module each is given (it must not
-    change it), `after_pass(spec, module)` each result."""
+    change it) and may return the step to run in its place (the same pass given the directives in
+    force as its option), `after_pass(spec, module)` each result."""
     ctx = make_context()
     for step in passes:
         spec = str(step.pipeline_pass_spec())
         with compiler_step(op, spec):
             if before_pass is not None:
-                before_pass(step, module)
+                step = before_pass(step, module) or step
             step.apply(ctx, module)
             if verify:
                 module.verify()

@@ -74,6 +74,12 @@ class Backend:
         is not changed): the backend's schedule, which `tilegrad plan` prints."""
         return ()
 
+    def direct(self, step: ModulePass, planned: tuple[Directive, ...],
+               user: tuple[Directive, ...]) -> tuple[ModulePass, list[tuple[Directive, str]]]:
+        """The step to run for `step` with the directives in force, and those directives, each with
+        who decided it: here the planner's, as the step decides them itself."""
+        return step, [(d, "planner") for d in planned]
+
     def llvm_passes(self, guard: bool = False, first_code: int = 0) -> list[ModulePass]:
         return llvm_passes(guard, first_code, self.host)
 

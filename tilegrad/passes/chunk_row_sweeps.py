@@ -29,6 +29,7 @@ sums) is left whole: chunked, it walked 64 bytes of each 4 KiB row per pass, a p
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
@@ -37,16 +38,19 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import LoopRole
-from tilegrad.errors import ArgumentError
+from tilegrad.errors import ArgumentError, ScheduleError
+from tilegrad.passes.applying import chosen
 from tilegrad.passes.common import (
     IN_ORDER,
     check_counts,
     functions,
     loop_axis,
     mark_loop,
+    stage_number,
     whole_steps,
 )
 from tilegrad.passes.loop_utils import row_of_sweep, shares_an_operand
+from tilegrad.schedule import Directive, Split, Tail
 
 CHUNK = 16
 """Columns per chunk (the cpu backend gives the host's: targets/host.py HostModel.chunk_columns)."""
@@ -116,11 +120,15 @@ def _chunk(sweep: scf.ForOp, row: scf.ForOp, columns: int, lanes: int) -> None:
 
 @dataclass(frozen=True)
 class ChunkRowSweeps(ModulePass):
-    """Run row-accumulating sweeps chunk by chunk of `columns` columns (accumulators in registers)."""
+    """Run row-accumulating sweeps chunk by chunk of `columns` columns (accumulators in registers);
+    with `directives` (Split(tail=peel), printed, `;`-separated: passes/applying.py), the sweeps
+    whose row loop they name, by chunks of their factor (1: not chunked)."""
 
     name = "chunk-row-sweeps"
     columns: int = CHUNK
     lanes: int = LANES
+    directives: str | None = None
+    takes_text: ClassVar[str] = "Split(tail='peel')"
 
     def __post_init__(self):
         check_counts(self, "columns", "lanes")
@@ -128,7 +136,15 @@ class ChunkRowSweeps(ModulePass):
             raise ArgumentError(f"chunk-row-sweeps: columns={self.columns} must be a multiple of lanes={self.lanes} "
                                 f"(a chunk runs as loops of lanes columns)")
 
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, Split) and directive.tail == Tail.PEEL
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in functions(op):
-            for sweep, row in chunked_sweeps(fn):
-                _chunk(sweep, row, self.columns, self.lanes)
+        candidates = [(Split(stage=stage_number(fn), axis=loop_axis(row), factor=self.columns, tail=Tail.PEEL),
+                       (sweep, row)) for fn in functions(op) for sweep, row in chunked_sweeps(fn)]
+        for (sweep, row), directive in chosen(self, candidates, "row loop of a sweep of jammed rows"):
+            if directive.factor % self.lanes:
+                raise ScheduleError(f"{directive}: the factor must be a multiple of {self.name}'s lanes={self.lanes} "
+                                    f"(a chunk runs as loops of lanes columns)")
+            _chunk(sweep, row, directive.factor, self.lanes)

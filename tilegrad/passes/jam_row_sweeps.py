@@ -20,6 +20,7 @@ For targets without UB staging (cpu), after interchange-column-reductions.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import scf
@@ -28,13 +29,17 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import LoopRole
+from tilegrad.passes.applying import chosen
 from tilegrad.passes.common import (
     check_counts,
     constant_index,
     functions,
+    loop_axis,
     loop_role,
+    stage_number,
 )
 from tilegrad.passes.loop_utils import jam, sweeps_shared_data
+from tilegrad.schedule import Directive, UnrollJam
 
 ROWS = 4
 """Rows per sweep: with chunk-row-sweeps' columns (16 with AVX2), 4 rows x 2 vectors of
@@ -63,15 +68,25 @@ def jammed_rows(fn: Operation) -> list[scf.ForOp]:
 
 @dataclass(frozen=True)
 class JamRowSweeps(ModulePass):
-    """Run `rows` (ROWS) rows of interchanged column sums in one sweep of the data they share."""
+    """Run `rows` (ROWS) rows of interchanged column sums in one sweep of the data they share; with
+    `directives` (UnrollJam, printed, `;`-separated: passes/applying.py), the row loops they name,
+    each by its factor."""
 
     name = "jam-row-sweeps"
     rows: int = ROWS
+    directives: str | None = None
+    takes_text: ClassVar[str] = "UnrollJam"
 
     def __post_init__(self):
         check_counts(self, "rows")
 
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, UnrollJam)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in functions(op):
-            for loop in jammed_rows(fn):
-                jam(loop, fn.body.block, self.rows)
+        candidates = [(UnrollJam(stage=stage_number(fn), axis=loop_axis(loop), factor=self.rows), (fn, loop))
+                      for fn in functions(op) for loop in jammed_rows(fn)]
+        for (fn, loop), directive in chosen(self, candidates, "row loop sweeping shared data"):
+            if directive.factor > 1:
+                jam(loop, fn.body.block, directive.factor)

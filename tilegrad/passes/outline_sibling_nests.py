@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
@@ -46,7 +47,19 @@ from xdsl.ir.region_utils import iter_used_values_defined_above
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import OpaqueAliasOp
-from tilegrad.passes.common import args_by_role, feeding_ops, functions, is_part, ops_and_loops, pure_arith, viewed
+from tilegrad.errors import ScheduleError
+from tilegrad.passes.applying import chosen
+from tilegrad.passes.common import (
+    args_by_role,
+    feeding_ops,
+    functions,
+    is_part,
+    ops_and_loops,
+    pure_arith,
+    stage_number,
+    viewed,
+)
+from tilegrad.schedule import Directive, Outline
 
 STAGE_OPS = 2000
 """Ops in a stage worth splitting: LLVM takes about 0.3 s on one of this size (max pooling 2-D's:
@@ -260,15 +273,29 @@ def _outline_in(fn: func.FuncOp, block: Block, made: list[func.FuncOp], nest_ops
 
 @dataclass(frozen=True)
 class OutlineSiblingNests(ModulePass):
-    """Move all but the largest of a stage's large sibling nests into private functions."""
+    """Move all but the largest of a stage's large sibling nests into private functions; with
+    `directives` (Outline, printed, `;`-separated: passes/applying.py), those of the stages they
+    name, however large the stage (`outlined=False`: none)."""
 
     name = "outline-sibling-nests"
     stage_ops: int = STAGE_OPS
     nest_ops: int = NEST_OPS
+    directives: str | None = None
+    takes_text: ClassVar[str] = "Outline"
+
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, Outline)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in functions(op):
-            op.body.block.add_ops(outline_function(fn, self.stage_ops, self.nest_ops))
+        stage_ops = self.stage_ops if self.directives is None else 0  # (named: the stage's size does not matter)
+        candidates = [(Outline(stage=stage_number(fn)), fn) for fn in functions(op) if not is_part(fn)]
+        for fn, directive in chosen(self, candidates, "stage"):
+            made = outline_function(fn, stage_ops, self.nest_ops)
+            if not made and self.directives is not None and directive.stage is not None:
+                raise ScheduleError(f"{directive}: stage {directive.stage} has no sibling nest of {self.nest_ops} ops "
+                                    f"or more that {self.name} can move to a function of its own")
+            op.body.block.add_ops(made)
 
 
 def outline_function(fn: func.FuncOp, stage_ops: int = STAGE_OPS, nest_ops: int = NEST_OPS) -> list[func.FuncOp]:

@@ -33,6 +33,7 @@ rewritten loop costs one more copy of its body, which LLVM compiles.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
@@ -41,6 +42,8 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import LoopRole
+from tilegrad.errors import ScheduleError
+from tilegrad.passes.applying import chosen
 from tilegrad.passes.common import (
     arg_info,
     check_counts,
@@ -52,8 +55,10 @@ from tilegrad.passes.common import (
     loop_role,
     make_for,
     read_memrefs,
+    stage_number,
     written_memrefs,
 )
+from tilegrad.schedule import Directive, Split, Tail
 
 VECTOR = 16
 """Iterations in the overlapping chunk: 16 float32 lanes of a 512-bit vector (two of 256 bits)."""
@@ -135,16 +140,29 @@ def overlapped_loops(root: Operation, vector: int = VECTOR) -> list[scf.ForOp]:
 
 @dataclass(frozen=True)
 class OverlapVectorTails(ModulePass):
-    """End short map loops on a whole vector that overlaps the one before it."""
+    """End short map loops on a whole vector that overlaps the one before it; with `directives`
+    (Split(tail=shift_inwards), printed, `;`-separated: passes/applying.py), the loops they name,
+    each by vectors of its factor (1: left as it is)."""
 
     name = "overlap-vector-tails"
     vector: int = VECTOR
     """Iterations per overlapping vector; loops of up to 4 x vector trips (LONG) are rewritten."""
+    directives: str | None = None
+    takes_text: ClassVar[str] = "Split(tail='shift_inwards')"
 
     def __post_init__(self):
         check_counts(self, "vector")
 
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, Split) and directive.tail == Tail.SHIFT_INWARDS
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for loop in overlapped_loops(op, self.vector):
+        candidates = [(Split(stage=stage_number(enclosing_func(loop)), axis=loop_axis(loop), factor=self.vector,
+                             tail=Tail.SHIFT_INWARDS), loop) for loop in overlapped_loops(op, self.vector)]
+        for loop, directive in chosen(self, candidates, "short map loop"):
+            if directive.factor != self.vector and not _is_overlappable_map(loop, directive.factor):
+                raise ScheduleError(f"{directive}: the loop is not a short map loop (fewer than 4 x {directive.factor} "
+                                    f"trips) that {self.name} can end on an overlapping vector of that many")
             anchor, block = loop.next_op, loop.parent_block()  # a loop is followed by its block's terminator
-            block.insert_ops_before(_overlapped(loop, self.vector), anchor)
+            block.insert_ops_before(_overlapped(loop, directive.factor), anchor)

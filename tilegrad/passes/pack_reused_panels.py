@@ -31,6 +31,7 @@ chunk-row-sweeps.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
@@ -41,6 +42,7 @@ from xdsl.passes import ModulePass
 from tilegrad.dialect import tg
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import BlockBuilder
+from tilegrad.passes.applying import chosen
 from tilegrad.passes.common import (
     check_counts,
     constant_index,
@@ -49,11 +51,14 @@ from tilegrad.passes.common import (
     loop_axis,
     loop_role,
     make_for,
+    stage_number,
+    tensor_name,
     tensors_by_stage,
     written_memrefs,
 )
 from tilegrad.passes.loop_affine import linear_form
 from tilegrad.passes.loop_utils import sweeps_shared_data
+from tilegrad.schedule import Directive, Memory, Stage
 
 PANEL_BYTES = 1 << 18
 """A panel at most (half of a 512 KiB L2; the cpu backend gives the host's: HostModel.panel_bytes)."""
@@ -204,24 +209,38 @@ def _pack_group_columns(rows: scf.ForOp, matrix: SSAValue, loads: list[tuple[mem
 class PackReusedPanels(ModulePass):
     """Copy the columns every row group sweeps into a stack panel of at most `panel_bytes`, strip
     by strip of whole `columns`-wide chunks, read by all the groups; and each group's own columns
-    into a panel of at most panel_bytes / 8, read by all its chunks."""
+    into a panel of at most panel_bytes / 8, read by all its chunks. With `directives`
+    (Stage(memory=panel), printed, `;`-separated: passes/applying.py), the inputs they name, by stage."""
 
     name = "pack-reused-panels"
     panel_bytes: int = PANEL_BYTES
     columns: int = COLUMNS
+    directives: str | None = None
+    takes_text: ClassVar[str] = "Stage(memory='panel')"
 
     def __post_init__(self):
         check_counts(self, "panel_bytes", "columns")
 
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, Stage) and directive.memory == Memory.PANEL
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        candidates = []
         for fn in functions(op):
             for panel in panel_decisions(fn):  # (decided before any is packed)
-                if panel.strip is not None:
-                    matrix, loads = panel.strip
-                    _pack_strips(panel.rows, panel.tile, matrix, loads, fn.body.block, self.panel_bytes, self.columns)
-                if panel.group is not None:
-                    matrix, loads = panel.group
-                    _pack_group_columns(panel.rows, matrix, loads, fn.body.block, self.panel_bytes // 8)
+                for packed, at, kind in ((panel.strip, panel.tile, "strip"), (panel.group, panel.rows, "group")):
+                    if packed is not None:
+                        own = Stage(stage=stage_number(fn), tensor=tensor_name(fn, packed[0]), at=loop_axis(at),
+                                    memory=Memory.PANEL)
+                        candidates.append((own, (fn, panel, kind)))
+        for (fn, panel, kind), _ in chosen(self, candidates, "input every row group sweeps"):
+            if kind == "strip":
+                matrix, loads = panel.strip
+                _pack_strips(panel.rows, panel.tile, matrix, loads, fn.body.block, self.panel_bytes, self.columns)
+            else:
+                matrix, loads = panel.group
+                _pack_group_columns(panel.rows, matrix, loads, fn.body.block, self.panel_bytes // 8)
 
 
 @dataclass

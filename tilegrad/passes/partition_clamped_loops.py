@@ -22,6 +22,7 @@ would cost more than they save on short rows.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
@@ -29,8 +30,10 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i1
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import constant_index
+from tilegrad.passes.applying import chosen
+from tilegrad.passes.common import constant_index, enclosing_func, loop_axis, stage_number
 from tilegrad.passes.loop_affine import INDEX, IndexBuilder, LoopAffine, copy_of_loop
+from tilegrad.schedule import Directive, Partition, PartitionBy
 
 # arith.cmpi's signed predicates, and each one with its operands swapped
 _SLT, _SLE, _SGT, _SGE = 2, 3, 4, 5
@@ -147,17 +150,22 @@ def partitioned_loops(root: Operation) -> list[scf.ForOp]:
             and any(operand is not None for operand in _conditions(loop)[1].values())]
 
 
-def partition_function(root: Operation) -> None:
-    for loop in partitioned_loops(root):
-        _partition(loop)
-
-
 @dataclass(frozen=True)
 class PartitionClampedLoops(ModulePass):
     """Split innermost loops around the iterations where an index clamp or range test can bite, so
-    the iterations in between run without them."""
+    the iterations in between run without them; with `directives`, the loops they name."""
 
     name = "partition-clamped-loops"
+    directives: str | None = None
+    """Partition(by=clamp) directives, printed, `;`-separated (passes/applying.py): the loops they name."""
+    takes_text: ClassVar[str] = "Partition(by='clamp')"
+
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, Partition) and directive.by == PartitionBy.CLAMP
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        partition_function(op)
+        candidates = [(Partition(stage=stage_number(enclosing_func(loop)), axis=loop_axis(loop)), loop)
+                      for loop in partitioned_loops(op)]
+        for loop, _ in chosen(self, candidates, "innermost loop with a clamp or range test"):
+            _partition(loop)

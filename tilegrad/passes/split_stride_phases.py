@@ -17,6 +17,7 @@ that, and for the iterations that do not fill a group of s, the original loop ru
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
@@ -25,8 +26,10 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import LoopRole
-from tilegrad.passes.common import constant_index, copy_iteration, loop_role
+from tilegrad.passes.applying import chosen
+from tilegrad.passes.common import constant_index, copy_iteration, enclosing_func, loop_axis, loop_role, stage_number
 from tilegrad.passes.loop_affine import INDEX, IndexBuilder, LoopAffine, copy_of_loop
+from tilegrad.schedule import Directive, Partition, PartitionBy
 
 MAX_STRIDE = 4
 
@@ -113,17 +116,23 @@ def _split(loop: scf.ForOp) -> bool:
     return True
 
 
-def split_function(root: Operation) -> None:
-    for loop in phase_split_loops(root):
-        _split(loop)
-
-
 @dataclass(frozen=True)
 class SplitStridePhases(ModulePass):
     """Run parallel loops whose body divides their variable by a small constant one group of
-    phases at a time, so quotients are affine and remainders constant."""
+    phases at a time, so quotients are affine and remainders constant; with `directives`, the loops
+    they name."""
 
     name = "split-stride-phases"
+    directives: str | None = None
+    """Partition(by=residue) directives, printed, `;`-separated (passes/applying.py): the loops they name."""
+    takes_text: ClassVar[str] = "Partition(by='residue')"
+
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, Partition) and directive.by == PartitionBy.RESIDUE
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        split_function(op)
+        candidates = [(Partition(stage=stage_number(enclosing_func(loop)), axis=loop_axis(loop),
+                                 by=PartitionBy.RESIDUE), loop) for loop in phase_split_loops(op)]
+        for loop, _ in chosen(self, candidates, "loop dividing its variable by a small stride"):
+            _split(loop)

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import reduce
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
@@ -53,6 +54,7 @@ from xdsl.passes import ModulePass
 from tilegrad.dialect import tg
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import element_bytes, static_strides
+from tilegrad.passes.applying import chosen
 from tilegrad.passes.common import (
     ARITHMETIC_BOUND,
     arg_info,
@@ -63,9 +65,12 @@ from tilegrad.passes.common import (
     functions,
     loop_axis,
     make_for,
+    stage_number,
+    tensor_name,
     tensors_by_stage,
 )
 from tilegrad.passes.loop_affine import INDEX, IndexBuilder
+from tilegrad.schedule import Directive, Store
 
 LINE_BYTES = 64
 PAGE_BYTES = 4096
@@ -347,7 +352,8 @@ def _over_both_edges(loop: scf.ForOp, start: SSAValue, end: SSAValue, at: IndexB
 class StreamStores(ModulePass):
     """Store the aligned lines of write-only outputs with streaming stores when the kernel's tensors
     total at least `min_bytes`, in loops doing fewer than `compute_bound_ops` float ops per element
-    they move."""
+    they move; with `directives` (Store, printed, `;`-separated: passes/applying.py), the outputs they
+    name, by stage (`nontemporal=False`: stored as they are)."""
 
     name = "stream-stores"
     min_bytes: int = 32 << 20
@@ -356,16 +362,24 @@ class StreamStores(ModulePass):
     line_bytes: int = LINE_BYTES
     alias_window: int = ALIAS_WINDOW
     max_line_ops: int = MAX_LINE_OPS
+    directives: str | None = None
+    takes_text: ClassVar[str] = "Store"
 
     def __post_init__(self):
         check_counts(self, "compute_bound_ops", "min_lines", "line_bytes", "max_line_ops")
         check_counts(self, "min_bytes", "alias_window", least=0)
 
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, Store)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in functions(op):
-            for loop, stores in streamable_loops(fn, self.compute_bound_ops, self.line_bytes,
-                                                 self.max_line_ops).items():
-                _stream(loop, stores, self)
+        candidates = [(Store(stage=stage_number(fn), tensor=tensor_name(fn, stores[0].memref)), (loop, stores))
+                      for fn in functions(op)
+                      for loop, stores in streamable_loops(fn, self.compute_bound_ops, self.line_bytes,
+                                                           self.max_line_ops).items()]
+        for (loop, stores), _ in chosen(self, candidates, "loop storing a write-only output"):
+            _stream(loop, stores, self)
 
 
 def streamed_outputs(module: Operation) -> dict[str, list[int]]:

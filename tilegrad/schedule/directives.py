@@ -116,11 +116,28 @@ class Directive:
             parts.append(f"{f.name}={_literal(value)}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
+    @property
+    def off(self) -> bool:
+        """Whether the directive turns its transformation off for what it names (a user's override
+        of a planner's decision: `Store(..., nontemporal=False)`, `UnrollJam(..., factor=1)`)."""
+        return False
+
+    def names(self, other: Directive) -> bool:
+        """Whether this directive is about the same loop or tensor as `other` (same kind, same stage,
+        or this one's stage None, and the same axis, tensor, tail, partition and memory): a user's
+        replaces a planner's it names."""
+        return type(self) is type(other) and self.stage in (None, other.stage) and all(
+            getattr(self, name, None) == getattr(other, name, None) for name in _IDENTITY)
+
     def check(self) -> None:
         """Refuse values no loop nest could take (ScheduleError naming the directive and the rule);
         whether the op's loops can take it is the applier's check, against the IR."""
         if self.stage is not None and (not isinstance(self.stage, int) or self.stage < 0):
             raise ScheduleError(f"{self}: stage must be an integer >= 0 (a stage number of `tilegrad plan`)")
+
+
+_IDENTITY = ("axis", "tensor", "tail", "by", "memory")
+"""The fields that say what a directive is about (Directive.names); the others say how."""
 
 
 def _literal(value) -> str:
@@ -165,12 +182,17 @@ class Parallel(Directive):
 
 @dataclass(frozen=True)
 class Split(Directive):
-    """Strip-mine `axis` by `factor`: an outer loop over tiles, an inner one within a tile."""
+    """Strip-mine `axis` by `factor`: an outer loop over tiles, an inner one within a tile
+    (factor 1: not strip-mined, a user's override of the planner's)."""
 
     axis: int = 0
     factor: int = 1
     tail: Tail = Tail.GUARD
     kind: ClassVar[str] = "strip-mine an axis"
+
+    @property
+    def off(self) -> bool:
+        return self.factor == 1
 
     def check(self) -> None:
         super().check()
@@ -225,16 +247,21 @@ class Unroll(Directive):
 @dataclass(frozen=True)
 class UnrollJam(Directive):
     """`axis` unrolled `factor` times with the copies of its inner loops jammed into one
-    (a register tile: `factor` rows share each load of the inner loop's operands)."""
+    (a register tile: `factor` rows share each load of the inner loop's operands); factor 1: not
+    jammed (a user's override of the planner's)."""
 
     axis: int = 0
     factor: int = 2
     kind: ClassVar[str] = "unroll-and-jam (register tile)"
 
+    @property
+    def off(self) -> bool:
+        return self.factor == 1
+
     def check(self) -> None:
         super().check()
         _axis(self, "axis", self.axis)
-        _positive(self, "factor", self.factor, least=2)
+        _positive(self, "factor", self.factor)
 
 
 @dataclass(frozen=True)
@@ -319,6 +346,10 @@ class Store(Directive):
     nontemporal: bool = True
     kind: ClassVar[str] = "store mode of an output"
 
+    @property
+    def off(self) -> bool:
+        return not self.nontemporal
+
     def check(self) -> None:
         super().check()
         if not self.tensor:
@@ -327,9 +358,15 @@ class Store(Directive):
 
 @dataclass(frozen=True)
 class Outline(Directive):
-    """The stage's sibling loop nests compiled as functions of their own (compile time)."""
+    """The stage's sibling loop nests compiled as functions of their own (compile time);
+    `outlined=False`: kept in the stage (a user's override of the planner's)."""
 
+    outlined: bool = True
     kind: ClassVar[str] = "outline sibling loop nests"
+
+    @property
+    def off(self) -> bool:
+        return not self.outlined
 
 
 VOCABULARY: dict[str, type[Directive]] = {

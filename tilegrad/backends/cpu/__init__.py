@@ -5,12 +5,13 @@ model (targets/host.py), passed to each pass as its options."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tilegrad.backends.common import Backend
+from tilegrad.errors import ScheduleError
 from tilegrad.passes.branch_guarded_reads import BranchGuardedReads
 from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps
 from tilegrad.passes.defer_sum_epilogues import DeferSumEpilogues
@@ -27,6 +28,7 @@ from tilegrad.passes.overlap_vector_tails import OverlapVectorTails
 from tilegrad.passes.pack_reused_panels import PackReusedPanels
 from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
 from tilegrad.passes.reorder_for_reuse import ReorderForReuse
+from tilegrad.passes.scratchpad_planner import APPLIED as TILED
 from tilegrad.passes.separate_strided_load_groups import SeparateStridedLoadGroups
 from tilegrad.passes.split_column_reductions import SplitColumnReductions
 from tilegrad.passes.split_stride_phases import SplitStridePhases
@@ -35,7 +37,7 @@ from tilegrad.passes.tile_for_target import TileForTarget
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects
-from tilegrad.schedule import Directive, ScheduleHint
+from tilegrad.schedule import Directive, RFactor, ScheduleHint
 from tilegrad.targets import Target
 
 
@@ -44,6 +46,19 @@ class CpuBackend(Backend):
     plans: bool = True
 
     def tiled_passes(self, target: Target, num_blocks: int, hint: ScheduleHint) -> list[ModulePass]:
+        passes = self._passes(target, num_blocks, hint)
+        # the user's directives a pass here carries out reach it in the pipeline (direct); the others
+        # go to tile-for-target, which carries out the core split's and refuses the rest by name
+        kept = tuple(d for d in hint.directives if not any(_takes(p, d) for p in passes))
+        for directive in kept:
+            if not isinstance(directive, (*TILED, RFactor)):
+                appliers = ", ".join(f"{p.takes_text} ({p.name})" for p in passes if hasattr(p, "takes"))
+                raise ScheduleError(f"{directive}: not applied on cpu yet: tile-for-target carries out Parallel, the "
+                                    f"cpu passes {appliers}; remove it from the schedule")
+        return [TileForTarget.of(target, num_blocks, replace(hint, directives=kept))
+                if isinstance(p, TileForTarget) else p for p in passes]
+
+    def _passes(self, target: Target, num_blocks: int, hint: ScheduleHint) -> list[ModulePass]:
         host = self.host
         columns = host.chunk_columns(target.vector_registers)
         passes: list[ModulePass] = [
@@ -99,6 +114,23 @@ class CpuBackend(Backend):
         from tilegrad.backends.cpu.planner import decide
 
         return decide(step, module)
+
+    def direct(self, step: ModulePass, planned: tuple[Directive, ...],
+               user: tuple[Directive, ...]) -> tuple[ModulePass, list[tuple[Directive, str]]]:
+        """A pass that carries out directives (passes/applying.py) is given the planner's for it, each
+        one the user's names replaced by the user's (same kind, stage and axis or tensor; one that
+        turns it off removes it), and the user's it takes that name nothing the planner decided: so
+        the plan is what runs. The pass refuses one that names nothing it can transform."""
+        if not hasattr(step, "takes"):
+            return super().direct(step, planned, user)
+        mine = [d for d in user if step.takes(d)]
+        kept = [d for d in planned if not any(u.names(d) for u in mine)]
+        given = [(d, "planner") for d in kept] + [(d, "user") for d in mine]
+        return replace(step, directives="; ".join(str(d) for d, _ in given)), given
+
+
+def _takes(step: ModulePass, directive: Directive) -> bool:
+    return hasattr(step, "takes") and step.takes(directive)
 
 
 BACKEND = CpuBackend("cpu")

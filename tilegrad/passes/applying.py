@@ -1,0 +1,54 @@
+"""The `directives` option of a cpu pass that carries out directives (an applier).
+
+Each such pass finds the loops (or tensors) it can transform, and names each by the directive that
+would transform it with the pass's own options (its decision: `UnrollJam(stage=0, axis=1, factor=4)`).
+Without the option (`tilegrad opt -p 'jam-row-sweeps'`), it transforms them all, as it decides. With
+it (`jam-row-sweeps{directives="UnrollJam(stage=0, axis=1, factor=2)"}`, printed directives separated by
+`;`, as the pipeline passes the planner's merged with the user's), it transforms exactly those the
+directives name (by stage, and axis or tensor; stage None: every stage), with the directive's values;
+one that turns the transformation off (Directive.off) leaves what it names as it is. A directive
+that names nothing the pass can transform is refused (ScheduleError), listing what it can.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from tilegrad.errors import ScheduleError
+from tilegrad.schedule import Directive, parse_schedule
+
+T = TypeVar("T")
+
+
+def given_directives(step, takes: Callable[[Directive], bool]) -> tuple[Directive, ...] | None:
+    """The directives of `step`'s `directives` option (None: absent, the pass decides), each one the
+    pass carries out (`takes`), or ScheduleError naming it."""
+    if step.directives is None:
+        return None
+    found = parse_schedule(step.directives.replace(";", "\n"), f"{step.name}'s directives option")
+    for directive in found:
+        if not takes(directive):
+            raise ScheduleError(f"{directive}: {step.name} does not carry it out (it takes {step.takes_text})")
+    return found
+
+
+def chosen(step, candidates: Sequence[tuple[Directive, T]], what: str) -> list[tuple[T, Directive]]:
+    """What `step` transforms, in the order of `candidates` ((its own directive, the thing), every one
+    it can): all of them, each by its own directive, without the `directives` option; with it, those
+    a given directive names that does not turn it off, each by that directive. `what` says what the
+    pass transforms, for the error naming a directive that names none of them."""
+    given = given_directives(step, step.takes)
+    if given is None:
+        return [(thing, own) for own, thing in candidates]
+    for directive in given:
+        if not any(directive.names(own) for own, _ in candidates):
+            can = "; ".join(dict.fromkeys(str(own) for own, _ in candidates)) or "none in this kernel"
+            raise ScheduleError(f"{directive}: names no {what} that {step.name} can transform (the ones it can: "
+                                f"{can})")
+    found = []
+    for own, thing in candidates:
+        named = [d for d in given if d.names(own)]
+        if named and not named[-1].off:  # (the last one given for the same thing wins)
+            found.append((thing, named[-1]))
+    return found
