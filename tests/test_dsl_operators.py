@@ -84,6 +84,34 @@ def test_logic_on_array_expressions(rng):
     np.testing.assert_array_equal(differ, x != y)
 
 
+MIXED = ("add", "sub", "mul", "div", "pow", "lt", "le", "gt", "ge", "eq", "ne", "logic", "integer", "where", "maximum")
+
+
+@tg.op(outputs={n: tg.like("x") for n in MIXED}, replace=True)
+def operators_scalar_meets_tensor(x=tg.tensor("N"), s=tg.tensor(tg.ONE, dtype="x"), k=tg.tensor("N", dtype="int64")):
+    """A scalar expression on the left of each operator and function, a tensor on the right: the scalar algebra
+    (dsl/expr.py) hands the tensor the scalar operation to broadcast."""
+    a, b = s.item(), k[0]
+    return (a + x, a - x, a * x, a / x, a ** x, (a < x) * 1.0, (a <= x) * 1.0, (a > x) * 1.0, (a >= x) * 1.0,
+            a.eq(x) * 1.0, a.ne(x) * 1.0, ((a > 0.0) & (x > 0.0) | (a < x)) * 1.0,
+            ((b >> k) + (b << k) + b // k + b % k) * 1.0, tg.where(a > x, x, a), tg.maximum(a, x))
+
+
+def test_a_scalar_expression_meets_a_tensor(rng):
+    x = np.concatenate([np.round(rng.uniform(-3, 3, 20), 1), [1.5, 1.5, 0.0, -1.5]])
+    k = np.resize(np.array([1, 2, 3, 5], np.int64), x.shape)
+    k[0] = 7
+    s = np.array([1.5])
+    got = dict(zip(MIXED, tilegrad.compile("operators_scalar_meets_tensor")(x=x, s=s, k=k)))
+    tx, tk, a, b = torch.from_numpy(x), torch.from_numpy(k), torch.tensor(1.5, dtype=torch.float64), int(k[0])
+    want = dict(add=a + tx, sub=a - tx, mul=a * tx, div=a / tx, pow=a ** tx, lt=a < tx, le=a <= tx, gt=a > tx,
+                ge=a >= tx, eq=a == tx, ne=a != tx, logic=(a > 0) & (tx > 0) | (a < tx),
+                integer=(b >> tk) + (b << tk) + b // tk + b % tk, where=torch.where(a > tx, tx, a),
+                maximum=torch.maximum(a, tx))
+    for name in MIXED:
+        np.testing.assert_allclose(got[name], want[name].double().numpy(), rtol=1e-14, err_msg=name)
+
+
 def test_public_dsl_names_have_docstrings():
     missing = [n for n in tg.__all__ if not (getattr(tg, n).__doc__ or "").strip()
                and callable(getattr(tg, n))]

@@ -306,6 +306,15 @@ def test_numpy_and_math_functions_on_dsl_values_name_the_dsl_function(op, hint, 
     assert line_of(op.fn, text) in message
 
 
+def test_every_numpy_function_named_like_a_dsl_function_is_hinted():
+    """np.sign(x) says "use tg.sign": the DSL's own table of such names (expr.py cannot look in tilegrad.dsl,
+    which imports it) lists every numpy ufunc the DSL has a function of that name for, and only those."""
+    from tilegrad.dsl.expr import _UFUNC_HINTS, _UFUNC_OPERATORS, DSL_UFUNCS
+
+    ufuncs = {value.__name__ for value in vars(np).values() if isinstance(value, np.ufunc)}
+    assert DSL_UFUNCS == (ufuncs & set(tg.__all__)) - set(_UFUNC_OPERATORS) - set(_UFUNC_HINTS)
+
+
 @tg.op(outputs={"y": tg.like("x")}, replace=True)
 def numpy_scalars(x=tg.tensor("N")):
     return lambda i: np.float32(2.0) * x[i] + (np.float64(1.0) > x[i]) - x[0] ** np.int64(2)

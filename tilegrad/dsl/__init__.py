@@ -1,24 +1,29 @@
 """The authoring front end: declare an op's math; the compiler does the rest."""
 
 from tilegrad.dsl.expr import (
-    abs_,
     cast,
-    exp,
-    floor,
-    log,
-    maximum,
-    minimum,
     reduce_max,
     reduce_max_over,
     reduce_min,
     reduce_min_over,
     reduce_sum,
     reduce_sum_over,
+)
+from tilegrad.dsl.functions import (
+    abs_,
+    erf,
+    exp,
+    floor,
+    log,
+    maximum,
+    minimum,
+    power,
+    sigmoid,
+    sign,
     sqrt,
     tanh,
     where,
 )
-from tilegrad.dsl.functions import erf, power, sigmoid, sign
 from tilegrad.dsl.opdef import (
     INDEX_DTYPES,
     ONE,

@@ -26,8 +26,9 @@ from tilegrad.dialect import tg
 from tilegrad.dialect.values import INDEX, BlockBuilder, to_compute, to_storage
 from tilegrad.dsl.bounds import BoundsAnalysis, Requirement
 from tilegrad.dsl.expr import BinOp, Cast, Const, Dim, Expr, Param, Read, Reduce, Select, UnOp, Var, subexpressions
+from tilegrad.dsl.record import Check, Compute, Scatter, Trace
 from tilegrad.dsl.tensor import Buffer, TensorArg
-from tilegrad.dsl.trace import Check, Compute, Scatter, Trace, deep_recursion, too_deep
+from tilegrad.dsl.trace import deep_recursion, too_deep
 from tilegrad.dtypes import DTYPES, DType
 from tilegrad.errors import DefinitionError
 

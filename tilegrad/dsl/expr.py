@@ -2,6 +2,10 @@
 
 Three kinds exist: "f" (the op's float compute type), "i" (integers and indices, `index` in IR)
 and "b" (booleans, i1). Python numbers mix in freely and take the other operand's kind.
+
+This module is the bottom of the DSL: it knows no tensor and no trace. An operator or function
+that meets a tensor operand hands it the scalar function to broadcast (`elementwise`), so the
+tensors (tensor.py) sit above the scalars they are made of.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import operator
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import count
 
@@ -24,10 +29,8 @@ class Expr:
 
     def _bin(self, op: str, other, swap: bool = False) -> Expr:
         if hasattr(other, "as_tensor_expr"):
-            from tilegrad.dsl.tensor import broadcast_apply
-
             pair = (other, self) if swap else (self, other)
-            return broadcast_apply(lambda a, b: as_expr(a)._bin(op, b), *pair)
+            return elementwise(lambda a, b: as_expr(a)._bin(op, b), *pair)
         other = as_expr(other, like=self)
         a, b = (other, self) if swap else (self, other)
         return BinOp.make(op, a, b)
@@ -54,16 +57,9 @@ class Expr:
     def __or__(self, o): return self._bin("or", o)
     def __neg__(self): return UnOp("neg", self, self.kind)
     def __invert__(self): return UnOp("not", cast(self, "b"), "b")
-    def __abs__(self): return UnOp("abs", cast(self, "f"), "f") if self.kind != "i" else where(self < 0, -self, self)
-    def __pow__(self, o):
-        from tilegrad.dsl.functions import power
-
-        return power(self, o)
-
-    def __rpow__(self, o):
-        from tilegrad.dsl.functions import power
-
-        return power(as_expr(o, like=self), self)
+    def __abs__(self): return UnOp("abs", cast(self, "f"), "f") if self.kind != "i" else select(self < 0, -self, self)
+    def __pow__(self, o): return elementwise(scalar_power, self, as_python(o))
+    def __rpow__(self, o): return scalar_power(as_expr(o, like=self), self)
 
     def __bool__(self):
         raise TypeError("a tilegrad expression has no truth value at trace time; use tg.where")
@@ -99,6 +95,10 @@ _UFUNC_HINTS = {"equal": "expr.eq(v)", "not_equal": "expr.ne(v)", "fmax": "tg.ma
                 "fabs": "tg.abs_ or abs()", "logical_and": "&", "logical_or": "|", "logical_not": "~",
                 "divide": "/", "floor": "tg.floor", "rint": "tg.floor(x + 0.5)"}
 
+DSL_UFUNCS = frozenset({"exp", "log", "sqrt", "tanh", "maximum", "minimum", "sign"})
+"""numpy ufuncs the DSL has a function of the same name for (`np.exp(x)`: use tg.exp); tests/test_dsl_refusals.py
+checks this is every such name of `tilegrad.dsl`."""
+
 
 def array_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict):
     """numpy's `__array_ufunc__` for tilegrad values: an operator ufunc (a numpy scalar on the left
@@ -107,9 +107,7 @@ def array_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict):
     name = ufunc.__name__
     if method == "__call__" and not kwargs and name in _UFUNC_OPERATORS:
         return _UFUNC_OPERATORS[name](*(as_python(v) for v in inputs))
-    from tilegrad import dsl
-
-    hint = _UFUNC_HINTS.get(name) or (f"tg.{name}" if hasattr(dsl, name) else None)
+    hint = _UFUNC_HINTS.get(name) or (f"tg.{name}" if name in DSL_UFUNCS else None)
     use = f"use {hint}" if hint else "tilegrad's operators and functions are listed in docs/dsl.md"
     raise TypeError(f"numpy's {name} cannot compute on a tilegrad value inside an op body; {use}")
 
@@ -285,14 +283,18 @@ def promote(a: Expr, b: Expr) -> tuple[Expr, Expr]:
     return cast(a, kind), cast(b, kind)
 
 
-def where(cond, a, b) -> Expr:
-    """`a` where `cond` holds, else `b` (a select, not a branch)."""
-    from tilegrad.dsl.tensor import broadcast_apply
+def elementwise(fn: Callable[..., Expr], *operands):
+    """fn(*operands) for scalar operands. When one is a tensor (it has `as_tensor_expr`), the tensor's
+    own broadcasting maps fn over the elements of all of them (`_broadcast`, dsl/tensor.py): so an
+    operator or function of this module meets a tensor without this module knowing tensors."""
+    for operand in operands:
+        if hasattr(operand, "as_tensor_expr"):
+            return operand._broadcast(fn, *operands)
+    return fn(*operands)
 
-    return broadcast_apply(_select_scalar, cond, a, b)
 
-
-def _select_scalar(cond: Expr, a: Expr, b: Expr) -> Expr:
+def select(cond, a, b) -> Expr:
+    """One element of tg.where: `a` where `cond` holds, else `b`."""
     a, b = promote(as_expr(a, like=as_expr(b) if isinstance(b, Expr) else None), as_expr(b))
     cond = cast(cond, "b")
     if isinstance(cond, Const):  # known at trace time: only the chosen side is computed (or read)
@@ -300,44 +302,54 @@ def _select_scalar(cond: Expr, a: Expr, b: Expr) -> Expr:
     return Select(cond, a, b, a.kind)
 
 
-def _unary(op: str):
-    def apply(x):
-        from tilegrad.dsl.tensor import broadcast_apply
-
-        return broadcast_apply(lambda e: UnOp(op, cast(e, "f"), "f"), x)
-
-    apply.__name__ = op
-    return apply
+def unary(op: str, x) -> Expr:
+    """One element of tg.exp, tg.log, ...: the float function `op` of x."""
+    return UnOp(op, cast(x, "f"), "f")
 
 
-exp, log, sqrt, abs_, tanh, floor = (_unary(n) for n in ("exp", "log", "sqrt", "abs", "tanh", "floor"))
-exp.__doc__ = "e ** x, elementwise (vectorized polynomial in float32, see passes/expand_math.py)."
-log.__doc__ = "The natural logarithm, elementwise (-inf at 0, NaN below)."
-sqrt.__doc__ = "The square root, elementwise (NaN below 0)."
-abs_.__doc__ = "|x| as a float, elementwise; Python's abs() does the same on any expression."
-tanh.__doc__ = "The hyperbolic tangent, elementwise."
-floor.__doc__ = "The largest integer not above x, as a float, elementwise."
-
-
-def maximum(a, b) -> Expr:
-    """The larger of a and b, elementwise with broadcasting (NaN if either is NaN, as torch)."""
-    from tilegrad.dsl.tensor import broadcast_apply
-
-    return broadcast_apply(lambda x, y: BinOp.make("max", *_pair(x, y)), a, b)
-
-
-def minimum(a, b) -> Expr:
-    """The smaller of a and b, elementwise with broadcasting (NaN if either is NaN, as torch)."""
-    from tilegrad.dsl.tensor import broadcast_apply
-
-    return broadcast_apply(lambda x, y: BinOp.make("min", *_pair(x, y)), a, b)
-
-
-def _pair(x, y) -> tuple[Expr, Expr]:
+def extreme(op: str, x, y) -> Expr:
+    """One element of tg.maximum ("max") or tg.minimum ("min"); a number takes the other's kind."""
     if isinstance(x, Expr):
-        return x, as_expr(y, like=x)
-    y = as_expr(y)
-    return as_expr(x, like=y), y
+        y = as_expr(y, like=x)
+    else:
+        y = as_expr(y)
+        x = as_expr(x, like=y)
+    return BinOp.make(op, x, y)
+
+
+def scalar_power(base, exponent, positive_base: bool = False) -> Expr:
+    """One element of tg.power (and `**`); the exponent is a Python number or an expression."""
+    if positive_base:
+        return unary("exp", as_expr(exponent) * unary("log", base))
+    if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
+        if float(exponent).is_integer() and abs(exponent) <= 64:
+            return _integer_power(as_expr(base), int(exponent))
+        if exponent in (0.5, -0.5):
+            root = unary("sqrt", base)
+            return root if exponent > 0 else 1.0 / root
+    return _general_power(base, exponent)
+
+
+def _integer_power(base: Expr, n: int) -> Expr:
+    if n < 0:
+        return 1.0 / _integer_power(base, -n)
+    result, square = None, base
+    while n:  # binary exponentiation: x**3 = x * x*x, as a reader would write it
+        if n & 1:
+            result = square if result is None else result * square
+        n >>= 1
+        if n:
+            square = square * square
+    return result if result is not None else as_expr(1, like=base)
+
+
+def _general_power(base, exponent) -> Expr:
+    base, exponent = as_expr(base), as_expr(exponent)
+    magnitude = unary("exp", exponent * unary("log", abs(base)))
+    integral = unary("floor", exponent).eq(exponent)
+    odd = (unary("floor", exponent * 0.5) * 2.0).ne(exponent)
+    negative = select(integral, select(odd, -magnitude, magnitude), Const(float("nan"), "f"))
+    return select(exponent.eq(0.0), 1.0, select(base < 0.0, negative, magnitude))
 
 
 def reduce_sum(extent, body) -> Expr:

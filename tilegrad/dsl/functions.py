@@ -1,14 +1,47 @@
-"""Math built from the primitive expressions: power, sigmoid, sign, erf.
+"""The DSL's elementwise functions: where, exp, log, sqrt, abs_, tanh, floor, maximum, minimum,
+and the math built from them: power, sigmoid, sign, erf.
 
-Each is a formula over exp/log/sqrt/where, so it works elementwise on tensors and scalars alike,
-in every dtype, and vectorizes like any other elementwise body (selects, not branches: both sides
-of a `where` are computed).
+Each is a scalar function (dsl/expr.py) that a tensor operand broadcasts (`elementwise`), so it
+works on tensors and scalars alike, in every dtype, and vectorizes like any other elementwise body
+(selects, not branches: both sides of a `where` are computed). This module is below the tensors:
+their `**` is `power`.
 """
 
 from __future__ import annotations
 
-from tilegrad.dsl.expr import Const, Expr, as_expr, as_python, exp, floor, log, minimum, sqrt, where
-from tilegrad.dsl.tensor import broadcast_apply
+from tilegrad.dsl.expr import Expr, as_expr, as_python, elementwise, extreme, scalar_power, select, unary
+
+
+def where(cond, a, b) -> Expr:
+    """`a` where `cond` holds, else `b` (a select, not a branch)."""
+    return elementwise(select, cond, a, b)
+
+
+def _unary(op: str):
+    def apply(x):
+        return elementwise(lambda e: unary(op, e), x)
+
+    apply.__name__ = op
+    return apply
+
+
+exp, log, sqrt, abs_, tanh, floor = (_unary(n) for n in ("exp", "log", "sqrt", "abs", "tanh", "floor"))
+exp.__doc__ = "e ** x, elementwise (vectorized polynomial in float32, see passes/expand_math.py)."
+log.__doc__ = "The natural logarithm, elementwise (-inf at 0, NaN below)."
+sqrt.__doc__ = "The square root, elementwise (NaN below 0)."
+abs_.__doc__ = "|x| as a float, elementwise; Python's abs() does the same on any expression."
+tanh.__doc__ = "The hyperbolic tangent, elementwise."
+floor.__doc__ = "The largest integer not above x, as a float, elementwise."
+
+
+def maximum(a, b) -> Expr:
+    """The larger of a and b, elementwise with broadcasting (NaN if either is NaN, as torch)."""
+    return elementwise(lambda x, y: extreme("max", x, y), a, b)
+
+
+def minimum(a, b) -> Expr:
+    """The smaller of a and b, elementwise with broadcasting (NaN if either is NaN, as torch)."""
+    return elementwise(lambda x, y: extreme("min", x, y), a, b)
 
 
 def power(base, exponent, positive_base: bool = False):
@@ -18,43 +51,12 @@ def power(base, exponent, positive_base: bool = False):
     exp(e * log|base|), with the sign of a negative base for integral e and NaN for a
     non-integral one; 0 ** 0 is 1. `positive_base=True` promises base > 0 and skips the sign
     handling (exp(e * log(base)) alone)."""
-    exponent = as_python(exponent)  # np.int64(2): an integer power
-    if positive_base:
-        return broadcast_apply(lambda b, e: exp(as_expr(e) * log(b)), base, exponent)
-    if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
-        if float(exponent).is_integer() and abs(exponent) <= 64:
-            return broadcast_apply(lambda b: _integer_power(as_expr(b), int(exponent)), base)
-        if exponent in (0.5, -0.5):
-            root = sqrt(base)
-            return root if exponent > 0 else 1.0 / root
-    return broadcast_apply(_general_power, base, exponent)
-
-
-def _integer_power(base: Expr, n: int) -> Expr:
-    if n < 0:
-        return 1.0 / _integer_power(base, -n)
-    result, square = None, base
-    while n:  # binary exponentiation: x**3 = x * x*x, as a reader would write it
-        if n & 1:
-            result = square if result is None else result * square
-        n >>= 1
-        if n:
-            square = square * square
-    return result if result is not None else as_expr(1, like=base)
-
-
-def _general_power(base, exponent) -> Expr:
-    base, exponent = as_expr(base), as_expr(exponent)
-    magnitude = exp(exponent * log(abs(base)))
-    integral = floor(exponent).eq(exponent)
-    odd = (floor(exponent * 0.5) * 2.0).ne(exponent)
-    negative = where(integral, where(odd, -magnitude, magnitude), Const(float("nan"), "f"))
-    return where(exponent.eq(0.0), 1.0, where(base < 0.0, negative, magnitude))
+    return elementwise(lambda b, e: scalar_power(b, e, positive_base), base, as_python(exponent))
 
 
 def sigmoid(x):
     """1 / (1 + exp(-x)): 0 for very negative x (exp overflows to inf), 1 for very positive."""
-    return broadcast_apply(lambda v: 1.0 / (1.0 + exp(-as_expr(v))), x)
+    return elementwise(lambda v: 1.0 / (1.0 + exp(-as_expr(v))), x)
 
 
 def sign(x):
@@ -65,7 +67,7 @@ def sign(x):
         one, zero = as_expr(1, like=v), as_expr(0, like=v)
         return where(v > zero, one, where(v < zero, -one, zero))
 
-    return broadcast_apply(scalar, x)
+    return elementwise(scalar, x)
 
 
 # Cephes ndtr.c: erf(x) = x T(x²)/U(x²) for |x| <= 1, else 1 - erfc(|x|) with
@@ -103,5 +105,5 @@ def erf(x):
         large = 1.0 - exp(-(a * a)) * _polynomial(a, _P) / _polynomial(a, _Q)
         return where(abs(v) <= 1.0, small, where(v < 0.0, -large, where(v > 0.0, large, v)))
 
-    return broadcast_apply(scalar, x)
+    return elementwise(scalar, x)
 

@@ -14,7 +14,7 @@ stage reads it or a scatter adds into it, and a scatter into an output needs it 
 from __future__ import annotations
 
 from tilegrad.dsl.expr import BinOp, Cast, Const, Dim, Expr, Param, Read, Var, subexpressions
-from tilegrad.dsl.trace import Check, Compute, Scatter, Stage, Trace, stage_exprs
+from tilegrad.dsl.record import Check, Compute, Scatter, Stage, Trace, stage_exprs
 from tilegrad.errors import DefinitionError
 
 

@@ -21,8 +21,9 @@ import numpy as np
 
 from tilegrad.dsl.expr import Const, Dim, Expr, Param, as_expr
 from tilegrad.dsl.hazards import refuse_hazards
-from tilegrad.dsl.tensor import Buffer, TensorArg
-from tilegrad.dsl.trace import Trace, deep_recursion, stop_tracing, too_deep, tracing
+from tilegrad.dsl.record import Trace, stop_tracing, tracing
+from tilegrad.dsl.tensor import Buffer, TensorArg, compute
+from tilegrad.dsl.trace import deep_recursion, too_deep
 from tilegrad.dtypes import DTYPES, FLOATS, DType, dtype_of
 from tilegrad.errors import (
     ArgumentError,
@@ -506,8 +507,6 @@ class OpDef:
             if len(results) > len(self.outputs):
                 raise DefinitionError(f"{self.name} returns {len(results)} values but declares "
                                       f"{len(self.outputs)} output(s): {', '.join(self.outputs)} ({self.where()})")
-            from tilegrad.dsl.trace import compute
-
             with deep_recursion():
                 for name, value in zip(self.outputs, results):
                     if name in trace.outputs:  # a value for an output this call does not produce is dropped

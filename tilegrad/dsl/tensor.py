@@ -2,7 +2,11 @@
 
 Array-style arithmetic (`dy * y * (1 - y)`) builds a `TensorExpr`: a shape plus a function from
 an index to a scalar `Expr`. Nothing is materialized until a buffer is assigned, so a chain of
-elementwise ops becomes one loop nest with no temporaries.
+elementwise ops becomes one loop nest with no temporaries. A buffer's `assign` records the
+`Compute` stage into the current trace (record.py).
+
+The tensors sit above the scalar algebra (expr.py) and the elementwise functions (functions.py):
+those hand a tensor operand the scalar function to broadcast (`_broadcast`).
 """
 
 from __future__ import annotations
@@ -11,7 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import reduce
 
+from tilegrad.dsl.bounds import broadcast_requirement
 from tilegrad.dsl.expr import Const, Dim, Expr, Read, Var, as_expr, user_line
+from tilegrad.dsl.functions import power
+from tilegrad.dsl.record import Compute, active_trace, current_trace
 from tilegrad.dtypes import DType
 
 
@@ -20,6 +27,11 @@ class _TensorOps:
 
     def _apply(self, fn, *others, swap=False):
         operands = (others[0], self) if swap else (self, *others)
+        return broadcast_apply(fn, *operands)
+
+    @staticmethod
+    def _broadcast(fn, *operands):
+        """The protocol expr.elementwise calls on a tensor operand: fn over every element of the operands."""
         return broadcast_apply(fn, *operands)
 
     def __add__(self, o): return self._apply(lambda a, b: a + b, o)
@@ -48,15 +60,8 @@ class _TensorOps:
     __eq__, __ne__, __hash__ = Expr.__eq__, Expr.__ne__, object.__hash__  # (`== 0.0` refused: use .eq)
     __float__, __array_ufunc__ = Expr.__float__, Expr.__array_ufunc__  # (np.exp(x): use tg.exp)
 
-    def __pow__(self, o):
-        from tilegrad.dsl.functions import power
-
-        return power(self, o)
-
-    def __rpow__(self, o):
-        from tilegrad.dsl.functions import power
-
-        return power(o, self)
+    def __pow__(self, o): return power(self, o)
+    def __rpow__(self, o): return power(o, self)
 
 
 @dataclass(eq=False)
@@ -141,8 +146,6 @@ class TensorArg(_Indexable):
         """Update the argument in place (declared with `tg.tensor(..., updated=True)`)."""
         if not self.updated:
             raise TypeError(f"{self.name} is an input; declare it tg.tensor(..., updated=True) to write it")
-        from tilegrad.dsl.trace import compute
-
         compute(self, value)
 
     @property
@@ -172,8 +175,6 @@ class Buffer(_Indexable):
     def assign(self, value) -> None:
         """Every element of the buffer becomes `value` (a tensor expression, a scalar, or a
         function of the indices)."""
-        from tilegrad.dsl.trace import compute
-
         compute(self, value)
 
     def fill(self, value) -> None:
@@ -221,9 +222,6 @@ def broadcast_apply(fn: Callable[..., Expr], *operands):
 
 def _require_equal(dims: list[Expr]) -> None:
     """Broadcast dims that are not statically 1 are read at one index, so they must agree."""
-    from tilegrad.dsl.bounds import broadcast_requirement
-    from tilegrad.dsl.trace import active_trace
-
     trace = active_trace()
     if trace is None:
         return
@@ -235,3 +233,17 @@ def _require_equal(dims: list[Expr]) -> None:
 
 def index_vars(rank: int, prefix: str = "i") -> tuple[Var, ...]:
     return tuple(Var(f"{prefix}{axis}") for axis in range(rank))
+
+
+def compute(buffer: _Indexable, value) -> None:
+    """buffer[i...] = value[i...] for every index of the buffer."""
+    line = user_line()
+    vars_ = index_vars(buffer.rank)
+    tensor = to_tensor_expr(value)
+    if tensor is not None:
+        element = tensor.at(vars_[len(vars_) - tensor.rank:]) if tensor.rank else tensor.at(())
+    elif callable(value):
+        element = as_expr(value(*vars_))
+    else:
+        element = as_expr(value)
+    current_trace().stages.append(Compute(buffer, vars_, element, line))

@@ -1,119 +1,20 @@
-"""Tracing an op body into stages: the algorithm, with no schedule in it.
+"""The stages an op body writes besides a buffer's `assign` (tensor.py): `tg.scatter_add`, `tg.check`,
+the buffers `tg.temp` and `tg.output`; and the recursion limit tracing and emitting need.
 
-A body runs once per specialization (dtypes, ranks, attributes). What it records:
-- `Compute`: every element of a buffer equals an expression of its index ("each output element
-  equals ..."), like TVM's `te.compute`;
-- `Scatter`: for every point of a domain, add a value into the buffer element the point picks,
-  like a Halide update over an RDom (`out[idx[r], d] += grad[r, d]`);
-- `Check`: a condition on every point of a domain, reported as an `IndexOutOfRangeError`.
+What a trace records, and which trace is being recorded, is record.py's.
 """
 
 from __future__ import annotations
 
-import contextvars
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 
-from tilegrad.dsl.expr import Expr, Reduce, Var, as_expr, cast, subexpressions, user_line, walk_reads
-from tilegrad.dsl.tensor import Buffer, index_vars, to_tensor_expr
+from tilegrad.dsl.expr import as_expr, cast, user_line
+from tilegrad.dsl.record import Check, Scatter, current_trace
+from tilegrad.dsl.tensor import Buffer, index_vars
 from tilegrad.dtypes import dtype_of
-
-
-@dataclass(eq=False)
-class Compute:
-    buffer: Buffer
-    vars: tuple[Var, ...]
-    value: Expr
-    line: str | None = None
-    """The op's source line that assigned the buffer (None: a value the body returned)."""
-
-
-@dataclass(eq=False)
-class Scatter:
-    buffer: Buffer
-    domain: tuple[Expr, ...]
-    vars: tuple[Var, ...]
-    index: tuple[Expr, ...]
-    value: Expr
-    when: Expr | None
-    message: str | None
-    line: str | None = None
-
-
-@dataclass(eq=False)
-class Check:
-    domain: tuple[Expr, ...]
-    vars: tuple[Var, ...]
-    ok: Expr
-    message: str
-
-
-Stage = Compute | Scatter | Check
-
-
-@dataclass
-class Trace:
-    stages: list[Stage] = field(default_factory=list)
-    temps: list[Buffer] = field(default_factory=list)
-    outputs: dict[str, Buffer] = field(default_factory=dict)
-    requirements: list = field(default_factory=list)
-    """Shape relations the body's broadcasts rely on (dsl/bounds.Requirement)."""
-
-    def read_buffers(self) -> set[str]:
-        """Names of the buffers any stage reads before the stage that first writes them."""
-        written: set[str] = set()
-        read: set[str] = set()
-        for stage in self.stages:
-            for expr in stage_exprs(stage):
-                read |= {name for name in walk_reads(expr) if name not in written}
-            if not isinstance(stage, Check):
-                written.add(stage.buffer.name)
-        return read
-
-    def float_sums(self) -> list[Reduce]:
-        """Every float sum of the stages, once each, in stage order and each expression's pre-order
-        (the same list for every trace of one specialization key)."""
-        sums: dict[int, Reduce] = {}
-        for stage in self.stages:
-            for expr in stage_exprs(stage):
-                for e in subexpressions(expr):
-                    if isinstance(e, Reduce) and e.combine == "sum" and e.kind == "f":
-                        sums.setdefault(id(e), e)
-        return list(sums.values())
-
-
-def stage_exprs(stage: Stage) -> list[Expr]:
-    if isinstance(stage, Compute):
-        return [stage.value]
-    if isinstance(stage, Scatter):
-        return [stage.value, *stage.index, *([stage.when] if stage.when is not None else [])]
-    return [stage.ok]
-
-
-_current: contextvars.ContextVar[Trace] = contextvars.ContextVar("tilegrad_trace")
-
-
-def current_trace() -> Trace:
-    try:
-        return _current.get()
-    except LookupError:
-        raise RuntimeError("tilegrad DSL calls are only valid inside an op body") from None
-
-
-def active_trace() -> Trace | None:
-    return _current.get(None)
-
-
-def tracing(trace: Trace):
-    return _current.set(trace)
-
-
-def stop_tracing(token) -> None:
-    _current.reset(token)
-
 
 DEEP_RECURSION_LIMIT = 20_000
 """Python's recursion limit while an op is traced and emitted. An expression is as deep as the
@@ -156,20 +57,6 @@ def too_deep(op: str, where: str | None = None) -> str:
     return (f"{op}: an expression of the op nests too deeply to compile{at}: Python's recursion limit "
             f"({limit}) allows about {limit // 3} chained operations in one element; assign part of the "
             f"chain to a tg.temp, so each stage holds a shorter one")
-
-
-def compute(buffer: Buffer, value) -> None:
-    """buffer[i...] = value[i...] for every index of the buffer."""
-    line = user_line()
-    vars_ = index_vars(buffer.rank)
-    tensor = to_tensor_expr(value)
-    if tensor is not None:
-        element = tensor.at(vars_[len(vars_) - tensor.rank:]) if tensor.rank else tensor.at(())
-    elif callable(value):
-        element = as_expr(value(*vars_))
-    else:
-        element = as_expr(value)
-    current_trace().stages.append(Compute(buffer, vars_, element, line))
 
 
 def scatter_add(
