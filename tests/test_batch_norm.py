@@ -150,13 +150,13 @@ def test_batch_norm_forward_training_matches_aten(target, dtype, shape, rng):
 
 def test_statistics_sweeps_jammed_by_eight_or_by_two_give_the_same_bits(monkeypatch, rng):
     """jam-sweep-terms adds each column's terms in row order however many rows a pass takes: the
-    host target's 8 (TERMS) and 2 give the same outputs, the rows left over (2051 = 8 x 256 + 3,
+    host model's 8 (sweep_terms) and 2 give the same outputs, the rows left over (2051 = 8 x 256 + 3,
     in blocks of 1024) included."""
     import dataclasses
 
-    from tilegrad import pipeline
-    from tilegrad.passes.jam_sweep_terms import JamSweepTerms
+    from tilegrad.backends import cpu as cpu_backend
     from tilegrad.targets import get_target
+    from tilegrad.targets.host import HOST
 
     x = rng.standard_normal((2051, 37, 1, 1)).astype(np.float32)
     dy = rng.standard_normal(x.shape).astype(np.float32)
@@ -165,7 +165,8 @@ def test_statistics_sweeps_jammed_by_eight_or_by_two_give_the_same_bits(monkeypa
     results, tiled = {}, {}
     for target in ("cpu", two):
         if target is two:
-            monkeypatch.setattr(pipeline, "JamSweepTerms", lambda: JamSweepTerms(terms=2))
+            two_terms = dataclasses.replace(HOST, sweep_terms=2)  # the host model's value, as another host's
+            monkeypatch.setattr(cpu_backend, "BACKEND", dataclasses.replace(cpu_backend.BACKEND, host=two_terms))
         kernel = tilegrad.compile("batch_norm_forward_training", target)
         forward = kernel(x=x, bn_scale=g, bn_bias=b)
         tiled[target is two] = kernel.ir("tiled", x=x, bn_scale=g, bn_bias=b)
