@@ -3,6 +3,8 @@ a user writes in the DSL (RMSNorm backward's dweight, a 3x3 conv backward, a bil
 backward as a gather, a suffix sum) move rows, runs and blocks between GM and UB on ascend910b,
 not one element per copy, and match float64 numpy (also in the guard build)."""
 
+import re
+
 import numpy as np
 import pytest
 from test_guard import SMALL_CASES, small_call
@@ -95,7 +97,7 @@ def _cases():
     xh = x64 * r64[:, None]
     gx = (dy64 * w64 * xh).sum(1)
     yield ("test_rms_norm_backward", dict(dy=dy, x=x, rstd=rstd, weight=w),
-           (r64[:, None] * (dy64 * w64 - xh * (gx / 300)[:, None]), (dy64 * xh).sum(0)), [1])
+           (r64[:, None] * (dy64 * w64 - xh * (gx / 300)[:, None]), (dy64 * xh).sum(0)), [0, 1])
     s = rng.standard_normal((5, 70)).astype(f)
     yield "test_suffix_sum", dict(x=s), (np.cumsum(s.astype(np.float64)[:, ::-1], 1)[:, ::-1],), [0]
     cdy, cw = rng.standard_normal((2, 3, 5, 7)).astype(f), rng.standard_normal((3, 4, 3, 3)).astype(f)
@@ -119,9 +121,8 @@ CASES = {case[0]: case for case in _cases()}
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_user_ops_stage_runs_and_blocks_not_elements(name):
-    """The stages that walk columns, windows or variable extents move no single elements (RMSNorm's
-    dx stage still reads its per-row scalars one at a time: stage 1, dweight, is the column walk),
-    the plan prints their bytes moved against the minimum, and the results match float64."""
+    """The stages that walk columns, windows, variable extents or per-row values move no single
+    elements, the plan prints their bytes moved against the minimum, and the results match float64."""
     _, inputs, wants, stages = CASES[name]
     kernel = tilegrad.compile(name, "ascend910b")
     report = kernel.plan(**inputs)
@@ -147,6 +148,49 @@ def test_a_column_walk_is_staged_by_blocks_of_rows():
     traffic = report.stages[1]["traffic"]
     assert traffic["minimum"] == 4 * (2 * 37 * 300 + 37 + 300)  # dy, x, rstd read once; dweight written once
     assert traffic["moved"] <= traffic["minimum"] + 4 * 37 * 24  # rstd's strip once per core's tile at most
+
+
+def test_per_row_values_move_as_runs_along_the_split_rows():
+    """RMSNorm's dx stage reads rstd[n] in its row sum and in every column, and stores the row sum
+    gx[n] then reads it in every column: both move as runs of the core's rows, copied once per strip
+    of rows outside the loops over columns (gx in and out), not one element per term or column."""
+    _, inputs, _, _ = CASES["test_rms_norm_backward"]
+    kernel = tilegrad.compile("test_rms_norm_backward", "ascend910b")
+    report = kernel.plan(**inputs)
+    kinds = {(b["name"], b["copies"]) for b in report.buffers if b["stage"] == 0}
+    assert {("rstd", "run in"), ("gx", "run in+out")} <= kinds
+    traffic = report.stages[0]["traffic"]
+    # dy, x and weight once for the row sum and once for the columns, dx once; rstd once, gx in and out
+    assert traffic["moved"] == 4 * (7 * 37 * 300 + 3 * 37)
+    assert traffic["copies"] < 400 and traffic["element_copies"] == 0
+    stage0 = kernel.ir("tiled", **inputs).split("func.func")[1]
+    rows, rows_end = stage0.index("scf.for %i0"), stage0.index("} {tg.loop = #tg.loop<parallel, axis = 0>}")
+    assert stage0.index('"gm_to_ub" %rstd[') < rows and stage0.index('"gm_to_ub" %gx[') < rows
+    assert stage0.index("to %gx[") > rows_end  # out after the strip's rows
+
+
+def test_short_rows_of_loads_move_in_one_copy():
+    """The sampler reads grid[n, oh, ow, 0] and grid[n, oh, ow, 1] in one block: one copy of the pair
+    (the copy goes before the first load: it once landed after it, and the load read the previous
+    point's coordinate), results against torch in float64, also in the guard build."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 3, 6, 5)).astype(np.float32)
+    grid = rng.uniform(-1.3, 1.3, (2, 4, 7, 2)).astype(np.float32)
+    dy = rng.standard_normal((2, 3, 4, 7)).astype(np.float32)
+    want = torch.ops.aten.grid_sampler_2d_backward(*(torch.from_numpy(a.astype(np.float64)) for a in (dy, x, grid)),
+                                                   0, 0, True, [True, True])
+    kernel = tilegrad.compile("spatial_tf_sampler_backward", "ascend910b")
+    report = kernel.plan(x=x, grid=grid, dy=dy)
+    assert ("grid", "row in") in {(b["name"], b["copies"]) for b in report.buffers}
+    ir = kernel.ir("tiled", x=x, grid=grid, dy=dy)
+    slots = set(re.findall(r'(%\d+) = tg.ub_alloc %ub\[\d+\] "one f32"', ir))
+    grid_into = re.findall(r'tg.copy "gm_to_ub" %grid\[[^]]*\] to (%\d+)', ir)
+    assert grid_into and slots and not slots & set(grid_into)
+    for guard in (False, True):
+        got = tilegrad.compile("spatial_tf_sampler_backward", "ascend910b", guard=guard)(x=x, grid=grid, dy=dy)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w.numpy(), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("name", sorted(SMALL_CASES))

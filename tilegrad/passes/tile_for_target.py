@@ -104,6 +104,9 @@ from tilegrad.targets import Target, get_target
 
 MAX_TILE = 16384
 MAX_RUN = 2048
+MAX_ROW_RUN = 256
+"""Elements of a run of per-row values (`rstd[n]` read by a row's columns): each is read once per
+row, not once per term, so R rows per copy already make the copies few; longer takes tile space."""
 WALK_ROWS = 16
 """Rows of a column walk's block: each copy moves one row of the tile, each strip of rows one block
 per walked tensor; more rows make the tile narrower (the blocks share the UB with it)."""
@@ -467,7 +470,9 @@ class _Tiler:
                 covered = {a for g in state.groups for a in g.accesses}
                 covered |= {a for _, w in state.walks for a in w.accesses}
                 points = {a.point_loop for a in state.axes.values()}
-                state.left = find_leftovers(state.nest, gm | workspace_args, covered, points)
+                lo, hi = state.lo, state.hi
+                state.left = find_leftovers(state.nest, gm | workspace_args, covered, points,
+                                            lambda loop, lo=lo, hi=hi: loop.lb is lo and loop.ub is hi)
                 state.plan.tensors = self.tensor_uses(state)
         for arg in workspace_args:
             workspace[self._name(arg)] = element_bytes(arg.type.element_type)
@@ -634,21 +639,36 @@ class _Tiler:
                 left.slots[str(element)] = UBBuffer(f"one {element}", index, (1,), 1, element_bytes(element),
                                                     "element", False, align)
         free -= sum(b.padded_bytes for b in left.slots.values())
-        if left.runs:
-            sizes = [element_bytes(r.mem.type.element_type) for r in left.runs]
+        # runs of per-row values first: short (MAX_ROW_RUN), so the reduction runs keep their length
+        nested = [r for r in left.runs if r.nested]
+        for group, most in ((nested, MAX_ROW_RUN), ([r for r in left.runs if not r.nested], MAX_RUN)):
+            if not group:
+                continue
+            sizes = [element_bytes(r.mem.type.element_type) for r in group]
             quantum = max(1, align // min(sizes))
-            length = self._align_down(min(MAX_RUN, free // 4 // sum(sizes)), quantum)
+            length = self._align_down(min(most, free // 4 // sum(sizes)), quantum)
             if length < quantum:
                 raise UBCapacityError(
                     f"target {self.target.name}: stage {index} cannot fit its reduction runs "
-                    f"({len(left.runs)} of {quantum} elements) in the {max(free, 0)} B of UB left")
-            for run, size in zip(left.runs, sizes):
-                # a loop of a known short trip count (a window's taps) needs no longer run
-                ub, lb = _const_value(run.loop.ub), _const_value(run.loop.lb)
-                whole = None if None in (ub, lb) else max(quantum, -(-(ub - lb) // quantum) * quantum)
+                    f"({len(group)} of {quantum} elements) in the {max(free, 0)} B of UB left")
+            for run, size in zip(group, sizes):
+                # a loop of a known short trip count (a window's taps, a core's rows) needs no longer run
+                whole = self._run_trips(state, run.loop)
+                whole = None if whole is None else max(quantum, -(-whole // quantum) * quantum)
                 run.length = length if whole is None else min(length, whole)
-                run.buffer = UBBuffer(self._name(run.mem), index, (run.length,), 1, size, "run in", False, align)
+                run.buffer = UBBuffer(self._name(run.mem), index, (run.length,), 1, size, f"run {run.copies}",
+                                      False, align)
+            free -= sum(r.buffer.padded_bytes for r in group)
         return left.buffers
+
+    def _run_trips(self, state: StageState, loop: scf.ForOp) -> int | None:
+        """The most iterations of a run's loop, if the plan knows it: constant bounds, or the
+        split of an extent it knows (the most rows a core gets)."""
+        if loop.lb is state.lo and loop.ub is state.hi:
+            extent = _const_value(state.split_extent)
+            return None if extent is None else self._most_rows(extent, state)
+        ub, lb = _const_value(loop.ub), _const_value(loop.lb)
+        return None if None in (ub, lb) else max(ub - lb, 0)
 
     def _walk_sizes(self, walk: ColumnWalk) -> list[int]:
         """Bytes per column of the tile of a column walk's buffers: its blocks, its partial sums."""

@@ -3,13 +3,19 @@
 Tile staging (`ub_staging.py`) covers accesses whose innermost index walks a tile of the stage's
 parallel axis. What is left reads or writes GM inside reductions, windows and gathers:
 
-- a **run**: a load whose last index walks the loop right around it at unit slope: the loop's
-  variable, or that plus or minus values the loop does not change, clamped by such values (a
-  window's `x[.., o + k - p]`, a variable-extent reduction's `x[n, i + t]`, a flipped kernel's
-  `w[.., 2 - k]`), of a tensor the stage does not write, its other indices unchanged by the loop.
-  That loop is strip-mined by the run length R; before each strip the run the strip reads (the
-  span between the index at the strip's first and last iteration: a monotone index of unit slope
-  stays inside it, and it is at most R long) is copied GM->UB and the loads read it.
+- a **run**: a load whose last index walks a loop around it at unit slope: the loop's variable,
+  or that plus or minus values the loop does not change, clamped by such values (a window's
+  `x[.., o + k - p]`, a variable-extent reduction's `x[n, i + t]`, a flipped kernel's
+  `w[.., 2 - k]`), of a tensor the stage does not write, its other indices unchanged by the loop,
+  and none of its indices changed by the loops between (a per-row value `rstd[n]` read inside the
+  loops over a row's columns walks the loop over rows). That loop is strip-mined by the run length
+  R; before each strip the run the strip reads (the span between the index at the strip's first
+  and last iteration: a monotone index of unit slope stays inside it, and it is at most R long) is
+  copied GM->UB and the loads read it.
+  A tensor the stage writes moves as a run too where the loop walks rows the core owns (the split
+  axis of a stage split by its rows) and every access of the tensor in the stage is the run's (a
+  per-row sum `gx[n]` stored, then read by the row's columns): copied in before the strip (unless
+  each iteration stores its element unconditionally), out after it.
   The loop still visits the same elements in the same order: results are bitwise unchanged.
 - an **element**: any other access (a per-row scalar, a data-indexed gather, a scatter's
   read-modify-write) moves through a one-element UB slot right where it happens: a load is
@@ -21,6 +27,7 @@ After both, a tiled kernel on a scratchpad target has no direct GM load or store
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, memref, scf
@@ -37,17 +44,34 @@ from tilegrad.passes.ub_staging import defined_outside
 
 @dataclass
 class Run:
-    """Loads of one GM tensor at the same indices whose last index walks `loop` at unit slope."""
+    """Accesses of one GM tensor at the same indices whose last index walks `loop` at unit slope
+    (loads; stores too where the loop walks rows the core owns)."""
 
     mem: SSAValue
     loop: scf.ForOp
     fixed: tuple[SSAValue, ...]
     last: SSAValue
     """The last index: the loop's variable, or a unit-slope monotone function of it."""
-    accesses: list[memref.LoadOp] = field(default_factory=list)
+    accesses: list[Operation] = field(default_factory=list)
     buffer: UBBuffer | None = None
     length: int = 0
     """R of its loop: the elements of the run buffer."""
+
+    @property
+    def nested(self) -> bool:
+        """Some access sits in loops inside the run's loop (a per-row value): read once per row,
+        not once per term, so a short run already makes its copies few."""
+        return any(a.parent_op() is not self.loop for a in self.accesses)
+
+    @property
+    def copies(self) -> str:
+        """"in", "out" or "in+out": out where it stores; in where it loads, or where some element of
+        a strip might not be stored (a store not made by every iteration of the loop itself)."""
+        stores = [a for a in self.accesses if isinstance(a, memref.StoreOp)]
+        if not stores:
+            return "in"
+        loads = len(stores) < len(self.accesses) or any(a.parent_op() is not self.loop for a in stores)
+        return "in+out" if loads else "out"
 
 
 @dataclass
@@ -67,22 +91,33 @@ class Leftovers:
 
 
 def find_leftovers(nest: Operation, gm: set[SSAValue], covered: set[Operation],
-                   points: set[scf.ForOp]) -> Leftovers:
-    """Classify the GM accesses of a stage that no tile group covers into runs and elements."""
+                   points: set[scf.ForOp], owned: Callable[[scf.ForOp], bool]) -> Leftovers:
+    """Classify the GM accesses of a stage that no tile group covers into runs and elements.
+    `owned(loop)`: the loop walks rows of the split axis that only this core walks."""
     written = written_memrefs(nest)
     runs: dict[tuple, Run] = {}
     left = Leftovers()
+    touching: dict[SSAValue, list[Operation]] = {}  # every GM access of each tensor, covered ones too
+    for op in nest.walk():
+        if isinstance(op, (memref.LoadOp, memref.StoreOp)) and op.memref in gm:
+            touching.setdefault(viewed(op.memref), []).append(op)
     for op in nest.walk():
         if not isinstance(op, (memref.LoadOp, memref.StoreOp)) or op.memref not in gm or op in covered:
             continue
-        loop = op.parent_op()
-        if isinstance(op, memref.LoadOp) and viewed(op.memref) not in written and _walks_run(op, loop, points):
+        loop = _run_loop(op, points)
+        if loop is not None and (isinstance(op, memref.LoadOp) or owned(loop)):
             fixed, last = tuple(op.indices)[:-1], op.indices[-1]
             key = (op.memref, loop, fixed, last)
             run = runs.get(key) or runs.setdefault(key, Run(op.memref, loop, fixed, last))
             run.accesses.append(op)
         else:
             left.elements.append(op)
+    for key, run in list(runs.items()):
+        # a tensor the stage writes: a run only if it is every access of the tensor, along owned rows
+        mem = viewed(run.mem)
+        if mem in written and (not owned(run.loop) or len(touching[mem]) != len(run.accesses)):
+            left.elements += run.accesses
+            del runs[key]
     left.runs = list(runs.values())
     left.rows = find_short_rows(left.elements)
     in_rows = {a for r in left.rows for a in r.accesses}
@@ -90,15 +125,21 @@ def find_leftovers(nest: Operation, gm: set[SSAValue], covered: set[Operation],
     return left
 
 
-def _walks_run(load: memref.LoadOp, loop: Operation | None, points: set[scf.ForOp]) -> bool:
-    if (not isinstance(loop, scf.ForOp) or loop in points
-            or loop_role(loop) in (LoopRole.TILE, LoopRole.COPY, LoopRole.RUN)):
-        return False
-    indices = list(load.indices)
-    if not indices or constant_index(loop.step) != 1:
-        return False
+def _run_loop(access: Operation, points: set[scf.ForOp]) -> scf.ForOp | None:
+    """The loop whose run the access reads or writes: the innermost loop around it that changes one
+    of its indices, through loops only (a branch between would copy what the access might not
+    touch), if its last index walks that loop at unit slope and the other indices do not change."""
+    indices = list(access.indices)
+    loop = access.parent_op()
+    while isinstance(loop, scf.ForOp) and indices and all(defined_outside(v, loop) for v in indices):
+        loop = loop.parent_op()
+    if (not isinstance(loop, scf.ForOp) or not indices or loop in points
+            or loop_role(loop) in (LoopRole.TILE, LoopRole.COPY, LoopRole.RUN) or constant_index(loop.step) != 1):
+        return None
     iv = loop.body.block.args[0]
-    return _unit_slope(indices[-1], iv, loop) and all(_invariant(v, iv, loop) for v in indices[:-1])
+    if _unit_slope(indices[-1], iv, loop) and all(_invariant(v, iv, loop) for v in indices[:-1]):
+        return loop
+    return None
 
 
 _PURE = (arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.MinSIOp, arith.MaxSIOp,
@@ -175,6 +216,7 @@ def stage_runs(runs: list[Run], buffers: dict[int, SSAValue]) -> list[tg.CopyOp]
         zero = b.index(0)
         iv = loop.body.block.args[0]
         firsts: dict[int, SSAValue] = {}
+        outs: list[tg.CopyOp] = []
         for run in loop_runs:
             ub = buffers[id(run)]
             fixed = _clone_at(list(run.fixed), loop, b, {})
@@ -187,23 +229,32 @@ def stage_runs(runs: list[Run], buffers: dict[int, SSAValue]) -> list[tg.CopyOp]
                 length = b.add(arith.AddiOp(b.add(arith.SubiOp(b.add(arith.MaxSIOp(at_start, at_end)), first)),
                                             b.index(1)))
             firsts[id(run)] = first
-            copy = tg.CopyOp("gm_to_ub", run.mem, [*fixed, first], ub, [zero], length)
-            b.add(copy)
-            built.append(copy)
+            if "in" in run.copies:
+                copy = tg.CopyOp("gm_to_ub", run.mem, [*fixed, first], ub, [zero], length)
+                b.add(copy)
+                built.append(copy)
+            if "out" in run.copies:  # after the strip's iterations: built below, once the loop is in
+                outs.append(tg.CopyOp("ub_to_gm", ub, [zero], run.mem, [*fixed, first], length))
         loop.detach()
         loop.operands = [start, end, loop.step, *body.args[1:]]
         body.add_op(loop)
+        for copy in outs:
+            b.add(copy)
+            built.append(copy)
         b.add(scf.YieldOp(*loop.results))
         for run in loop_runs:
             ub = buffers[id(run)]
-            for load in run.accesses:
-                a = BlockBuilder(load.parent_block(), load)
-                local = a.add(arith.SubiOp(load.indices[-1], firsts[id(run)]))
-                new = memref.LoadOp.get(ub, [local])
-                load.parent_block().insert_op_before(new, load)
-                load.res.replace_all_uses_with(new.res)
-                load.detach()
-                load.erase()
+            for access in run.accesses:
+                a = BlockBuilder(access.parent_block(), access)
+                local = a.add(arith.SubiOp(access.indices[-1], firsts[id(run)]))
+                if isinstance(access, memref.LoadOp):
+                    new = memref.LoadOp.get(ub, [local])
+                    access.parent_block().insert_op_before(new, access)
+                    access.res.replace_all_uses_with(new.res)
+                else:
+                    access.parent_block().insert_op_before(memref.StoreOp.get(access.value, ub, [local]), access)
+                access.detach()
+                access.erase()
     return built
 
 
@@ -416,13 +467,13 @@ def find_short_rows(elements: list[Operation]) -> list[ShortRow]:
     groups: dict[tuple, list[Operation]] = {}
     for access in elements:
         last = constant_index(access.indices[-1]) if access.indices else None
-        if last is not None and isinstance(access, memref.StoreOp):
+        if last is not None:
             key = (access.memref, access.parent_block(), tuple(access.indices)[:-1], type(access))
             groups.setdefault(key, []).append(access)
     rows = []
     for (mem, block, _, kind), accesses in groups.items():
-        lasts = sorted(constant_index(a.indices[-1]) for a in accesses)
-        if len(accesses) < 2 or lasts != list(range(lasts[0], lasts[0] + len(lasts))):
+        lasts = sorted({constant_index(a.indices[-1]) for a in accesses})  # an element read (or stored) twice is one
+        if len(lasts) < 2 or lasts != list(range(lasts[0], lasts[0] + len(lasts))):
             continue
         ops = list(block.ops)
         span = ops[min(ops.index(a) for a in accesses):max(ops.index(a) for a in accesses) + 1]
@@ -445,6 +496,9 @@ def stage_short_rows(rows: list[ShortRow], buffers: dict[int, SSAValue]) -> list
             copy = tg.CopyOp("gm_to_ub", first.memref, gm_idx, ub, [zero], b.index(row.length))
         else:
             copy = tg.CopyOp("ub_to_gm", ub, [zero], first.memref, gm_idx, b.index(row.length))
+        # placed before the accesses are replaced: a replacement goes right before its access too,
+        # so a copy added after them would sit between the first load and its replacement
+        b.add(copy)
         for access in row.accesses:
             a = BlockBuilder(access.parent_block(), access)
             local = [a.index(constant_index(access.indices[-1]) - row.first)]
@@ -454,7 +508,6 @@ def stage_short_rows(rows: list[ShortRow], buffers: dict[int, SSAValue]) -> list
                 access.res.replace_all_uses_with(new.res)
             else:
                 access.parent_block().insert_op_before(memref.StoreOp.get(access.value, ub, local), access)
-        b.add(copy)
         built.append(copy)
         for access in row.accesses:
             access.detach()
