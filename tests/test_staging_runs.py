@@ -77,6 +77,12 @@ def test_upsample_bilinear2x_backward(dy=tg.tensor("N C H2 W2"), x=tg.tensor("N 
     return lambda n, c, h, w: tg.reduce_sum_over((4, 4), lambda a, b: term(n, c, h, w, a, b))
 
 
+@tg.op(outputs={"dv": tg.shaped("B M D", dtype="p")}, replace=True)
+def test_attention_dv(p=tg.tensor("B L M"), do=tg.tensor("B L D", dtype="p")):
+    """Attention's dV = P^T dO per batch, as a user writes it: the sum over l reads p down a column."""
+    return lambda b, m, d: tg.reduce_sum(p.shape[1], lambda t: p[b, t, m] * do[b, t, d])
+
+
 def _interp(n: int) -> np.ndarray:
     """torch's bilinear x2 (align_corners=False) along one axis, as a (2n, n) matrix in float64."""
     m = np.zeros((2 * n, n))
@@ -148,6 +154,49 @@ def test_a_column_walk_is_staged_by_blocks_of_rows():
     traffic = report.stages[1]["traffic"]
     assert traffic["minimum"] == 4 * (2 * 37 * 300 + 37 + 300)  # dy, x, rstd read once; dweight written once
     assert traffic["moved"] <= traffic["minimum"] + 4 * 37 * 24  # rstd's strip once per core's tile at most
+
+
+def test_a_long_column_walk_is_staged_by_blocks_in_both_forms():
+    """Over more than REDUCE_BLOCK rows the dweight sum takes its blocked form (float64 total of
+    1024-row block sums): staged by blocks too, with each point's total in UB; no element copies,
+    dy and x each move once, and the results match float64 (also in the guard build)."""
+    rng = np.random.default_rng(6)
+    n, d = 1100, 48
+    x, dy = rng.standard_normal((n, d)).astype(np.float32), rng.standard_normal((n, d)).astype(np.float32)
+    rstd, w = rng.uniform(0.5, 2, n).astype(np.float32), rng.standard_normal(d).astype(np.float32)
+    inputs = dict(dy=dy, x=x, rstd=rstd, weight=w)
+    report = tilegrad.compile("test_rms_norm_backward", "ascend910b").plan(**inputs)
+    kinds = {(b["name"], b["copies"]) for b in report.buffers if b["stage"] == 1}
+    assert {("dy", "block in"), ("x", "block in"), ("partial f32", "partials"), ("total f64", "partials")} <= kinds
+    traffic = report.stages[1]["traffic"]
+    assert traffic["element_copies"] == 0
+    assert traffic["moved"] <= traffic["minimum"] + 4 * n * 24  # rstd's strips once per core at most
+    want = (dy.astype(np.float64) * x * rstd[:, None].astype(np.float64)).sum(0)
+    for guard in (False, True):
+        got = tilegrad.compile("test_rms_norm_backward", "ascend910b", guard=guard)(**inputs)
+        np.testing.assert_allclose(got[1], want, rtol=1e-5, atol=1e-4)
+
+
+def test_a_column_walk_reads_a_shared_column_once_per_tile():
+    """dV[b, m, d] sums p[b, l, m] * do[b, l, d] over l, under a tile of d: do moves in blocks (rows x
+    the tile), and p[b, l, m], the same for every d of the tile, once per strip of rows, one element
+    per row (p is strided along l), not once per point: 16x fewer element-sized copies than one per
+    term. What remains: p's elements still move one per copy, and each (b, m) reads do[b] again
+    (5.8x the minimum); blocks of p need a tile over m, which the core split (b, m fused) does not
+    give."""
+    rng = np.random.default_rng(7)
+    b, l_, m, d = 16, 32, 24, 8
+    p, do = rng.standard_normal((b, l_, m)).astype(np.float32), rng.standard_normal((b, l_, d)).astype(np.float32)
+    report = tilegrad.compile("test_attention_dv", "ascend910b").plan(p=p, do=do)
+    kinds = {(x["name"], x["copies"]) for x in report.buffers}
+    assert {("p", "column in"), ("do", "block in")} <= kinds
+    traffic = report.stages[0]["traffic"]
+    assert traffic["element_copies"] == b * l_ * m  # p once, an element per copy (was 196608: p and do per term)
+    assert traffic["moved"] == 4 * (b * l_ * m + b * m * l_ * d + b * m * d)  # p once, do[b] per (b, m), dv once
+    want = np.einsum("blm,bld->bmd", p.astype(np.float64), do.astype(np.float64))
+    for guard in (False, True):
+        got = tilegrad.compile("test_attention_dv", "ascend910b", guard=guard)(p=p, do=do)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 def test_per_row_values_move_as_runs_along_the_split_rows():

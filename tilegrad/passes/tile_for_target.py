@@ -674,17 +674,18 @@ class _Tiler:
         """Bytes per column of the tile of a column walk's buffers: its blocks, its partial sums."""
         walk.rows = WALK_ROWS
         blocks = [walk.rows * element_bytes(mem.type.element_type) for mem, _, _ in walk.blocks]
-        return blocks + [element_bytes(v.type) for v in walk.reduce.iter_args]
+        return blocks + [element_bytes(t) for t in walk.sums.values()]
 
     def _walk_runs(self, state: StageState) -> list[UBBuffer]:
-        """The per-row runs of the stage's column walks (a strip's rows each)."""
+        """The per-row runs and columns of the stage's column walks (a strip's rows each)."""
         found = []
         for _, walk in state.walks:
-            for key in walk.runs:
-                eb = element_bytes(key[0].type.element_type)
-                walk.buffers[key] = UBBuffer(self._name(key[0]), state.plan.index, (WALK_ROWS,), 1, eb, "run in",
-                                             False, self.target.ub_align)
-                found.append(walk.buffers[key])
+            for keys, copies in ((walk.runs, "run in"), (walk.columns, "column in")):
+                for key in keys:
+                    eb = element_bytes(key[0].type.element_type)
+                    walk.buffers[key] = UBBuffer(self._name(key[0]), state.plan.index, (WALK_ROWS,), 1, eb, copies,
+                                                 False, self.target.ub_align)
+                    found.append(walk.buffers[key])
         return found
 
     def _walk_buffers(self, state: StageState, size: int) -> list[UBBuffer]:
@@ -696,11 +697,10 @@ class _Tiler:
                 walk.buffers[key] = UBBuffer(self._name(key[0]), state.plan.index, (walk.rows, axis.size), 1, eb,
                                              "block in", False, self.target.ub_align)
                 found.append(walk.buffers[key])
-            for k, v in enumerate(walk.reduce.iter_args):
-                walk.buffers[("partial", k)] = UBBuffer(f"partial {v.type}", state.plan.index, (axis.size,), 1,
-                                                        element_bytes(v.type), "partials", False,
-                                                        self.target.ub_align)
-                found.append(walk.buffers[("partial", k)])
+            for key, t in walk.sums.items():
+                walk.buffers[key] = UBBuffer(f"{key[0]} {t}", state.plan.index, (axis.size,), 1, element_bytes(t),
+                                             "partials", False, self.target.ub_align)
+                found.append(walk.buffers[key])
         return found
 
     def _fixed_buffer(self, g: StagingGroup, state: StageState) -> UBBuffer:
@@ -775,8 +775,8 @@ class _Tiler:
                 value = self.ub_alloc(group.buffer, group.mem.type.element_type)
                 built += stage_group(group, value, group.buffer.slots == 2)
             for axis, walk in state.walks:
-                types = {key: key[0].type.element_type for key in [*walk.blocks, *walk.runs]}
-                types.update({("partial", k): v.type for k, v in enumerate(walk.reduce.iter_args)})
+                types = {key: key[0].type.element_type for key in [*walk.blocks, *walk.runs, *walk.columns]}
+                types.update(walk.sums)
                 values = {key: self.ub_alloc(walk.buffers[key], t) for key, t in types.items()}
                 built += stage_column_walk(walk, axis.tile_start, axis.tile_end, values)
             left = state.left
