@@ -199,6 +199,18 @@ def test_a_column_walk_reads_a_shared_column_once_per_tile():
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_the_plan_says_what_a_window_under_a_tile_still_copies_per_point():
+    """The 3x3 conv's grad_input reads its window runs (3 elements) per point of the tile of w and
+    per (k, i): the plan says so, and what would move them once per tile."""
+    _, inputs, _, _ = CASES["test_conv3x3_grad_input"]
+    report = tilegrad.compile("test_conv3x3_grad_input", "ascend910b").plan(**inputs)
+    remains = report.stages[0]["remains"]
+    assert len(remains) == 2 and remains[0].startswith("dy: runs of at most 8 elements copied per point")
+    assert "its rows with their halo would move once per tile" in remains[0]
+    assert remains[1].startswith("weight: ") and "the same for every point" in remains[1]
+    assert f"    remains: {remains[0]}" in str(report)
+
+
 def test_per_row_values_move_as_runs_along_the_split_rows():
     """RMSNorm's dx stage reads rstd[n] in its row sum and in every column, and stores the row sum
     gx[n] then reads it in every column: both move as runs of the core's rows, copied once per strip

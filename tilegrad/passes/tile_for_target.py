@@ -479,6 +479,8 @@ class _Tiler:
         plan = TilingPlan(self.target, self.num_blocks, [s.plan for s in states], resident, workspace,
                           schedule=self.schedule)
         self.choose_tiles(states, plan)
+        for state in states:
+            state.plan.remains = self.window_remains(state)
         if any(b.offset + b.padded_bytes > self.target.ub_bytes for b in plan.buffers):
             plan.check()  # buffers past the UB itself cannot be laid out (tg.ub_alloc): refused now
         for state in states:  # the plan is complete: now the IR changes
@@ -793,6 +795,30 @@ class _Tiler:
         gm = copy.src if copy.direction.data == "gm_to_ub" else copy.dst
         return self._name(gm), element_bytes(gm.type.element_type)
 
+    def window_remains(self, state: StageState) -> list[str]:
+        """Runs copied per point of a tile, inside a reduction around them (a conv's window
+        dy[n, k, h + i - 1, w + j - 1] and its weight[k, c, 2 - i, 2 - j] under a tile of w, per
+        (k, i)): each point copies its own short runs. The window's rows with their halo (the
+        weight's runs) would move once per tile only with the tile's points inside that reduction
+        (an interchange), or with the whole reduction's rows in UB at once, which a reduction of an
+        extent the plan does not know cannot size."""
+        found = []
+        for run in state.left.runs:
+            point = next((a.point_loop for a in state.axes.values() if a.point_loop.is_ancestor(run.loop)), None)
+            if point is None:
+                continue
+            between, loop = 0, run.loop.parent_op()
+            while loop is not point:
+                between += isinstance(loop, scf.ForOp) and loop_role(loop) == LoopRole.REDUCE
+                loop = loop.parent_op()
+            if between:
+                what = ("its rows with their halo" if _depends_on(run.last, point.body.block.args[0])
+                        else "the same for every point, they")
+                found.append(f"{self._name(run.mem)}: runs of at most {run.length} elements copied per point of the "
+                             f"tile and per iteration of the {between} reduction loop(s) around them; {what} would "
+                             "move once per tile with the tile's points inside those loops (an interchange)")
+        return found
+
     def tensor_uses(self, state: StageState) -> list[TensorUse]:
         """The GM tensors the stage's staged accesses touch, with their sizes as forms."""
         uses: dict[SSAValue, TensorUse] = {}
@@ -812,6 +838,20 @@ class _Tiler:
             else:
                 uses[mem].writes = True
         return list(uses.values())
+
+
+def _depends_on(value: SSAValue, iv: SSAValue) -> bool:
+    """Whether `value` is computed from `iv` (through the ops that define it)."""
+    seen, todo = set(), [value]
+    while todo:
+        v = todo.pop()
+        if v is iv:
+            return True
+        if v in seen or not isinstance(v.owner, Operation) or v.owner.regions:
+            continue
+        seen.add(v)
+        todo.extend(v.owner.operands)
+    return False
 
 
 def split_stages(module: ModuleOp) -> None:
