@@ -209,6 +209,9 @@ def test_the_plan_says_what_a_window_under_a_tile_still_copies_per_point():
     assert "its rows with their halo would move once per tile" in remains[0]
     assert remains[1].startswith("weight: ") and "the same for every point" in remains[1]
     assert f"    remains: {remains[0]}" in str(report)
+    # runs each point reads its own rows of (batch norm's sums per channel) are not listed
+    arrays, _ = small_call("batch_norm_backward", "float32")
+    assert not any(s["remains"] for s in tilegrad.compile("batch_norm_backward", "ascend910b").plan(**arrays).stages)
 
 
 def test_per_row_values_move_as_runs_along_the_split_rows():

@@ -796,28 +796,30 @@ class _Tiler:
         return self._name(gm), element_bytes(gm.type.element_type)
 
     def window_remains(self, state: StageState) -> list[str]:
-        """Runs copied per point of a tile, inside a reduction around them (a conv's window
-        dy[n, k, h + i - 1, w + j - 1] and its weight[k, c, 2 - i, 2 - j] under a tile of w, per
-        (k, i)): each point copies its own short runs. The window's rows with their halo (the
+        """Runs copied per point of a tile, inside a reduction around them, that neighbouring points
+        share (a conv's window dy[n, k, h + i - 1, w + j - 1] and its weight[k, c, 2 - i, 2 - j]
+        under a tile of w, per (k, i)): each point copies them again. The window's rows with their halo (the
         weight's runs) would move once per tile only with the tile's points inside that reduction
         (an interchange), or with the whole reduction's rows in UB at once, which a reduction of an
         extent the plan does not know cannot size."""
         found = []
         for run in state.left.runs:
-            point = next((a.point_loop for a in state.axes.values() if a.point_loop.is_ancestor(run.loop)), None)
-            if point is None:
+            axis = next((a for a in state.axes.values() if a.point_loop.is_ancestor(run.loop)), None)
+            trips = None if axis is None else self._known_trips(state, axis, {})
+            if axis is None or (trips is not None and trips < 2):  # (a tile of one point shares nothing)
                 continue
+            point = axis.point_loop
             between, loop = 0, run.loop.parent_op()
             while loop is not point:
                 between += isinstance(loop, scf.ForOp) and loop_role(loop) == LoopRole.REDUCE
                 loop = loop.parent_op()
-            if between:
-                what = ("its rows with their halo" if _depends_on(run.last, point.body.block.args[0])
-                        else "the same for every point, they")
+            iv = point.body.block.args[0]
+            if between and not any(_depends_on(v, iv) for v in run.fixed):  # (else each point reads its own)
+                what = "its rows with their halo" if _depends_on(run.last, iv) else "the same for every point, they"
                 found.append(f"{self._name(run.mem)}: runs of at most {run.length} elements copied per point of the "
                              f"tile and per iteration of the {between} reduction loop(s) around them; {what} would "
                              "move once per tile with the tile's points inside those loops (an interchange)")
-        return found
+        return list(dict.fromkeys(found))
 
     def tensor_uses(self, state: StageState) -> list[TensorUse]:
         """The GM tensors the stage's staged accesses touch, with their sizes as forms."""
