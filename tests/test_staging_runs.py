@@ -1,7 +1,8 @@
-"""Scratchpad staging by runs and blocks, and the copy traffic the plan reports (issue 44): four ops
-a user writes in the DSL (RMSNorm backward's dweight, a 3x3 conv backward, a bilinear x2 upsample
-backward as a gather, a suffix sum) move rows, runs and blocks between GM and UB on ascend910b,
-not one element per copy, and match float64 numpy (also in the guard build)."""
+"""Scratchpad staging by runs and blocks, and the copy traffic the plan reports (issue 44): ops a
+user writes in the DSL (RMSNorm backward, dx with its per-row values and dweight short and long, a
+3x3 conv backward, a bilinear x2 upsample backward as a gather, a suffix sum, attention's dV) move
+rows, runs and blocks between GM and UB on ascend910b, not one element per copy, and match float64
+numpy (also in the guard build); the plan says what still moves per point."""
 
 import re
 
