@@ -1,7 +1,10 @@
-"""Scratchpad staging by runs and blocks, and the copy traffic the plan reports (issue 44): four ops
-a user writes in the DSL (RMSNorm backward's dweight, a 3x3 conv backward, a bilinear x2 upsample
-backward as a gather, a suffix sum) move rows, runs and blocks between GM and UB on ascend910b,
-not one element per copy, and match float64 numpy (also in the guard build)."""
+"""Scratchpad staging by runs and blocks, and the copy traffic the plan reports (issue 44): ops a
+user writes in the DSL (RMSNorm backward, dx with its per-row values and dweight short and long, a
+3x3 conv backward, a bilinear x2 upsample backward as a gather, a suffix sum, attention's dV) move
+rows, runs and blocks between GM and UB on ascend910b, not one element per copy, and match float64
+numpy (also in the guard build); the plan says what still moves per point."""
+
+import re
 
 import numpy as np
 import pytest
@@ -75,6 +78,12 @@ def test_upsample_bilinear2x_backward(dy=tg.tensor("N C H2 W2"), x=tg.tensor("N 
     return lambda n, c, h, w: tg.reduce_sum_over((4, 4), lambda a, b: term(n, c, h, w, a, b))
 
 
+@tg.op(outputs={"dv": tg.shaped("B M D", dtype="p")}, replace=True)
+def test_attention_dv(p=tg.tensor("B L M"), do=tg.tensor("B L D", dtype="p")):
+    """Attention's dV = P^T dO per batch, as a user writes it: the sum over l reads p down a column."""
+    return lambda b, m, d: tg.reduce_sum(p.shape[1], lambda t: p[b, t, m] * do[b, t, d])
+
+
 def _interp(n: int) -> np.ndarray:
     """torch's bilinear x2 (align_corners=False) along one axis, as a (2n, n) matrix in float64."""
     m = np.zeros((2 * n, n))
@@ -95,7 +104,7 @@ def _cases():
     xh = x64 * r64[:, None]
     gx = (dy64 * w64 * xh).sum(1)
     yield ("test_rms_norm_backward", dict(dy=dy, x=x, rstd=rstd, weight=w),
-           (r64[:, None] * (dy64 * w64 - xh * (gx / 300)[:, None]), (dy64 * xh).sum(0)), [1])
+           (r64[:, None] * (dy64 * w64 - xh * (gx / 300)[:, None]), (dy64 * xh).sum(0)), [0, 1])
     s = rng.standard_normal((5, 70)).astype(f)
     yield "test_suffix_sum", dict(x=s), (np.cumsum(s.astype(np.float64)[:, ::-1], 1)[:, ::-1],), [0]
     cdy, cw = rng.standard_normal((2, 3, 5, 7)).astype(f), rng.standard_normal((3, 4, 3, 3)).astype(f)
@@ -119,9 +128,8 @@ CASES = {case[0]: case for case in _cases()}
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_user_ops_stage_runs_and_blocks_not_elements(name):
-    """The stages that walk columns, windows or variable extents move no single elements (RMSNorm's
-    dx stage still reads its per-row scalars one at a time: stage 1, dweight, is the column walk),
-    the plan prints their bytes moved against the minimum, and the results match float64."""
+    """The stages that walk columns, windows, variable extents or per-row values move no single
+    elements, the plan prints their bytes moved against the minimum, and the results match float64."""
     _, inputs, wants, stages = CASES[name]
     kernel = tilegrad.compile(name, "ascend910b")
     report = kernel.plan(**inputs)
@@ -147,6 +155,107 @@ def test_a_column_walk_is_staged_by_blocks_of_rows():
     traffic = report.stages[1]["traffic"]
     assert traffic["minimum"] == 4 * (2 * 37 * 300 + 37 + 300)  # dy, x, rstd read once; dweight written once
     assert traffic["moved"] <= traffic["minimum"] + 4 * 37 * 24  # rstd's strip once per core's tile at most
+
+
+def test_a_long_column_walk_is_staged_by_blocks_in_both_forms():
+    """Over more than REDUCE_BLOCK rows the dweight sum takes its blocked form (float64 total of
+    1024-row block sums): staged by blocks too, with each point's total in UB; no element copies,
+    dy and x each move once, and the results match float64 (also in the guard build)."""
+    rng = np.random.default_rng(6)
+    n, d = 1100, 48
+    x, dy = rng.standard_normal((n, d)).astype(np.float32), rng.standard_normal((n, d)).astype(np.float32)
+    rstd, w = rng.uniform(0.5, 2, n).astype(np.float32), rng.standard_normal(d).astype(np.float32)
+    inputs = dict(dy=dy, x=x, rstd=rstd, weight=w)
+    report = tilegrad.compile("test_rms_norm_backward", "ascend910b").plan(**inputs)
+    kinds = {(b["name"], b["copies"]) for b in report.buffers if b["stage"] == 1}
+    assert {("dy", "block in"), ("x", "block in"), ("partial f32", "partials"), ("total f64", "partials")} <= kinds
+    traffic = report.stages[1]["traffic"]
+    assert traffic["element_copies"] == 0
+    assert traffic["moved"] <= traffic["minimum"] + 4 * n * 24  # rstd's strips once per core at most
+    want = (dy.astype(np.float64) * x * rstd[:, None].astype(np.float64)).sum(0)
+    for guard in (False, True):
+        got = tilegrad.compile("test_rms_norm_backward", "ascend910b", guard=guard)(**inputs)
+        np.testing.assert_allclose(got[1], want, rtol=1e-5, atol=1e-4)
+
+
+def test_a_column_walk_reads_a_shared_column_once_per_tile():
+    """dV[b, m, d] sums p[b, l, m] * do[b, l, d] over l, under a tile of d: do moves in blocks (rows x
+    the tile), and p[b, l, m], the same for every d of the tile, once per strip of rows, one element
+    per row (p is strided along l), not once per point: 16x fewer element-sized copies than one per
+    term. What remains: p's elements still move one per copy, and each (b, m) reads do[b] again
+    (5.8x the minimum); blocks of p need a tile over m, which the core split (b, m fused) does not
+    give."""
+    rng = np.random.default_rng(7)
+    b, l_, m, d = 16, 32, 24, 8
+    p, do = rng.standard_normal((b, l_, m)).astype(np.float32), rng.standard_normal((b, l_, d)).astype(np.float32)
+    report = tilegrad.compile("test_attention_dv", "ascend910b").plan(p=p, do=do)
+    kinds = {(x["name"], x["copies"]) for x in report.buffers}
+    assert {("p", "column in"), ("do", "block in")} <= kinds
+    traffic = report.stages[0]["traffic"]
+    assert traffic["element_copies"] == b * l_ * m  # p once, an element per copy (was 196608: p and do per term)
+    assert traffic["moved"] == 4 * (b * l_ * m + b * m * l_ * d + b * m * d)  # p once, do[b] per (b, m), dv once
+    want = np.einsum("blm,bld->bmd", p.astype(np.float64), do.astype(np.float64))
+    for guard in (False, True):
+        got = tilegrad.compile("test_attention_dv", "ascend910b", guard=guard)(p=p, do=do)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_plan_says_what_a_window_under_a_tile_still_copies_per_point():
+    """The 3x3 conv's grad_input reads its window runs (3 elements) per point of the tile of w and
+    per (k, i): the plan says so, and what would move them once per tile."""
+    _, inputs, _, _ = CASES["test_conv3x3_grad_input"]
+    report = tilegrad.compile("test_conv3x3_grad_input", "ascend910b").plan(**inputs)
+    remains = report.stages[0]["remains"]
+    assert len(remains) == 2 and remains[0].startswith("dy: runs of at most 8 elements copied per point")
+    assert "its rows with their halo would move once per tile" in remains[0]
+    assert remains[1].startswith("weight: ") and "the same for every point" in remains[1]
+    assert f"    remains: {remains[0]}" in str(report)
+    # runs each point reads its own rows of (batch norm's sums per channel) are not listed
+    arrays, _ = small_call("batch_norm_backward", "float32")
+    assert not any(s["remains"] for s in tilegrad.compile("batch_norm_backward", "ascend910b").plan(**arrays).stages)
+
+
+def test_per_row_values_move_as_runs_along_the_split_rows():
+    """RMSNorm's dx stage reads rstd[n] in its row sum and in every column, and stores the row sum
+    gx[n] then reads it in every column: both move as runs of the core's rows, copied once per strip
+    of rows outside the loops over columns (gx in and out), not one element per term or column."""
+    _, inputs, _, _ = CASES["test_rms_norm_backward"]
+    kernel = tilegrad.compile("test_rms_norm_backward", "ascend910b")
+    report = kernel.plan(**inputs)
+    kinds = {(b["name"], b["copies"]) for b in report.buffers if b["stage"] == 0}
+    assert {("rstd", "run in"), ("gx", "run in+out")} <= kinds
+    traffic = report.stages[0]["traffic"]
+    # dy, x and weight once for the row sum and once for the columns, dx once; rstd once, gx in and out
+    assert traffic["moved"] == 4 * (7 * 37 * 300 + 3 * 37)
+    assert traffic["copies"] < 400 and traffic["element_copies"] == 0
+    stage0 = kernel.ir("tiled", **inputs).split("func.func")[1]
+    rows, rows_end = stage0.index("scf.for %i0"), stage0.index("} {tg.loop = #tg.loop<parallel, axis = 0>}")
+    assert stage0.index('"gm_to_ub" %rstd[') < rows and stage0.index('"gm_to_ub" %gx[') < rows
+    assert stage0.index("to %gx[") > rows_end  # out after the strip's rows
+
+
+def test_short_rows_of_loads_move_in_one_copy():
+    """The sampler reads grid[n, oh, ow, 0] and grid[n, oh, ow, 1] in one block: one copy of the pair
+    (the copy goes before the first load: it once landed after it, and the load read the previous
+    point's coordinate), results against torch in float64, also in the guard build."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 3, 6, 5)).astype(np.float32)
+    grid = rng.uniform(-1.3, 1.3, (2, 4, 7, 2)).astype(np.float32)
+    dy = rng.standard_normal((2, 3, 4, 7)).astype(np.float32)
+    want = torch.ops.aten.grid_sampler_2d_backward(*(torch.from_numpy(a.astype(np.float64)) for a in (dy, x, grid)),
+                                                   0, 0, True, [True, True])
+    kernel = tilegrad.compile("spatial_tf_sampler_backward", "ascend910b")
+    report = kernel.plan(x=x, grid=grid, dy=dy)
+    assert ("grid", "row in") in {(b["name"], b["copies"]) for b in report.buffers}
+    ir = kernel.ir("tiled", x=x, grid=grid, dy=dy)
+    slots = set(re.findall(r'(%\d+) = tg.ub_alloc %ub\[\d+\] "one f32"', ir))
+    grid_into = re.findall(r'tg.copy "gm_to_ub" %grid\[[^]]*\] to (%\d+)', ir)
+    assert grid_into and slots and not slots & set(grid_into)
+    for guard in (False, True):
+        got = tilegrad.compile("spatial_tf_sampler_backward", "ascend910b", guard=guard)(x=x, grid=grid, dy=dy)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w.numpy(), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("name", sorted(SMALL_CASES))

@@ -62,7 +62,8 @@ class PlanReport:
                 stages.append({"stage": stage.index, "kind": stage.kind, "split": stage.split, "extent": extent,
                                "per_core": per, "last_core": last, "cores_busy": min(extent, cores) if known else None,
                                "tiles": dict(stage.tiles), "double_buffered": stage.double_buffered,
-                               "traffic": stage_traffic(stage, counted) if target.staged else None})
+                               "traffic": stage_traffic(stage, counted) if target.staged else None,
+                               "remains": list(stage.remains)})
             for b in plan.resident + [b for s in plan.stages for b in s.buffers]:
                 buffers.append({"stage": "all" if b.stage is None else b.stage, "name": b.name,
                                 "shape": "x".join(map(str, ((b.slots,) if b.slots > 1 else ()) + tuple(b.shape))),
@@ -111,6 +112,7 @@ class PlanReport:
                          "(each element it reads or writes once)")
             for s in self.stages:
                 lines.append(f"  stage {s['stage']}: {_traffic(s.get('traffic'))}")
+                lines += [f"    remains: {text}" for text in s.get("remains", [])]
         else:
             lines.append(f"no UB staging on {self.target}: tiles are sized for cache, blocks are threads")
             streamed = "; ".join(f"{name} (stage {', '.join(map(str, stages))})"

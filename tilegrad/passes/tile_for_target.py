@@ -104,6 +104,9 @@ from tilegrad.targets import Target, get_target
 
 MAX_TILE = 16384
 MAX_RUN = 2048
+MAX_ROW_RUN = 256
+"""Elements of a run of per-row values (`rstd[n]` read by a row's columns): each is read once per
+row, not once per term, so R rows per copy already make the copies few; longer takes tile space."""
 WALK_ROWS = 16
 """Rows of a column walk's block: each copy moves one row of the tile, each strip of rows one block
 per walked tensor; more rows make the tile narrower (the blocks share the UB with it)."""
@@ -467,13 +470,17 @@ class _Tiler:
                 covered = {a for g in state.groups for a in g.accesses}
                 covered |= {a for _, w in state.walks for a in w.accesses}
                 points = {a.point_loop for a in state.axes.values()}
-                state.left = find_leftovers(state.nest, gm | workspace_args, covered, points)
+                lo, hi = state.lo, state.hi
+                state.left = find_leftovers(state.nest, gm | workspace_args, covered, points,
+                                            lambda loop, lo=lo, hi=hi: loop.lb is lo and loop.ub is hi)
                 state.plan.tensors = self.tensor_uses(state)
         for arg in workspace_args:
             workspace[self._name(arg)] = element_bytes(arg.type.element_type)
         plan = TilingPlan(self.target, self.num_blocks, [s.plan for s in states], resident, workspace,
                           schedule=self.schedule)
         self.choose_tiles(states, plan)
+        for state in states:
+            state.plan.remains = self.window_remains(state)
         if any(b.offset + b.padded_bytes > self.target.ub_bytes for b in plan.buffers):
             plan.check()  # buffers past the UB itself cannot be laid out (tg.ub_alloc): refused now
         for state in states:  # the plan is complete: now the IR changes
@@ -634,37 +641,53 @@ class _Tiler:
                 left.slots[str(element)] = UBBuffer(f"one {element}", index, (1,), 1, element_bytes(element),
                                                     "element", False, align)
         free -= sum(b.padded_bytes for b in left.slots.values())
-        if left.runs:
-            sizes = [element_bytes(r.mem.type.element_type) for r in left.runs]
+        # runs of per-row values first: short (MAX_ROW_RUN), so the reduction runs keep their length
+        nested = [r for r in left.runs if r.nested]
+        for group, most in ((nested, MAX_ROW_RUN), ([r for r in left.runs if not r.nested], MAX_RUN)):
+            if not group:
+                continue
+            sizes = [element_bytes(r.mem.type.element_type) for r in group]
             quantum = max(1, align // min(sizes))
-            length = self._align_down(min(MAX_RUN, free // 4 // sum(sizes)), quantum)
+            length = self._align_down(min(most, free // 4 // sum(sizes)), quantum)
             if length < quantum:
                 raise UBCapacityError(
                     f"target {self.target.name}: stage {index} cannot fit its reduction runs "
-                    f"({len(left.runs)} of {quantum} elements) in the {max(free, 0)} B of UB left")
-            for run, size in zip(left.runs, sizes):
-                # a loop of a known short trip count (a window's taps) needs no longer run
-                ub, lb = _const_value(run.loop.ub), _const_value(run.loop.lb)
-                whole = None if None in (ub, lb) else max(quantum, -(-(ub - lb) // quantum) * quantum)
+                    f"({len(group)} of {quantum} elements) in the {max(free, 0)} B of UB left")
+            for run, size in zip(group, sizes):
+                # a loop of a known short trip count (a window's taps, a core's rows) needs no longer run
+                whole = self._run_trips(state, run.loop)
+                whole = None if whole is None else max(quantum, -(-whole // quantum) * quantum)
                 run.length = length if whole is None else min(length, whole)
-                run.buffer = UBBuffer(self._name(run.mem), index, (run.length,), 1, size, "run in", False, align)
+                run.buffer = UBBuffer(self._name(run.mem), index, (run.length,), 1, size, f"run {run.copies}",
+                                      False, align)
+            free -= sum(r.buffer.padded_bytes for r in group)
         return left.buffers
+
+    def _run_trips(self, state: StageState, loop: scf.ForOp) -> int | None:
+        """The most iterations of a run's loop, if the plan knows it: constant bounds, or the
+        split of an extent it knows (the most rows a core gets)."""
+        if loop.lb is state.lo and loop.ub is state.hi:
+            extent = _const_value(state.split_extent)
+            return None if extent is None else self._most_rows(extent, state)
+        ub, lb = _const_value(loop.ub), _const_value(loop.lb)
+        return None if None in (ub, lb) else max(ub - lb, 0)
 
     def _walk_sizes(self, walk: ColumnWalk) -> list[int]:
         """Bytes per column of the tile of a column walk's buffers: its blocks, its partial sums."""
         walk.rows = WALK_ROWS
         blocks = [walk.rows * element_bytes(mem.type.element_type) for mem, _, _ in walk.blocks]
-        return blocks + [element_bytes(v.type) for v in walk.reduce.iter_args]
+        return blocks + [element_bytes(t) for t in walk.sums.values()]
 
     def _walk_runs(self, state: StageState) -> list[UBBuffer]:
-        """The per-row runs of the stage's column walks (a strip's rows each)."""
+        """The per-row runs and columns of the stage's column walks (a strip's rows each)."""
         found = []
         for _, walk in state.walks:
-            for key in walk.runs:
-                eb = element_bytes(key[0].type.element_type)
-                walk.buffers[key] = UBBuffer(self._name(key[0]), state.plan.index, (WALK_ROWS,), 1, eb, "run in",
-                                             False, self.target.ub_align)
-                found.append(walk.buffers[key])
+            for keys, copies in ((walk.runs, "run in"), (walk.columns, "column in")):
+                for key in keys:
+                    eb = element_bytes(key[0].type.element_type)
+                    walk.buffers[key] = UBBuffer(self._name(key[0]), state.plan.index, (WALK_ROWS,), 1, eb, copies,
+                                                 False, self.target.ub_align)
+                    found.append(walk.buffers[key])
         return found
 
     def _walk_buffers(self, state: StageState, size: int) -> list[UBBuffer]:
@@ -676,11 +699,10 @@ class _Tiler:
                 walk.buffers[key] = UBBuffer(self._name(key[0]), state.plan.index, (walk.rows, axis.size), 1, eb,
                                              "block in", False, self.target.ub_align)
                 found.append(walk.buffers[key])
-            for k, v in enumerate(walk.reduce.iter_args):
-                walk.buffers[("partial", k)] = UBBuffer(f"partial {v.type}", state.plan.index, (axis.size,), 1,
-                                                        element_bytes(v.type), "partials", False,
-                                                        self.target.ub_align)
-                found.append(walk.buffers[("partial", k)])
+            for key, t in walk.sums.items():
+                walk.buffers[key] = UBBuffer(f"{key[0]} {t}", state.plan.index, (axis.size,), 1, element_bytes(t),
+                                             "partials", False, self.target.ub_align)
+                found.append(walk.buffers[key])
         return found
 
     def _fixed_buffer(self, g: StagingGroup, state: StageState) -> UBBuffer:
@@ -755,8 +777,8 @@ class _Tiler:
                 value = self.ub_alloc(group.buffer, group.mem.type.element_type)
                 built += stage_group(group, value, group.buffer.slots == 2)
             for axis, walk in state.walks:
-                types = {key: key[0].type.element_type for key in [*walk.blocks, *walk.runs]}
-                types.update({("partial", k): v.type for k, v in enumerate(walk.reduce.iter_args)})
+                types = {key: key[0].type.element_type for key in [*walk.blocks, *walk.runs, *walk.columns]}
+                types.update(walk.sums)
                 values = {key: self.ub_alloc(walk.buffers[key], t) for key, t in types.items()}
                 built += stage_column_walk(walk, axis.tile_start, axis.tile_end, values)
             left = state.left
@@ -772,6 +794,32 @@ class _Tiler:
         """The GM tensor a copy moves to or from, and its element bytes."""
         gm = copy.src if copy.direction.data == "gm_to_ub" else copy.dst
         return self._name(gm), element_bytes(gm.type.element_type)
+
+    def window_remains(self, state: StageState) -> list[str]:
+        """Runs copied per point of a tile, inside a reduction around them, that neighbouring points
+        share (a conv's window dy[n, k, h + i - 1, w + j - 1] and its weight[k, c, 2 - i, 2 - j]
+        under a tile of w, per (k, i)): each point copies them again. The window's rows with their halo (the
+        weight's runs) would move once per tile only with the tile's points inside that reduction
+        (an interchange), or with the whole reduction's rows in UB at once, which a reduction of an
+        extent the plan does not know cannot size."""
+        found = []
+        for run in state.left.runs:
+            axis = next((a for a in state.axes.values() if a.point_loop.is_ancestor(run.loop)), None)
+            trips = None if axis is None else self._known_trips(state, axis, {})
+            if axis is None or (trips is not None and trips < 2):  # (a tile of one point shares nothing)
+                continue
+            point = axis.point_loop
+            between, loop = 0, run.loop.parent_op()
+            while loop is not point:
+                between += isinstance(loop, scf.ForOp) and loop_role(loop) == LoopRole.REDUCE
+                loop = loop.parent_op()
+            iv = point.body.block.args[0]
+            if between and not any(_depends_on(v, iv) for v in run.fixed):  # (else each point reads its own)
+                what = "its rows with their halo" if _depends_on(run.last, iv) else "the same for every point, they"
+                found.append(f"{self._name(run.mem)}: runs of at most {run.length} elements copied per point of the "
+                             f"tile and per iteration of the {between} reduction loop(s) around them; {what} would "
+                             "move once per tile with the tile's points inside those loops (an interchange)")
+        return list(dict.fromkeys(found))
 
     def tensor_uses(self, state: StageState) -> list[TensorUse]:
         """The GM tensors the stage's staged accesses touch, with their sizes as forms."""
@@ -792,6 +840,20 @@ class _Tiler:
             else:
                 uses[mem].writes = True
         return list(uses.values())
+
+
+def _depends_on(value: SSAValue, iv: SSAValue) -> bool:
+    """Whether `value` is computed from `iv` (through the ops that define it)."""
+    seen, todo = set(), [value]
+    while todo:
+        v = todo.pop()
+        if v is iv:
+            return True
+        if v in seen or not isinstance(v.owner, Operation) or v.owner.regions:
+            continue
+        seen.add(v)
+        todo.extend(v.owner.operands)
+    return False
 
 
 def split_stages(module: ModuleOp) -> None:

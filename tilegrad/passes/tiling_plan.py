@@ -105,6 +105,8 @@ class StagePlan:
     """Every GM<->UB copy of the stage (scratchpad targets)."""
     tensors: list[TensorUse] = field(default_factory=list)
     """The GM tensors the stage touches: what its copies move at least."""
+    remains: list[str] = field(default_factory=list)
+    """What the staging could not move by tiles or blocks yet, and why (the plan prints it)."""
 
 
 @dataclass
@@ -245,7 +247,7 @@ def plan_from_dict(data: dict) -> TilingPlan:
                                 [buffer(b) for b in s["buffers"]], s["double_buffered"], s["extent"], s["balanced"],
                                 s.get("cores"), list(s.get("fusable", [])),
                                 [CopyTraffic(**c) for c in s.get("copies", [])],
-                                [TensorUse(**t) for t in s.get("tensors", [])]))
+                                [TensorUse(**t) for t in s.get("tensors", [])], list(s.get("remains", []))))
     return TilingPlan(Target(**target_fields), data["num_blocks"], stages,
                       [buffer(b) for b in data["resident"]], dict(data["workspace_temps"]), dict(data["direct_gm"]),
                       {k: list(v) for k, v in data.get("streamed", {}).items()},

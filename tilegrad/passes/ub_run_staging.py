@@ -3,13 +3,19 @@
 Tile staging (`ub_staging.py`) covers accesses whose innermost index walks a tile of the stage's
 parallel axis. What is left reads or writes GM inside reductions, windows and gathers:
 
-- a **run**: a load whose last index walks the loop right around it at unit slope: the loop's
-  variable, or that plus or minus values the loop does not change, clamped by such values (a
-  window's `x[.., o + k - p]`, a variable-extent reduction's `x[n, i + t]`, a flipped kernel's
-  `w[.., 2 - k]`), of a tensor the stage does not write, its other indices unchanged by the loop.
-  That loop is strip-mined by the run length R; before each strip the run the strip reads (the
-  span between the index at the strip's first and last iteration: a monotone index of unit slope
-  stays inside it, and it is at most R long) is copied GM->UB and the loads read it.
+- a **run**: a load whose last index walks a loop around it at unit slope: the loop's variable,
+  or that plus or minus values the loop does not change, clamped by such values (a window's
+  `x[.., o + k - p]`, a variable-extent reduction's `x[n, i + t]`, a flipped kernel's
+  `w[.., 2 - k]`), of a tensor the stage does not write, its other indices unchanged by the loop,
+  and none of its indices changed by the loops between (a per-row value `rstd[n]` read inside the
+  loops over a row's columns walks the loop over rows). That loop is strip-mined by the run length
+  R; before each strip the run the strip reads (the span between the index at the strip's first
+  and last iteration: a monotone index of unit slope stays inside it, and it is at most R long) is
+  copied GM->UB and the loads read it.
+  A tensor the stage writes moves as a run too where the loop walks rows the core owns (the split
+  axis of a stage split by its rows) and every access of the tensor in the stage is the run's (a
+  per-row sum `gx[n]` stored, then read by the row's columns): copied in before the strip (unless
+  each iteration stores its element unconditionally), out after it.
   The loop still visits the same elements in the same order: results are bitwise unchanged.
 - an **element**: any other access (a per-row scalar, a data-indexed gather, a scatter's
   read-modify-write) moves through a one-element UB slot right where it happens: a load is
@@ -21,11 +27,12 @@ After both, a tiled kernel on a scratchpad target has no direct GM load or store
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import IntegerAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from tilegrad.dialect import tg
 from tilegrad.dialect.tg import LoopRole
@@ -37,17 +44,34 @@ from tilegrad.passes.ub_staging import defined_outside
 
 @dataclass
 class Run:
-    """Loads of one GM tensor at the same indices whose last index walks `loop` at unit slope."""
+    """Accesses of one GM tensor at the same indices whose last index walks `loop` at unit slope
+    (loads; stores too where the loop walks rows the core owns)."""
 
     mem: SSAValue
     loop: scf.ForOp
     fixed: tuple[SSAValue, ...]
     last: SSAValue
     """The last index: the loop's variable, or a unit-slope monotone function of it."""
-    accesses: list[memref.LoadOp] = field(default_factory=list)
+    accesses: list[Operation] = field(default_factory=list)
     buffer: UBBuffer | None = None
     length: int = 0
     """R of its loop: the elements of the run buffer."""
+
+    @property
+    def nested(self) -> bool:
+        """Some access sits in loops inside the run's loop (a per-row value): read once per row,
+        not once per term, so a short run already makes its copies few."""
+        return any(a.parent_op() is not self.loop for a in self.accesses)
+
+    @property
+    def copies(self) -> str:
+        """"in", "out" or "in+out": out where it stores; in where it loads, or where some element of
+        a strip might not be stored (a store not made by every iteration of the loop itself)."""
+        stores = [a for a in self.accesses if isinstance(a, memref.StoreOp)]
+        if not stores:
+            return "in"
+        loads = len(stores) < len(self.accesses) or any(a.parent_op() is not self.loop for a in stores)
+        return "in+out" if loads else "out"
 
 
 @dataclass
@@ -67,22 +91,33 @@ class Leftovers:
 
 
 def find_leftovers(nest: Operation, gm: set[SSAValue], covered: set[Operation],
-                   points: set[scf.ForOp]) -> Leftovers:
-    """Classify the GM accesses of a stage that no tile group covers into runs and elements."""
+                   points: set[scf.ForOp], owned: Callable[[scf.ForOp], bool]) -> Leftovers:
+    """Classify the GM accesses of a stage that no tile group covers into runs and elements.
+    `owned(loop)`: the loop walks rows of the split axis that only this core walks."""
     written = written_memrefs(nest)
     runs: dict[tuple, Run] = {}
     left = Leftovers()
+    touching: dict[SSAValue, list[Operation]] = {}  # every GM access of each tensor, covered ones too
+    for op in nest.walk():
+        if isinstance(op, (memref.LoadOp, memref.StoreOp)) and op.memref in gm:
+            touching.setdefault(viewed(op.memref), []).append(op)
     for op in nest.walk():
         if not isinstance(op, (memref.LoadOp, memref.StoreOp)) or op.memref not in gm or op in covered:
             continue
-        loop = op.parent_op()
-        if isinstance(op, memref.LoadOp) and viewed(op.memref) not in written and _walks_run(op, loop, points):
+        loop = _run_loop(op, points)
+        if loop is not None and (isinstance(op, memref.LoadOp) or owned(loop)):
             fixed, last = tuple(op.indices)[:-1], op.indices[-1]
             key = (op.memref, loop, fixed, last)
             run = runs.get(key) or runs.setdefault(key, Run(op.memref, loop, fixed, last))
             run.accesses.append(op)
         else:
             left.elements.append(op)
+    for key, run in list(runs.items()):
+        # a tensor the stage writes: a run only if it is every access of the tensor, along owned rows
+        mem = viewed(run.mem)
+        if mem in written and (not owned(run.loop) or len(touching[mem]) != len(run.accesses)):
+            left.elements += run.accesses
+            del runs[key]
     left.runs = list(runs.values())
     left.rows = find_short_rows(left.elements)
     in_rows = {a for r in left.rows for a in r.accesses}
@@ -90,15 +125,21 @@ def find_leftovers(nest: Operation, gm: set[SSAValue], covered: set[Operation],
     return left
 
 
-def _walks_run(load: memref.LoadOp, loop: Operation | None, points: set[scf.ForOp]) -> bool:
-    if (not isinstance(loop, scf.ForOp) or loop in points
-            or loop_role(loop) in (LoopRole.TILE, LoopRole.COPY, LoopRole.RUN)):
-        return False
-    indices = list(load.indices)
-    if not indices or constant_index(loop.step) != 1:
-        return False
+def _run_loop(access: Operation, points: set[scf.ForOp]) -> scf.ForOp | None:
+    """The loop whose run the access reads or writes: the innermost loop around it that changes one
+    of its indices, through loops only (a branch between would copy what the access might not
+    touch), if its last index walks that loop at unit slope and the other indices do not change."""
+    indices = list(access.indices)
+    loop = access.parent_op()
+    while isinstance(loop, scf.ForOp) and indices and all(defined_outside(v, loop) for v in indices):
+        loop = loop.parent_op()
+    if (not isinstance(loop, scf.ForOp) or not indices or loop in points
+            or loop_role(loop) in (LoopRole.TILE, LoopRole.COPY, LoopRole.RUN) or constant_index(loop.step) != 1):
+        return None
     iv = loop.body.block.args[0]
-    return _unit_slope(indices[-1], iv, loop) and all(_invariant(v, iv, loop) for v in indices[:-1])
+    if _unit_slope(indices[-1], iv, loop) and all(_invariant(v, iv, loop) for v in indices[:-1]):
+        return loop
+    return None
 
 
 _PURE = (arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.MinSIOp, arith.MaxSIOp,
@@ -175,6 +216,7 @@ def stage_runs(runs: list[Run], buffers: dict[int, SSAValue]) -> list[tg.CopyOp]
         zero = b.index(0)
         iv = loop.body.block.args[0]
         firsts: dict[int, SSAValue] = {}
+        outs: list[tg.CopyOp] = []
         for run in loop_runs:
             ub = buffers[id(run)]
             fixed = _clone_at(list(run.fixed), loop, b, {})
@@ -187,23 +229,32 @@ def stage_runs(runs: list[Run], buffers: dict[int, SSAValue]) -> list[tg.CopyOp]
                 length = b.add(arith.AddiOp(b.add(arith.SubiOp(b.add(arith.MaxSIOp(at_start, at_end)), first)),
                                             b.index(1)))
             firsts[id(run)] = first
-            copy = tg.CopyOp("gm_to_ub", run.mem, [*fixed, first], ub, [zero], length)
-            b.add(copy)
-            built.append(copy)
+            if "in" in run.copies:
+                copy = tg.CopyOp("gm_to_ub", run.mem, [*fixed, first], ub, [zero], length)
+                b.add(copy)
+                built.append(copy)
+            if "out" in run.copies:  # after the strip's iterations: built below, once the loop is in
+                outs.append(tg.CopyOp("ub_to_gm", ub, [zero], run.mem, [*fixed, first], length))
         loop.detach()
         loop.operands = [start, end, loop.step, *body.args[1:]]
         body.add_op(loop)
+        for copy in outs:
+            b.add(copy)
+            built.append(copy)
         b.add(scf.YieldOp(*loop.results))
         for run in loop_runs:
             ub = buffers[id(run)]
-            for load in run.accesses:
-                a = BlockBuilder(load.parent_block(), load)
-                local = a.add(arith.SubiOp(load.indices[-1], firsts[id(run)]))
-                new = memref.LoadOp.get(ub, [local])
-                load.parent_block().insert_op_before(new, load)
-                load.res.replace_all_uses_with(new.res)
-                load.detach()
-                load.erase()
+            for access in run.accesses:
+                a = BlockBuilder(access.parent_block(), access)
+                local = a.add(arith.SubiOp(access.indices[-1], firsts[id(run)]))
+                if isinstance(access, memref.LoadOp):
+                    new = memref.LoadOp.get(ub, [local])
+                    access.parent_block().insert_op_before(new, access)
+                    access.res.replace_all_uses_with(new.res)
+                else:
+                    access.parent_block().insert_op_before(memref.StoreOp.get(access.value, ub, [local]), access)
+                access.detach()
+                access.erase()
     return built
 
 
@@ -242,7 +293,13 @@ class ColumnWalk:
     the reduction is strip-mined by `rows`, and per strip each walked tensor's block (rows x the
     tile's columns) is copied GM->UB once, then every point of the tile adds the strip's terms to
     its partial sum, kept in UB between strips. Every point still adds the same terms in the same
-    order: results are bitwise unchanged."""
+    order: results are bitwise unchanged.
+
+    A sum that may be long has two forms (lower-tg-to-loops: `choice` picks, outside the point loop's
+    changes, the `blocked` form for more than REDUCE_BLOCK rows, else the plain `reduce`): blocks of
+    rows (`part`, REDUCE_PART) summed in the element type and added up in float64. Staged, both
+    forms walk strips of rows; the blocked one keeps each point's float64 total in UB too, and
+    each point still adds its block sums in the same order."""
 
     point: scf.ForOp
     reduce: scf.ForOp
@@ -250,52 +307,133 @@ class ColumnWalk:
     """(tensor, row position, other indices) -> its column-walk loads."""
     runs: dict[tuple, list[memref.LoadOp]] = field(default_factory=dict)
     """(tensor, other indices) -> loads whose last index is the row (a per-row value)."""
+    columns: dict[tuple, list[memref.LoadOp]] = field(default_factory=dict)
+    """(tensor, row position, other indices) -> loads of one element per row the tile's points share,
+    down a column (attention's p[b, l, m] under a tile of d): a strip's column is copied once per
+    tile, an element per row, not once per point."""
     rows: int = 0
     buffers: dict[tuple, UBBuffer] = field(default_factory=dict)
-    """block / run key -> its buffer; ("partial", k) -> the partial sums of the reduction's result k."""
+    """block / run key -> its buffer; ("partial", k) -> the partial sums of the reduction's result k;
+    ("total", 0) -> the blocked form's float64 totals."""
+    choice: scf.IfOp | None = None
+    blocked: scf.ForOp | None = None
+    part: scf.ForOp | None = None
 
     @property
     def accesses(self) -> list[memref.LoadOp]:
-        return [a for loads in (*self.blocks.values(), *self.runs.values()) for a in loads]
+        return [a for loads in (*self.blocks.values(), *self.runs.values(), *self.columns.values()) for a in loads]
+
+    @property
+    def sums(self) -> dict[tuple, Attribute]:
+        """The UB buffers of per-point sums, with their element types."""
+        found = {("partial", k): v.type for k, v in enumerate(self.reduce.iter_args)}
+        if self.blocked is not None:
+            found[("total", 0)] = self.blocked.iter_args[0].type
+        return found
 
 
 def find_column_walk(point: scf.ForOp, gm: set[SSAValue], written: set[SSAValue]) -> ColumnWalk | None:
     """The column walk in a point loop's body, if there is one it can stage by blocks: one reduction
-    loop of unit step over bounds set outside the point loop, whose body is straight-line code
-    (no loops, branches or stores) computing from values it can recompute (index and constant
-    arithmetic of the point's body), and reads at least one tensor the stage does not write at
-    [.., row, .., column]."""
-    p = point.body.block.args[0]
-    reduces = [o for o in point.body.block.ops if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.REDUCE]
-    if len(reduces) != 1:
+    loop of unit step over bounds the point loop does not change (or its two forms, plain and
+    blocked), whose body is straight-line code (no loops, branches or stores) computing from values
+    it can recompute (index and constant arithmetic of the point's body), and reads at least one
+    tensor the stage does not write at [.., row, .., column]."""
+    sums = [o for o in point.body.block.ops if isinstance(o, (scf.ForOp, scf.IfOp)) and loop_role(o) == LoopRole.REDUCE]
+    if len(sums) != 1:
         return None
-    reduce = reduces[0]
-    if constant_index(reduce.step) != 1 or not all(defined_outside(v, point) for v in (reduce.lb, reduce.ub)):
+    if isinstance(sums[0], scf.IfOp):
+        forms = _two_forms(sums[0], point)
+        if forms is None:
+            return None
+        blocked, part, plain = forms
+        walk = ColumnWalk(point, plain, choice=sums[0], blocked=blocked, part=part)
+        loops = [plain, part]
+    else:
+        walk = ColumnWalk(point, sums[0])
+        loops = [sums[0]]
+    if not all(_point_invariant(v, point) for v in (walk.reduce.lb, walk.reduce.ub)):
         return None
-    r = reduce.body.block.args[0]
-    walk = ColumnWalk(point, reduce)
+    for reduce in loops:
+        if constant_index(reduce.step) != 1 or not _walk_terms(walk, reduce, gm, written):
+            return None
+        if not all(defined_outside(v, point) or _recomputable(v, point) for v in reduce.iter_args):
+            return None
+    return walk if walk.blocks else None
+
+
+def _walk_terms(walk: ColumnWalk, reduce: scf.ForOp, gm: set[SSAValue], written: set[SSAValue]) -> bool:
+    """Whether the reduction's body is one a column walk stages; its loads go to `walk`."""
+    point = walk.point
+    p, r = point.body.block.args[0], reduce.body.block.args[0]
     for op in reduce.body.block.ops:
         if op.regions or isinstance(op, (memref.StoreOp, tg.CopyOp)):
-            return None
+            return False
         for v in op.operands:
             if not (defined_outside(v, point) or v is p or reduce.is_ancestor(_owner(v)) or _recomputable(v, point)):
-                return None
+                return False
         if not isinstance(op, memref.LoadOp) or op.memref not in gm:
             continue
         indices = list(op.indices)
         fixed = tuple((k, v) for k, v in enumerate(indices) if v is not r and v is not p)
         if not all(defined_outside(v, point) for _, v in fixed) or indices.count(r) > 1 or indices.count(p) > 1:
-            return None
+            return False
         if indices[-1] is p and r in indices and viewed(op.memref) not in written:
             walk.blocks.setdefault((op.memref, indices.index(r), fixed), []).append(op)
         elif indices[-1] is r and p not in indices:
             walk.runs.setdefault((op.memref, fixed), []).append(op)
+        elif r in indices and p not in indices and viewed(op.memref) not in written:
+            walk.columns.setdefault((op.memref, indices.index(r), fixed), []).append(op)
         else:  # a GM read of its own (x[p, r]: a row per point) would need the point loop it leaves
-            return None
-    for init in reduce.iter_args:
-        if not (defined_outside(init, point) or _recomputable(init, point)):
-            return None
-    return walk if walk.blocks else None
+            return False
+    return True
+
+
+_ARITH = (*_PURE, arith.ExtFOp, arith.TruncFOp, arith.AddfOp, arith.CmpiOp)
+"""What the two forms of a long sum compute around their loops: bounds, the float64 total."""
+
+
+def _two_forms(choice: scf.IfOp, point: scf.ForOp) -> tuple[scf.ForOp, scf.ForOp, scf.ForOp] | None:
+    """(blocked, part, plain) of a sum lowered in two forms, if it has the shape lower-tg-to-loops
+    gives it: `if long {total = 0; for t step B {part = sum of block t; total += f64(part)}; narrow
+    total} else {plain sum}`, with `long` and the loops' bounds unchanged by the point loop."""
+    then, other = choice.true_region.blocks, choice.false_region.blocks
+    if len(choice.results) != 1 or len(then) != 1 or len(other) != 1 or not _point_invariant(choice.cond, point):
+        return None
+    then_loops = [o for o in then[0].ops if isinstance(o, scf.ForOp)]
+    plains = [o for o in other[0].ops if isinstance(o, scf.ForOp)]
+    if len(then_loops) != 1 or len(plains) != 1 or len(list(other[0].ops)) != 2:
+        return None
+    blocked, plain = then_loops[0], plains[0]
+    if other[0].last_op.operands[0] is not plain.results[0] or len(plain.iter_args) != 1:
+        return None
+    parts = [o for o in blocked.body.block.ops if isinstance(o, scf.ForOp)]
+    if (len(parts) != 1 or loop_role(parts[0]) != LoopRole.REDUCE_PART or len(blocked.iter_args) != 1
+            or len(parts[0].iter_args) != 1 or not all(_point_invariant(v, point) for v in blocked.operands[:3])):
+        return None
+    part = parts[0]
+    # around the loops only arithmetic, of values the staging has where it clones it (stage_column_walk)
+    known = {blocked.body.block.args[0], blocked.body.block.args[1], part.results[0], blocked.results[0]}
+    for block, loop in ((then[0], blocked), (blocked.body.block, part)):
+        for op in block.ops:
+            if op is loop or isinstance(op, scf.YieldOp):
+                continue
+            if op.regions or not isinstance(op, _ARITH):
+                return None
+            if not all(v in known or defined_outside(v, point) or _recomputable(v, point) for v in op.operands):
+                return None
+            known.update(op.results)
+    if not all(v in known for v in (part.lb, part.ub, blocked.iter_args[0])):
+        return None
+    return blocked, part, plain
+
+
+def _point_invariant(value: SSAValue, point: scf.ForOp) -> bool:
+    """Defined outside the point loop, or index arithmetic (or a test) in its body of such values."""
+    if defined_outside(value, point):
+        return True
+    op = value.owner
+    return (isinstance(op, (*_PURE, arith.CmpiOp)) and op.parent_op() is point
+            and all(_point_invariant(v, point) for v in op.operands))
 
 
 def _owner(value: SSAValue) -> Operation:
@@ -316,7 +454,7 @@ def stage_column_walk(walk: ColumnWalk, tile_start: SSAValue, tile_end: SSAValue
     """Stage one column walk by blocks (see ColumnWalk), in the tile loop body around its point
     loop, which the tile loop has already strip-mined to [tile_start, tile_end). The copies built."""
     point, reduce = walk.point, walk.reduce
-    p, r = point.body.block.args[0], reduce.body.block.args[0]
+    p = point.body.block.args[0]
     axis, block = loop_axis(point), point.parent_block()
     b = BlockBuilder(block, point)
     built: list[tg.CopyOp] = []
@@ -329,70 +467,150 @@ def stage_column_walk(walk: ColumnWalk, tile_start: SSAValue, tile_end: SSAValue
         inner = BlockBuilder(body, body.last_op)
         return inner, body.args[0], inner.add(arith.SubiOp(body.args[0], tile_start))
 
-    partials = [buffers[("partial", k)] for k in range(len(reduce.iter_args))]
-    # the partial sums start at the reduction's initial values
-    ib, iv, local = points(b)
-    inits = _clone_at(list(reduce.iter_args), point, ib, {p: iv})
-    for partial, init in zip(partials, inits):
-        ib.add(memref.StoreOp.get(init, partial, [local]))
-    # strips of rows: copy the strip's blocks and runs, then every point adds the strip's terms
-    rows = b.index(walk.rows)
-    strip, strip_body = make_for(reduce.lb, reduce.ub, rows, LoopRole.RUN, loop_axis(reduce))
-    b.add(strip)
-    sb = BlockBuilder(strip_body)
-    start = strip_body.args[0]
-    end = sb.add(arith.MinSIOp(sb.add(arith.AddiOp(start, rows)), reduce.ub))
-    zero, one = sb.index(0), sb.index(1)
-    width = sb.add(arith.SubiOp(tile_end, tile_start))
-    for key in walk.blocks:
-        mem, row_position, fixed = key
-        copy_rows, copy_body = make_for(start, end, one, LoopRole.COPY, loop_axis(reduce))
-        sb.add(copy_rows)
-        cb = BlockBuilder(copy_body)
-        row = copy_body.args[0]
-        gm_idx = dict(fixed) | {row_position: row, len(fixed) + 1: tile_start}
-        copy = tg.CopyOp("gm_to_ub", mem, [gm_idx[k] for k in range(len(gm_idx))], buffers[key],
-                         [cb.add(arith.SubiOp(row, start)), zero], width)
-        cb.add(copy)
-        cb.add(scf.YieldOp())
-        built.append(copy)
-    for key in walk.runs:
-        mem, fixed = key
-        copy = tg.CopyOp("gm_to_ub", mem, [v for _, v in fixed] + [start], buffers[key], [zero],
-                         sb.add(arith.SubiOp(end, start)))
-        sb.add(copy)
-        built.append(copy)
-    pb, piv, plocal = points(sb)
-    strip_body.add_op(scf.YieldOp())
-    sums = [pb.add(memref.LoadOp.get(partial, [plocal])) for partial in partials]
-    # the point loop's body reads the finished sums where the reduction was
-    after = BlockBuilder(point.body.block, reduce)
-    local = after.add(arith.SubiOp(p, tile_start))
-    for result, partial in zip(reduce.results, partials):
-        result.replace_all_uses_with(after.add(memref.LoadOp.get(partial, [local])))
-    # the reduction itself moves into the strip, over its rows, for each point
-    mapping: dict[SSAValue, SSAValue] = {p: piv}
-    for op in reduce.body.block.ops:
-        for k, v in enumerate(op.operands):
-            if not defined_outside(v, point) and not reduce.is_ancestor(_owner(v)) and v is not p:
-                op.operands[k] = _clone_at([v], point, pb, mapping)[0]
-            elif v is p:
-                op.operands[k] = piv
-    reduce.detach()
-    reduce.operands = [start, end, reduce.step, *sums]
-    pb.add(reduce)
-    for k, partial in enumerate(partials):
-        pb.add(memref.StoreOp.get(reduce.results[k], partial, [plocal]))
-    for key, loads in [*walk.blocks.items(), *walk.runs.items()]:
-        for load in loads:
+    def replay(ops: list[Operation], builder: BlockBuilder, mapping: dict[SSAValue, SSAValue],
+               piv: SSAValue) -> None:
+        """Clone straight-line arithmetic at `builder`, its operands through `mapping` (values of the
+        point loop's body recomputed there for the point `piv`)."""
+        for op in ops:
+            operands = {v: mapping[v] if v in mapping else _clone_at([v], point, builder, {p: piv})[0]
+                        for v in op.operands}
+            clone = op.clone(value_mapper=operands)
+            builder.add(clone)
+            mapping.update(zip(op.results, clone.results))
+
+    def walk_strips(reduce: scf.ForOp, builder: BlockBuilder, lb: SSAValue, ub: SSAValue) -> None:
+        """Strips of rows of [lb, ub): copy the strip's blocks and runs, then every point adds the
+        strip's terms of `reduce` to its partial sums."""
+        r = reduce.body.block.args[0]
+        rows = builder.index(walk.rows)
+        strip, strip_body = make_for(lb, ub, rows, LoopRole.RUN, loop_axis(reduce))
+        builder.add(strip)
+        sb = BlockBuilder(strip_body)
+        start = strip_body.args[0]
+        end = sb.add(arith.MinSIOp(sb.add(arith.AddiOp(start, rows)), ub))
+        zero, one = sb.index(0), sb.index(1)
+        width = sb.add(arith.SubiOp(tile_end, tile_start))
+        for key in walk.blocks:
+            mem, row_position, fixed = key
+            copy_rows, copy_body = make_for(start, end, one, LoopRole.COPY, loop_axis(reduce))
+            sb.add(copy_rows)
+            cb = BlockBuilder(copy_body)
+            row = copy_body.args[0]
+            gm_idx = dict(fixed) | {row_position: row, len(fixed) + 1: tile_start}
+            copy = tg.CopyOp("gm_to_ub", mem, [gm_idx[k] for k in range(len(gm_idx))], buffers[key],
+                             [cb.add(arith.SubiOp(row, start)), zero], width)
+            cb.add(copy)
+            cb.add(scf.YieldOp())
+            built.append(copy)
+        for key in walk.runs:
+            mem, fixed = key
+            copy = tg.CopyOp("gm_to_ub", mem, [v for _, v in fixed] + [start], buffers[key], [zero],
+                             sb.add(arith.SubiOp(end, start)))
+            sb.add(copy)
+            built.append(copy)
+        for key in walk.columns:  # strided in GM: one element per row
+            mem, row_position, fixed = key
+            copy_rows, copy_body = make_for(start, end, one, LoopRole.COPY, loop_axis(reduce))
+            sb.add(copy_rows)
+            cb = BlockBuilder(copy_body)
+            row = copy_body.args[0]
+            gm_idx = dict(fixed) | {row_position: row}
+            copy = tg.CopyOp("gm_to_ub", mem, [gm_idx[k] for k in range(len(gm_idx))], buffers[key],
+                             [cb.add(arith.SubiOp(row, start))], one)
+            cb.add(copy)
+            cb.add(scf.YieldOp())
+            built.append(copy)
+        pb, piv, plocal = points(sb)
+        strip_body.add_op(scf.YieldOp())
+        sums = [pb.add(memref.LoadOp.get(partial, [plocal])) for partial in partials]
+        # the reduction itself moves into the strip, over its rows, for each point
+        mapping: dict[SSAValue, SSAValue] = {p: piv}
+        for op in reduce.body.block.ops:
+            for k, v in enumerate(op.operands):
+                if not defined_outside(v, point) and not reduce.is_ancestor(_owner(v)) and v is not p:
+                    op.operands[k] = _clone_at([v], point, pb, mapping)[0]
+                elif v is p:
+                    op.operands[k] = piv
+        reduce.detach()
+        reduce.operands = [start, end, reduce.step, *sums]
+        pb.add(reduce)
+        for k, partial in enumerate(partials):
+            pb.add(memref.StoreOp.get(reduce.results[k], partial, [plocal]))
+        for load in [a for a in walk.accesses if reduce.is_ancestor(a)]:
             a = BlockBuilder(load.parent_block(), load)
             row_local = a.add(arith.SubiOp(r, start))
+            key = next(k for k, loads in (*walk.blocks.items(), *walk.runs.items(), *walk.columns.items())
+                       if load in loads)
             index = [row_local, a.add(arith.SubiOp(piv, tile_start))] if key in walk.blocks else [row_local]
             new = memref.LoadOp.get(buffers[key], index)
             load.parent_block().insert_op_before(new, load)
             load.res.replace_all_uses_with(new.res)
             load.detach()
             load.erase()
+
+    def plain(reduce: scf.ForOp, builder: BlockBuilder) -> None:
+        """The sum over all its rows: the partial sums start at its initial values."""
+        ib, iv, local = points(builder)
+        for partial, init in zip(partials, _clone_at(list(reduce.iter_args), point, ib, {p: iv})):
+            ib.add(memref.StoreOp.get(init, partial, [local]))
+        lb, ub = _clone_at([reduce.lb, reduce.ub], point, builder, {})
+        walk_strips(reduce, builder, lb, ub)
+
+    partials = [buffers[key] for key in walk.sums if key[0] == "partial"]
+    result = walk.choice or reduce
+    # the point loop's body reads the finished sums where the reduction was (before the reduction's
+    # results get uses of their own in the strips)
+    at = BlockBuilder(point.body.block, result)
+    local = at.add(arith.SubiOp(p, tile_start))
+    for value, partial in zip(result.results, partials):
+        value.replace_all_uses_with(at.add(memref.LoadOp.get(partial, [local])))
+    if walk.choice is None:
+        plain(reduce, b)
+    else:
+        blocked, part, choice = walk.blocked, walk.part, walk.choice
+        cond = _clone_at([choice.cond], point, b, {})[0]
+        then, other = Block(), Block()
+        b.add(scf.IfOp(cond, [], Region([then]), Region([other])))
+        other.add_op(scf.YieldOp())
+        plain(reduce, BlockBuilder(other, other.last_op))
+        # the blocked form: per point a float64 total; per block of rows its part sums, as plain
+        then.add_op(scf.YieldOp())
+        tb = BlockBuilder(then, then.last_op)
+        total = buffers[("total", 0)]
+        long_ops = list(choice.true_region.block.ops)
+        before = long_ops[:long_ops.index(blocked)]
+        after = [o for o in long_ops[long_ops.index(blocked) + 1:] if not isinstance(o, scf.YieldOp)]
+        ib, iv, local = points(tb)
+        mapping: dict[SSAValue, SSAValue] = {}
+        replay(before, ib, mapping, iv)
+        init = mapping.get(blocked.iter_args[0]) or _clone_at([blocked.iter_args[0]], point, ib, {p: iv})[0]
+        ib.add(memref.StoreOp.get(init, total, [local]))
+        lb, ub, step = _clone_at(list(blocked.operands[:3]), point, tb, {})
+        outer, outer_body = make_for(lb, ub, step, LoopRole.RUN, loop_axis(blocked))
+        tb.add(outer)
+        outer_body.add_op(scf.YieldOp())
+        ob = BlockBuilder(outer_body, outer_body.last_op)
+        inner_ops = list(blocked.body.block.ops)
+        mapping = {blocked.body.block.args[0]: outer_body.args[0]}
+        replay(inner_ops[:inner_ops.index(part)], ob, mapping, outer_body.args[0])  # the block's bounds
+        pb, piv, plocal = points(ob)
+        for partial, init in zip(partials, _clone_at(list(part.iter_args), point, pb, {p: piv})):
+            pb.add(memref.StoreOp.get(init, partial, [plocal]))
+        walk_strips(part, ob, mapping[part.lb], mapping[part.ub])
+        # every point adds its block's sum to its total, as the blocked loop did
+        pb, piv, plocal = points(ob)
+        adds = {blocked.body.block.args[1]: pb.add(memref.LoadOp.get(total, [plocal])),
+                part.results[0]: pb.add(memref.LoadOp.get(partials[0], [plocal]))}
+        replay([o for o in inner_ops[inner_ops.index(part) + 1:] if not isinstance(o, scf.YieldOp)], pb, adds, piv)
+        pb.add(memref.StoreOp.get(adds[blocked.body.block.last_op.operands[0]], total, [plocal]))
+        # and its result is the total narrowed, as after the blocked loop
+        pb, piv, plocal = points(tb)
+        ends = {blocked.results[0]: pb.add(memref.LoadOp.get(total, [plocal]))}
+        replay(after, pb, ends, piv)
+        pb.add(memref.StoreOp.get(ends[choice.true_region.block.last_op.operands[0]], partials[0], [plocal]))
+    if walk.choice is not None:
+        walk.choice.detach()
+        walk.choice.erase(safe_erase=False)
     return built
 
 
@@ -416,13 +634,13 @@ def find_short_rows(elements: list[Operation]) -> list[ShortRow]:
     groups: dict[tuple, list[Operation]] = {}
     for access in elements:
         last = constant_index(access.indices[-1]) if access.indices else None
-        if last is not None and isinstance(access, memref.StoreOp):
+        if last is not None:
             key = (access.memref, access.parent_block(), tuple(access.indices)[:-1], type(access))
             groups.setdefault(key, []).append(access)
     rows = []
     for (mem, block, _, kind), accesses in groups.items():
-        lasts = sorted(constant_index(a.indices[-1]) for a in accesses)
-        if len(accesses) < 2 or lasts != list(range(lasts[0], lasts[0] + len(lasts))):
+        lasts = sorted({constant_index(a.indices[-1]) for a in accesses})  # an element read (or stored) twice is one
+        if len(lasts) < 2 or lasts != list(range(lasts[0], lasts[0] + len(lasts))):
             continue
         ops = list(block.ops)
         span = ops[min(ops.index(a) for a in accesses):max(ops.index(a) for a in accesses) + 1]
@@ -445,6 +663,9 @@ def stage_short_rows(rows: list[ShortRow], buffers: dict[int, SSAValue]) -> list
             copy = tg.CopyOp("gm_to_ub", first.memref, gm_idx, ub, [zero], b.index(row.length))
         else:
             copy = tg.CopyOp("ub_to_gm", ub, [zero], first.memref, gm_idx, b.index(row.length))
+        # placed before the accesses are replaced: a replacement goes right before its access too,
+        # so a copy added after them would sit between the first load and its replacement
+        b.add(copy)
         for access in row.accesses:
             a = BlockBuilder(access.parent_block(), access)
             local = [a.index(constant_index(access.indices[-1]) - row.first)]
@@ -454,7 +675,6 @@ def stage_short_rows(rows: list[ShortRow], buffers: dict[int, SSAValue]) -> list
                 access.res.replace_all_uses_with(new.res)
             else:
                 access.parent_block().insert_op_before(memref.StoreOp.get(access.value, ub, local), access)
-        b.add(copy)
         built.append(copy)
         for access in row.accesses:
             access.detach()
