@@ -18,7 +18,7 @@ builtin.module {
   }
 }
 
-// CHECK:      builtin.module attributes {tg.tiling_plan = "{\22target\22: {\22name\22: \22cpu\22, {{.*}}}, \22num_blocks\22: 2, \22stages\22: [{\22index\22: 0, \22kind\22: \22parallel\22, \22split\22: \22outer axis split over cores (vendor: the remainder to the last core)\22, \22tiles\22: {\220\22: 32768}, \22buffers\22: [], \22double_buffered\22: false, \22extent\22: [\22dim\22, \22x\22, 0], \22balanced\22: false, \22cores\22: null, \22fusable\22: [], \22copies\22: [], \22tensors\22: []}], \22resident\22: [], \22workspace_temps\22: {}, \22direct_gm\22: {}, \22streamed\22: {}, \22panels\22: {}, \22schedule\22: {{\[\[}}\22Parallel(stage=0, balance='vendor')\22, \22planner\22]]}"} {
+// CHECK:      builtin.module attributes {tg.tiling_plan = "{\22target\22: {\22name\22: \22cpu\22, {{.*}}}, \22num_blocks\22: 2, \22stages\22: [{\22index\22: 0, \22kind\22: \22parallel\22, \22split\22: \22outer axis split over cores (vendor: the remainder to the last core)\22, \22tiles\22: {\220\22: 32768}, \22buffers\22: [], \22double_buffered\22: false, \22extent\22: [\22dim\22, \22x\22, 0], \22balanced\22: false, \22cores\22: null, \22fusable\22: [], \22copies\22: [], \22tensors\22: [], \22remains\22: []}], \22resident\22: [], \22workspace_temps\22: {}, \22direct_gm\22: {}, \22streamed\22: {}, \22panels\22: {}, \22schedule\22: {{\[\[}}\22Parallel(stage=0, balance='vendor')\22, \22planner\22]]}"} {
 // CHECK-NEXT:   func.func @axpy_stage0(%x: memref<?xf32> {tg.name = "x", tg.role = "input", tg.dims = "N"}, %y: memref<?xf32> {tg.name = "y", tg.role = "output", tg.dims = "N"}, %block_id: index {tg.name = "block_id", tg.role = "block_id"}) {
 // CHECK-NEXT:     %c0 = arith.constant 0 : index
 // CHECK-NEXT:     %c1 = arith.constant 1 : index
