@@ -14,6 +14,10 @@ import tilegrad
 import tilegrad.dsl as tg
 from tilegrad.errors import ScheduleError
 from tilegrad.references import reference
+from tilegrad.schedule import RFactor
+from tilegrad.targets import get_target
+
+CPU_CORES = get_target("cpu").cores
 
 
 @pytest.fixture(scope="module")
@@ -102,8 +106,10 @@ def test_a_user_outline_off_keeps_the_stage_whole(guard):
 
 
 @pytest.mark.parametrize("directive, message", [
-    ("UnrollJam(stage=1, factor=2)", "UnrollJam(stage=1): names no row loop sweeping shared data that "
-                                     "jam-row-sweeps can transform (the ones it can: UnrollJam(stage=0, factor=4))"),
+    ("UnrollJam(stage=1, factor=2)", "UnrollJam(stage=1): names no loop a cpu pass can transform by UnrollJam "
+                                     "(the ones they can: UnrollJam(stage=0, factor=4))"),
+    ("Unroll(stage=0, factor=2)", "Unroll(stage=0, factor=2): names no sweep over stack rows of accumulators that "
+                                  "jam-sweep-terms can transform (the ones it can: none in this kernel)"),
     ("Store(stage=0, tensor='g')", "Store(stage=0, tensor='g'): names no loop storing a write-only output that "
                                    "stream-stores can transform"),
     ("Split(stage=0, axis=1, factor=12, tail='peel')", "names no row loop of a sweep of jammed rows"),
@@ -134,3 +140,92 @@ def test_the_pass_option_round_trips_through_its_spec():
     assert parse_pipeline(str(step.pipeline_pass_spec())).passes[0] == step
     with pytest.raises(ScheduleError, match=r"Outline\(stage=0\): stream-stores does not carry it out \(it takes St"):
         run_passes("builtin.module {}", 'stream-stores{directives="Outline(stage=0)"}')
+
+
+@pytest.fixture(scope="module")
+def linear_ce():
+    """The fused linear CE from the logits' statistics (its logits stage: unroll-reuse-loops' dot
+    products, UnrollJam on axes 1 and 0), and its float64 torch oracle."""
+    from test_fused_linear_cross_entropy import inputs
+    from test_fused_linear_cross_entropy import reference as ce_reference
+
+    grad, inp, weight, bits, mask, target, _, logits_max, sum_exp = inputs(np.random.default_rng(0), "float32")
+    call = dict(grad=grad, input=inp, weight=weight, target_mask=mask, masked_target=target, logits_max=logits_max,
+                sum_exp_logits=sum_exp)
+    return call, ce_reference(grad, inp, weight, bits, target, logits_max=logits_max, sum_exp=sum_exp)
+
+
+@pytest.fixture(scope="module")
+def batch_norm():
+    """Batch norm's backward over 2051 rows of 37 channels (its statistics sweep: jam-sweep-terms'
+    Unroll) and the float64 numpy oracle from the saved statistics."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2051, 37, 1, 1)).astype(np.float32)
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    scale, mean = rng.uniform(0.5, 2, (1, 37, 1, 1)), x.astype(np.float64).mean(axis=0, keepdims=True)
+    rstd = 1 / np.sqrt(x.astype(np.float64).var(axis=0, keepdims=True) + 1e-5)
+    call = dict(x=x, dy=dy, bn_scale=scale.astype(np.float32), saved_mean=mean.astype(np.float32),
+                saved_inv_variance=rstd.astype(np.float32))
+    x64, dy64 = ((x.astype(np.float64) - call["saved_mean"]) * call["saved_inv_variance"]), dy.astype(np.float64)
+    dx = call["bn_scale"] * call["saved_inv_variance"] * (
+        dy64 - dy64.mean(axis=0, keepdims=True) - x64 * (dy64 * x64).mean(axis=0, keepdims=True))
+    return call, (dx, (dy64 * x64).sum(axis=0, keepdims=True), dy64.sum(axis=0, keepdims=True))
+
+
+@pytest.mark.parametrize("case, kinds", [("linear_ce", {"UnrollJam(stage=1, axis=1, factor=4)", "UnrollJam(stage=1)"}),
+                                         ("batch_norm", {"Unroll(stage=0, factor=8)"}),
+                                         ("layer_norm", {str(RFactor(stage=1, chunks=CPU_CORES))})])
+def test_a_printed_cpu_plan_given_back_is_in_force(request, case, kinds):
+    """Every directive of the printed plan given back (as `--schedule FILE` reads it) is in force
+    already: none refused, the same tiled IR and the same bits; the unroll-reuse-loops' UnrollJam,
+    jam-sweep-terms' Unroll and split-column-reductions' RFactor among them, each listed as the user's."""
+    call, _ = request.getfixturevalue(case)
+    name = {"linear_ce": "fused_linear_cross_entropy_loss_grad", "batch_norm": "batch_norm_backward",
+            "layer_norm": "layer_norm_backward"}[case]
+    planned = tilegrad.compile(name, "cpu")
+    text = "\n".join(f"{d}  # {who}" for d, who in schedule_of(planned, call).items())
+    given = tilegrad.compile(name, "cpu", schedule=text)
+    schedule = schedule_of(given, call)
+    assert kinds <= set(schedule) and all(schedule[d] == "user" for d in kinds)
+    assert given.ir("tiled", **call) == planned.ir("tiled", **call)
+    for ours, theirs in zip(given(**call), planned(**call)):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("guard", [False, True])
+def test_a_user_unroll_jam_reaches_unroll_reuse_loops(linear_ce, guard):
+    """UnrollJam on the logits' dot-product loop (stage 1, axis 1) is unroll-reuse-loops' (not
+    jam-row-sweeps', which jams other loops): 2 dot products at a time, not 4."""
+    call, want = linear_ce
+    name = "fused_linear_cross_entropy_loss_grad"
+    planned = tilegrad.compile(name, "cpu").ir("tiled", **call)
+    kernel = tilegrad.compile(name, "cpu", guard=guard, schedule="UnrollJam(stage=1, axis=1, factor=2)")
+    schedule = schedule_of(kernel, call)
+    assert schedule["UnrollJam(stage=1, axis=1)"] == "user" and "UnrollJam(stage=1, axis=1, factor=4)" not in schedule
+    tiled = kernel.ir("tiled", **call)
+    assert tiled != planned and tiled.count("%weight[") < planned.count("%weight[")
+    for got, expected in zip(kernel(**call), want):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("guard", [False, True])
+def test_a_user_unroll_changes_the_sweep_terms(batch_norm, guard):
+    """Unroll on batch norm's statistics sweep is jam-sweep-terms': 2 terms per pass, not 8; each
+    column still adds its terms in row order (the same bits)."""
+    call, want = batch_norm
+    planned = tilegrad.compile("batch_norm_backward", "cpu")
+    kernel = tilegrad.compile("batch_norm_backward", "cpu", guard=guard, schedule="Unroll(stage=0, factor=2)")
+    assert schedule_of(kernel, call)["Unroll(stage=0, factor=2)"] == "user"
+    assert kernel.ir("tiled", **call).count("%x[") < planned.ir("tiled", **call).count("%x[")
+    for got, same, expected in zip(kernel(**call), planned(**call), want):
+        np.testing.assert_array_equal(got, same)
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_a_user_unroll_jam_naming_no_loop_is_refused(linear_ce):
+    call, _ = linear_ce
+    with pytest.raises(ScheduleError, match=r"UnrollJam\(stage=1, axis=2\): names no loop a cpu pass can transform "
+                                            r"by UnrollJam \(the ones they can: .*UnrollJam\(stage=1, axis=1, "
+                                            r"factor=4\)"):
+        tilegrad.compile("fused_linear_cross_entropy_loss_grad", "cpu",
+                         schedule="UnrollJam(stage=1, axis=2, factor=2)").plan(**call)

@@ -178,7 +178,8 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
     decided: list[tuple[Directive, str]] = []
 
     def decide(step: ModulePass, module: ModuleOp) -> ModulePass:  # the backend's decisions, before each pass,
-        step, applied = backend.direct(step, backend.decide(step, module, target), hint.directives)  # and the user's
+        step, applied = backend.direct(step, backend.decide(step, module, target), hint.directives,  # and the user's
+                                       decided)
         decided.extend(applied)
         return step
 
@@ -187,6 +188,8 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
             num_blocks, ir["tiled"] = 1, ir["loops"]
             break
         apply_passes(opdef.name, passes[stage], module, after_pass, verify=VERIFY_EACH_PASS, before_pass=decide)
+        if stage == "tiled":
+            backend.check_directed(hint.directives, decided)
         if stage == "tiled":
             plan = tiling_plan(module, keep=False)  # what tile-for-target decided, carried on the module
         finish(stage)

@@ -3,6 +3,7 @@ and the llvm stage (the kernel's own lowering to the llvm dialect; LLVM's O3 fol
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp
@@ -74,11 +75,16 @@ class Backend:
         is not changed): the backend's schedule, which `tilegrad plan` prints."""
         return ()
 
-    def direct(self, step: ModulePass, planned: tuple[Directive, ...],
-               user: tuple[Directive, ...]) -> tuple[ModulePass, list[tuple[Directive, str]]]:
+    def direct(self, step: ModulePass, planned: tuple[Directive, ...], user: tuple[Directive, ...],
+               earlier: Sequence[tuple[Directive, str]] = ()) -> tuple[ModulePass, list[tuple[Directive, str]]]:
         """The step to run for `step` with the directives in force, and those directives, each with
-        who decided it: here the planner's, as the step decides them itself."""
+        who decided it (`earlier`: those of the steps before it): here the planner's, as the step
+        decides them itself."""
         return step, [(d, "planner") for d in planned]
+
+    def check_directed(self, user: tuple[Directive, ...], decided: Sequence[tuple[Directive, str]]) -> None:
+        """After the tiled passes: refuse a user directive no step took (`decided`: every step's
+        directives in force, with who decided each). Here none is left over."""
 
     def llvm_passes(self, guard: bool = False, first_code: int = 0) -> list[ModulePass]:
         return llvm_passes(guard, first_code, self.host)

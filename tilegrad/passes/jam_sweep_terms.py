@@ -27,6 +27,7 @@ code for the products differed). For targets without UB staging (cpu).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
@@ -34,8 +35,11 @@ from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import IN_ORDER, constant_index, functions, whole_steps
+from tilegrad.errors import ScheduleError
+from tilegrad.passes.applying import chosen
+from tilegrad.passes.common import IN_ORDER, constant_index, functions, loop_axis, stage_number, whole_steps
 from tilegrad.passes.loop_utils import copy_index, row_of_sweep, shares_an_operand
+from tilegrad.schedule import Directive, Unroll
 
 TERMS = 8
 """Terms per pass. A C model of batch norm's sweep at 8192 x 1024 on znver1 took 2.0 ms with one
@@ -95,12 +99,24 @@ def _jam(sweep: scf.ForOp, row: scf.ForOp, terms: int) -> None:
 
 @dataclass(frozen=True)
 class JamSweepTerms(ModulePass):
-    """Add `terms` terms per pass over a sweep's stack rows of accumulators."""
+    """Add `terms` terms per pass over a sweep's stack rows of accumulators; with `directives` (Unroll,
+    printed, `;`-separated: passes/applying.py), the sweeps they name, each by its factor (1: left as
+    it is)."""
 
     name = "jam-sweep-terms"
     terms: int = TERMS
+    directives: str | None = None
+    takes_text: ClassVar[str] = "Unroll"
+
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, Unroll)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in functions(op):
-            for sweep, row in jammed_sweeps(fn):
-                _jam(sweep, row, self.terms)
+        candidates = [(Unroll(stage=stage_number(fn), axis=loop_axis(sweep), factor=self.terms), (sweep, row))
+                      for fn in functions(op) for sweep, row in jammed_sweeps(fn)]
+        for (sweep, row), directive in chosen(self, candidates, "sweep over stack rows of accumulators"):
+            if directive.factor == 0:  # (a sweep's trip count is a call's)
+                raise ScheduleError(f"{directive}: jam-sweep-terms does not unroll a sweep fully; give a factor >= 1")
+            if directive.factor > 1:
+                _jam(sweep, row, directive.factor)

@@ -21,6 +21,7 @@ end repeats the last row, as above.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import memref, scf
@@ -29,6 +30,7 @@ from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import LoopRole
+from tilegrad.passes.applying import chosen
 from tilegrad.passes.common import (
     REDUCTION_ROLES,
     SHORT_TRIPS,
@@ -36,10 +38,13 @@ from tilegrad.passes.common import (
     copy_iteration,
     depends_on,
     enclosing_func,
+    loop_axis,
     loop_role,
+    stage_number,
     whole_steps,
 )
 from tilegrad.passes.loop_utils import copy_index, jam, last_iteration, repeatable
+from tilegrad.schedule import Directive, UnrollJam
 
 UNROLL = 8
 """8 accumulators and the shared x: 1.125 loads per FMA (4 took 1.25; the fused linear CE 1.14-1.18x faster
@@ -139,11 +144,34 @@ def unroll_function(root: Operation, unroll: int = UNROLL, jam_rows: int = JAM_R
 @dataclass(frozen=True)
 class UnrollReuseLoops(ModulePass):
     """Unroll (by UNROLL, with a remainder loop) parallel loops whose reductions reuse data across
-    iterations; fuse-sibling-reductions then jams the copies' reductions."""
+    iterations; fuse-sibling-reductions then jams the copies' reductions. With `directives`
+    (UnrollJam, printed, `;`-separated: passes/applying.py), the loops and row loops they name, each
+    by its factor (1: left as it is)."""
 
     name = "unroll-reuse-loops"
     unroll: int = UNROLL
     jam_rows: int = JAM_ROWS
+    directives: str | None = None
+    takes_text: ClassVar[str] = "UnrollJam"
+
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, UnrollJam)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        unroll_function(op, self.unroll, self.jam_rows)
+        if self.directives is None:
+            unroll_function(op, self.unroll, self.jam_rows)
+            return
+        loops, rows = reuse_decisions(op, max(self.jam_rows, 2))  # (the rows a user may jam: all it could)
+
+        def named(loop: scf.ForOp, factor: int) -> tuple[UnrollJam, scf.ForOp]:
+            return UnrollJam(stage=stage_number(enclosing_func(loop)), axis=loop_axis(loop), factor=factor), loop
+
+        candidates = [named(loop, self.unroll) for loop in loops] + [named(row, self.jam_rows) for row in rows]
+        chosen_loops = chosen(self, candidates, "loop of dot products sharing data, nor row loop around them,")
+        for loop, directive in chosen_loops:  # (the dot products' loops first, then their rows, as unroll_function)
+            if loop in loops and directive.factor > 1:
+                _unroll(loop, directive.factor)
+        for row, directive in chosen_loops:
+            if row in rows and directive.factor > 1:
+                jam(row, enclosing_func(row).body.block, directive.factor, clamped=repeatable(row))

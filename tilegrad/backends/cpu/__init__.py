@@ -5,6 +5,7 @@ model (targets/host.py), passed to each pass as its options."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from xdsl.dialects.builtin import ModuleOp
@@ -37,7 +38,7 @@ from tilegrad.passes.tile_for_target import TileForTarget
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects
-from tilegrad.schedule import Directive, RFactor, ScheduleHint
+from tilegrad.schedule import Directive, RFactor, ScheduleHint, UnrollJam
 from tilegrad.targets import Target
 
 
@@ -115,18 +116,41 @@ class CpuBackend(Backend):
 
         return decide(step, module)
 
-    def direct(self, step: ModulePass, planned: tuple[Directive, ...],
-               user: tuple[Directive, ...]) -> tuple[ModulePass, list[tuple[Directive, str]]]:
+    def direct(self, step: ModulePass, planned: tuple[Directive, ...], user: tuple[Directive, ...],
+               earlier: Sequence[tuple[Directive, str]] = ()) -> tuple[ModulePass, list[tuple[Directive, str]]]:
         """A pass that carries out directives (passes/applying.py) is given the planner's for it, each
         one the user's names replaced by the user's (same kind, stage and axis or tensor; one that
         turns it off removes it), and the user's it takes that name nothing the planner decided: so
-        the plan is what runs. The pass refuses one that names nothing it can transform."""
+        the plan is what runs. The pass refuses one that names nothing it can transform. A kind two
+        passes carry out (ROUTED) goes to the pass whose planned loop it names (check_directed refuses
+        one that names none). A user directive equal to one the planner decided for a pass that does
+        not take directives (split-column-reductions' RFactor) is in force already: listed as the
+        user's, and not given to tile-for-target after it."""
+        if isinstance(step, TileForTarget):
+            taken = {d for d, who in earlier if who == "user"}
+            mine = [d for d in step.hint.directives if d not in taken]
+            return super().direct(replace(step, schedule="; ".join(map(str, mine))), planned, user, earlier)
         if not hasattr(step, "takes"):
-            return super().direct(step, planned, user)
-        mine = [d for d in user if step.takes(d)]
+            _, given = super().direct(step, planned, user, earlier)
+            return step, [(d, "user" if d in user else who) for d, who in given]
+        mine = [d for d in user if step.takes(d) and (not isinstance(d, ROUTED) or any(d.names(p) for p in planned))]
         kept = [d for d in planned if not any(u.names(d) for u in mine)]
         given = [(d, "planner") for d in kept] + [(d, "user") for d in mine]
         return replace(step, directives="; ".join(str(d) for d, _ in given)), given
+
+    def check_directed(self, user: tuple[Directive, ...], decided: Sequence[tuple[Directive, str]]) -> None:
+        """A user directive of a kind two passes carry out (ROUTED) that names no loop either planned."""
+        for directive in user:
+            if isinstance(directive, ROUTED) and (directive, "user") not in decided:
+                can = "; ".join(dict.fromkeys(str(d) for d, who in decided if type(d) is type(directive)))
+                kind = type(directive).__name__
+                raise ScheduleError(f"{directive}: names no loop a cpu pass can transform by {kind} "
+                                    f"(the ones they can: {can or 'none in this kernel'})")
+
+
+ROUTED = (UnrollJam,)
+"""Kinds more than one cpu pass carries out (jam-row-sweeps' and unroll-reuse-loops' UnrollJam): a
+user's goes to the pass whose planned loop it names."""
 
 
 def _takes(step: ModulePass, directive: Directive) -> bool:
