@@ -323,8 +323,8 @@ class Kernel(Dispatcher):
 
     def specialize(self, binding: Binding, num_blocks: int, check_fit: bool = True) -> Specialization:
         """The specialization for this call. Where the plan leaves a stage's core split to the call's
-        extents (scratchpad.py: the IR does not know them), the planner decides with them, and a
-        split that fuses axes is a specialization of its own, keyed by the decision."""
+        extents (passes/scratchpad_planner.py: the IR does not know them), the planner decides with
+        them, and a split that fuses axes is a specialization of its own, keyed by the decision."""
         hint = self.schedule_hint(binding)
         spec = self._specialization(binding, num_blocks, hint)
         planned = self._planned(spec, binding)

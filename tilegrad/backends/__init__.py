@@ -4,9 +4,11 @@ here, not there.
 
     backend_for(target).stage_table(target, num_blocks, hint)  -> {"loops": [...], "tiled": [...], "llvm": [...]}
 
-- scratchpad.py: targets that stage every tile GM <-> UB (the Ascend, DSP and GPU targets);
-- cpu/: this host's target (tiles for cache, threads for cores): its passes, its planner's hook
-  (tilegrad/schedule/cpu.py) and its LLVM code generation (cpu/codegen.py).
+- scratchpad.py: targets that stage every tile GM <-> UB (the Ascend, DSP and GPU targets); their
+  planner (the core split) runs inside tile-for-target (passes/scratchpad_planner.py);
+- cpu/: this host's target (tiles for cache, threads for cores): its passes and its planner
+  (cpu/planner.py: each pass's decisions as directives, merged with the user's);
+- codegen.py: the loop hints and stores marked in the LLVM code (every target's kernel runs here).
 
 Importing this package loads no xDSL: a backend module is imported when first asked for.
 """

@@ -386,7 +386,7 @@ class KernelSchedule:
     """Who decided each directive: "planner" or "user"."""
     deferred: dict[int, tuple[int, ...]] = field(default_factory=dict, compare=False, hash=False)
     """Stages whose core split a call's extents decide (the IR does not know them): stage -> the
-    axes a fused split may take, outer to inner (scratchpad.py)."""
+    axes a fused split may take, outer to inner (passes/scratchpad_planner.py)."""
 
     def for_stage(self, stage: int) -> list[Directive]:
         return [d for d in self.directives if d.stage in (None, stage)]
