@@ -90,6 +90,8 @@ def test_attention_uses_every_core_by_default(attention_call):
     # at 48 rows every core has two already: the outer split, as before
     wide = {n: np.concatenate([a, a, a]) for n, a in arrays.items()}
     assert [s["split"] for s in kernel.plan(**wide).stages] == ["outer axis split over cores (balanced)"] * 2
+    # the first call compiled only its fused kernel (kernel.PlanOnly); this one compiles the outer split's
+    check_attention(kernel, wide, tuple(np.concatenate([w] * 3) for w in want))
 
 
 @pytest.mark.parametrize("guard", [False, True])

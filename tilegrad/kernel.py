@@ -86,6 +86,17 @@ class ShapeOnly(np.ndarray):
         raise ArgumentError(f"a tilegrad.Spec has no data to compute {func.__name__} with")
 
 
+@dataclass(frozen=True)
+class PlanOnly:
+    """A specialization lowered to its tiled stage only: its plan left a core split to the call's
+    extents (passes/scratchpad_planner.py), and the call that built it chose to fuse axes, so its
+    own kernel (the outer split) was not compiled. A call whose extents do not fuse compiles it."""
+
+    plan: TilingPlan
+    layout: list
+    num_blocks: int
+
+
 @dataclass
 class Specialization:
     """One compiled specialization: every stage's IR, the plan, and (lazily) the JIT code."""
@@ -173,7 +184,7 @@ class Specialization:
         return any(uses_params(f) for r in self.requirements for f in (r.lhs, r.rhs, *r.unless_empty))
 
 
-_SPECIALIZATIONS: dict[tuple, Specialization] = {}
+_SPECIALIZATIONS: dict[tuple, Specialization | PlanOnly] = {}
 _COMPILE_LOCK = threading.Lock()
 PARALLEL_MIN_ELEMENTS = 1 << 15
 """Below this many elements in the largest array, blocks run on the calling thread: handing a
@@ -330,6 +341,8 @@ class Kernel(Dispatcher):
         planned = self._planned(spec, binding)
         if planned:
             spec = self._specialization(binding, num_blocks, replace(hint, planned=planned))
+        elif isinstance(spec, PlanOnly):  # built for a call that fused; this one does not
+            spec = self._specialization(binding, num_blocks, hint, compile_all=True)
         if check_fit and spec.plan is not None:
             spec.plan.check()
         return spec
@@ -367,7 +380,11 @@ class Kernel(Dispatcher):
             return hint
         return replace(hint, planned=planned) if planned else hint
 
-    def _specialization(self, binding: Binding, num_blocks: int, hint) -> Specialization:
+    def _specialization(self, binding: Binding, num_blocks: int, hint,
+                        compile_all: bool = False) -> Specialization | PlanOnly:
+        """The specialization of these parts, from memory, the disk cache or built. A build whose plan
+        makes this call fuse axes of a core split stops at the tiled stage (PlanOnly: the caller
+        builds the fused one); `compile_all` compiles it whole (a call that does not fuse)."""
         from tilegrad.codegen import cache
 
         layouts = tuple(sorted((n, layout_of(a)) for n, a in binding.tensors.items() if a is not None))
@@ -376,12 +393,13 @@ class Kernel(Dispatcher):
         parts = (self.op.name, self._source, binding.key(), layouts, self.target, num_blocks, hint, self.untiled,
                  self.guard, override, lengths)
         spec = _SPECIALIZATIONS.get(parts)
-        if spec is None:
+        if spec is None or (compile_all and isinstance(spec, PlanOnly)):
             with _COMPILE_LOCK:
                 spec = _SPECIALIZATIONS.get(parts)
-                if spec is None:
+                if spec is None or (compile_all and isinstance(spec, PlanOnly)):
                     key = cache.make_key(*parts[:4], asdict(self.target), *parts[5:])
-                    spec = _SPECIALIZATIONS[parts] = self._load_or_build(key, binding, num_blocks, hint, lengths)
+                    spec = _SPECIALIZATIONS[parts] = self._load_or_build(key, binding, num_blocks, hint, lengths,
+                                                                         compile_all)
         return spec
 
     def _sum_lengths(self, binding: Binding) -> tuple[str | None, ...]:
@@ -396,7 +414,8 @@ class Kernel(Dispatcher):
         shapes = {n: a.shape for n, a in binding.tensors.items() if a is not None}
         return sum_lengths(forms, {**binding.kernel_shapes, **shapes}, _runtime_params(self.op, binding))
 
-    def _load_or_build(self, key: str, binding: Binding, num_blocks: int, hint, lengths: tuple) -> Specialization:
+    def _load_or_build(self, key: str, binding: Binding, num_blocks: int, hint, lengths: tuple,
+                       compile_all: bool = True) -> Specialization | PlanOnly:
         from tilegrad.codegen import cache
 
         hit = cache.load(key)
@@ -409,6 +428,10 @@ class Kernel(Dispatcher):
 
         lowered = lower(self.op, binding, self.target, num_blocks, hint, untiled=self.untiled,
                         override=self._lowering_override, verify_tiled=self.guard, sum_lengths=lengths)
+        if not compile_all and not hint.planned and lowered.plan is not None:
+            plan_only = PlanOnly(lowered.plan, lowered.layout, lowered.num_blocks)
+            if self._planned(plan_only, binding):  # this call runs a fused split: compile that kernel only
+                return plan_only
         temps = {name: (dtype, [_shape_form(d, self.op.name, name) for d in shape])
                  for name, (dtype, shape) in lowered.temps.items()}
         spec = Specialization(key, lowered.ir, lowered.functions, lowered.layout, lowered.messages,
