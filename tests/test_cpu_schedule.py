@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_guard import SMALL_CASES, small_call
 
 import tilegrad
 import tilegrad.dsl as tg
@@ -229,3 +230,31 @@ def test_a_user_unroll_jam_naming_no_loop_is_refused(linear_ce):
                                             r"factor=4\)"):
         tilegrad.compile("fused_linear_cross_entropy_loss_grad", "cpu",
                          schedule="UnrollJam(stage=1, axis=2, factor=2)").plan(**call)
+
+
+@pytest.mark.parametrize("name", sorted(SMALL_CASES))
+def test_the_printed_cpu_plan_holds_every_decision(name):
+    """Every decision of the cpu backend is in the plan it prints: that plan run exactly, the
+    planner off (compile's planner=False: no pass decides anything of its own), gives the planner's
+    own tiled IR, for every library op."""
+    arrays, attrs = small_call(name, "float32")
+    planned = tilegrad.compile(name, "cpu")
+    text = "\n".join(entry["directive"] for entry in planned.plan(**arrays, **attrs).schedule)
+    exact = tilegrad.compile(name, "cpu", schedule=text, planner=False)
+    assert exact.ir("tiled", **arrays, **attrs) == planned.ir("tiled", **arrays, **attrs)
+
+
+@pytest.mark.parametrize("guard", [False, True])
+def test_without_the_planner_a_decision_left_out_is_not_made(gemm, guard):
+    """planner=False with the printed plan less its register tile (the UnrollJam, and the column
+    chunks and packed panel that work on the jammed rows: given alone, they would name nothing and be
+    refused): the rows are not jammed, the tiled IR differs from the planner's, and the result still
+    matches float64."""
+    call, want = gemm
+    planned = tilegrad.compile("test_cpu_schedule_gw", "cpu")
+    schedule = [d for d in schedule_of(planned, call) if d.startswith("Parallel") or "shift_inwards" in d]
+    assert len(schedule) == 2 and len(schedule_of(planned, call)) == 5
+    exact = tilegrad.compile("test_cpu_schedule_gw", "cpu", schedule="\n".join(schedule), planner=False, guard=guard)
+    assert list(schedule_of(exact, call)) == schedule
+    assert exact.ir("tiled", **call) != planned.ir("tiled", **call)
+    np.testing.assert_allclose(exact(**call), want, rtol=1e-5, atol=1e-5)

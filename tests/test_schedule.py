@@ -268,3 +268,25 @@ def test_plan_schedule_file_round_trip(attention_file, tmp_path, capsys):
     edited.write_text("# tried\nParallel(stage=0, axes=(0, 1)\n")
     code, out = run(capsys, "plan", "attention_backward", *common, "--schedule", str(edited))
     assert code != 0 and f"--schedule {edited}, line 2: 'Parallel(stage=0, axes=(0, 1)' is not a directive" in out.err
+
+
+def test_a_saved_plan_given_back_with_no_planner_runs_as_printed(tmp_path, capsys):
+    """`tilegrad plan`'s whole output saved is a schedule file (its schedule: section is read, the
+    rest skipped, errors keep their line numbers); with --no-planner exactly that runs: the tiled IR
+    is the planner's own, and the result is checked against torch."""
+    common = ["batch_norm_backward", "--target", "cpu", "--shape", "x=67x5x1x1"]
+    code, out = run(capsys, "plan", *common)
+    assert code == 0 and "Unroll(stage=0, factor=8)  # planner" in out.out
+    saved = tmp_path / "plan.txt"
+    saved.write_text(out.out)
+    code, planned = run(capsys, "show", *common)
+    code, given = run(capsys, "show", *common, "--schedule", str(saved), "--no-planner")
+    assert code == 0 and given.out == planned.out
+    code, out = run(capsys, "run", *common, "--schedule", str(saved), "--no-planner", "--check", "--repeat", "0")
+    assert code == 0 and "within" in out.out
+    lines = saved.read_text().splitlines()
+    first = lines.index("schedule:") + 1  # (0-based: the first directive's line)
+    lines[first] = "  Unroll(stage=0, factor=-8)"
+    saved.write_text("\n".join(lines))
+    code, out = run(capsys, "plan", *common, "--schedule", str(saved))
+    assert code != 0 and f"--schedule {saved}, line {first + 1}: Unroll(stage=0, factor=-8)" in out.err

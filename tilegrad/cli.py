@@ -215,13 +215,26 @@ def _schedule(args) -> tuple | None:
     except UnicodeDecodeError:
         raise ArgumentError(f"--schedule {args.schedule}: not UTF-8 text; give directives as `tilegrad plan` "
                             f"prints them, one per line") from None
-    return parse_schedule(text, f"--schedule {args.schedule}")
+    return parse_schedule(_schedule_section(text), f"--schedule {args.schedule}")
+
+
+def _schedule_section(text: str) -> str:
+    """A saved `tilegrad plan` output as its `schedule:` section (the indented lines after that
+    header), the other lines blanked so errors keep their line numbers; other text as it is."""
+    lines = text.splitlines()
+    if "schedule:" not in lines:
+        return text
+    start, kept = lines.index("schedule:") + 1, []
+    for number, line in enumerate(lines):
+        inside = number >= start and all(ln[:1].isspace() for ln in lines[start:number + 1] if ln)
+        kept.append(line if inside else "")
+    return "\n".join(kept)
 
 
 def _kernel(op, args) -> tilegrad.Kernel:
     """The kernel the command runs: the op's (with --schedule's directives), or with one stage read
     from --from-ir."""
-    kernel = tilegrad.compile(op, args.target, schedule=_schedule(args))
+    kernel = tilegrad.compile(op, args.target, schedule=_schedule(args), planner=not getattr(args, "no_planner", False))
     source = getattr(args, "from_ir", None)
     if source is None:
         return kernel
@@ -438,8 +451,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--attr", nargs="*", default=[], help="k=v")
         p.add_argument("--seed", type=_natural("a seed"), default=0, help="of the random inputs (an integer >= 0)")
         p.add_argument("--schedule", metavar="FILE",
-                       help="schedule directives, one per line as `tilegrad plan` prints them (# comments); they "
-                            "replace the op's and the planner's for what they name")
+                       help="schedule directives, one per line as `tilegrad plan` prints them (# comments), or a "
+                            "saved `tilegrad plan` output (its schedule: section); they replace the op's and the "
+                            "planner's for what they name")
+        p.add_argument("--no-planner", action="store_true",
+                       help="the passes carry out exactly the op's and --schedule's directives and decide nothing "
+                            "of their own (a printed plan, edited, runs as it reads)")
         p.set_defaults(fn=fn)
         return p
 

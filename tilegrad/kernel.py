@@ -245,12 +245,14 @@ class Kernel(Dispatcher):
     each other argument's value) an earlier call checked runs natively (call_path.py)."""
 
     def __init__(self, op: str | OpDef, target: str | Target = "cpu", untiled: bool = False,
-                 guard: bool | None = None, ir_override: tuple[str, str] | None = None, schedule=None):
+                 guard: bool | None = None, ir_override: tuple[str, str] | None = None, schedule=None,
+                 planner: bool = True):
         self.op = op if isinstance(op, OpDef) else get_op(op)
         self.target = get_target(target)
         self.op.check_target(self.target)
         self.untiled = untiled
         self.schedule = _given_schedule(self.op.name, schedule)
+        self.planner = bool(planner)
         if ir_override is not None and ir_override[0] not in EDITABLE_STAGES:
             raise ArgumentError(f"{self.op.name}: IR can replace the stages {', '.join(EDITABLE_STAGES)}, "
                                 f"not {ir_override[0]!r}")
@@ -268,6 +270,7 @@ class Kernel(Dispatcher):
         flags = (", untiled" if self.untiled else "") + (", guard" if self.guard else "")
         flags += f", {self.ir_override[0]} stage from IR text" if self.ir_override else ""
         flags += f", schedule={[str(d) for d in self.schedule[1]]}" if self.schedule != (None, ()) else ""
+        flags += "" if self.planner else ", planner=False"
         return f"Kernel({self.op.name!r}, target={self.target.name!r}{flags})"
 
     def from_ir(self, stage: str, text: str, guard: bool = True) -> Kernel:
@@ -275,7 +278,7 @@ class Kernel(Dispatcher):
         hand-edited `ir("tiled", ...)`: the rest of the pipeline runs from it. It runs in the guard
         build (every access bounds-checked) unless `guard=False`; an llvm stage, which the guard
         build cannot check, needs `guard=False` (it is refused otherwise)."""
-        kernel = Kernel(self.op, self.target, self.untiled, guard, (stage, text))
+        kernel = Kernel(self.op, self.target, self.untiled, guard, (stage, text), planner=self.planner)
         kernel.schedule = self.schedule
         return kernel
 
@@ -330,7 +333,7 @@ class Kernel(Dispatcher):
 
         hint = self.op.schedule_hint(self.target, binding)
         given, directives = self.schedule
-        return replace(given or hint, directives=merge_directives(hint.directives, directives))
+        return replace(given or hint, directives=merge_directives(hint.directives, directives), planner=self.planner)
 
     def specialize(self, binding: Binding, num_blocks: int, check_fit: bool = True) -> Specialization:
         """The specialization for this call. Where the plan leaves a stage's core split to the call's
@@ -710,12 +713,14 @@ EDITABLE_STAGES = ("op", "loops", "tiled", "llvm")
 
 
 def compile(op: str | OpDef, target: str | Target = "cpu", untiled: bool = False,  # noqa: A001
-            guard: bool | None = None, schedule=None) -> Kernel:
+            guard: bool | None = None, schedule=None, planner: bool = True) -> Kernel:
     """A Kernel for `op` on `target`; it compiles lazily, once per specialization. `guard=True`
     (or TILEGRAD_GUARD=1) bounds-checks every access: see OutOfBoundsError. `schedule`: directives
     (a list, maybe with one ScheduleHint, or their text as `tilegrad plan` prints it) that replace
-    the op's and the planner's for what they name."""
-    return Kernel(op, target, untiled, guard, schedule=schedule)
+    the op's and the planner's for what they name. `planner=False`: the backend's passes carry out
+    exactly the directives given (the op's and `schedule`'s) and decide nothing of their own, so a
+    printed plan given back runs as printed, and a line deleted from it is a decision not made."""
+    return Kernel(op, target, untiled, guard, schedule=schedule, planner=planner)
 
 
 def _given_schedule(op: str, schedule) -> tuple:

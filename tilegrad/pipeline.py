@@ -179,7 +179,7 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
 
     def decide(step: ModulePass, module: ModuleOp) -> ModulePass:  # the backend's decisions, before each pass,
         step, applied = backend.direct(step, backend.decide(step, module, target), hint.directives,  # and the user's
-                                       decided)
+                                       decided, planner=hint.planner)
         decided.extend(applied)
         return step
 

@@ -76,10 +76,12 @@ class Backend:
         return ()
 
     def direct(self, step: ModulePass, planned: tuple[Directive, ...], user: tuple[Directive, ...],
-               earlier: Sequence[tuple[Directive, str]] = ()) -> tuple[ModulePass, list[tuple[Directive, str]]]:
+               earlier: Sequence[tuple[Directive, str]] = (), planner: bool = True,
+               ) -> tuple[ModulePass, list[tuple[Directive, str]]]:
         """The step to run for `step` with the directives in force, and those directives, each with
         who decided it (`earlier`: those of the steps before it): here the planner's, as the step
-        decides them itself."""
+        decides them itself. `planner` False: a step that carries out directives gets only the
+        user's (ScheduleHint.planner)."""
         return step, [(d, "planner") for d in planned]
 
     def check_directed(self, user: tuple[Directive, ...], decided: Sequence[tuple[Directive, str]]) -> None:

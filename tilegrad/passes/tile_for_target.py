@@ -875,7 +875,8 @@ def split_stages(module: ModuleOp) -> None:
 
 
 PLAN_ATTR = "tg.tiling_plan"
-_DIRECTIVE_FIELDS = ("directives", "planned")  # ScheduleHint's directives: the pass takes them as text
+_DIRECTIVE_FIELDS = ("directives", "planned", "planner")  # ScheduleHint's directives: the pass takes them as text
+# (planner: whether the backend's planner adds its own, the backend's concern)
 
 
 @dataclass(frozen=True)

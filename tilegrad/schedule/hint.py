@@ -36,6 +36,10 @@ class ScheduleHint:
     `compile(schedule=...)`): they replace the planner's for the stages they name."""
     planned: tuple[Directive, ...] = ()
     """The planner's decisions at a call's extents, where the IR does not know them (kernel.py)."""
+    planner: bool = True
+    """False: the backend's planner adds nothing: the passes that carry out directives carry out
+    exactly `directives` (a printed plan, edited), none of their own; a pass's decision left out is
+    not made. (The core split and tiles stay tile-for-target's unless a directive gives them.)"""
 
     def __post_init__(self):
         roles = ("", "parallel", "scatter")  # LoopRole's stage roles, spelled out: opdefs import this

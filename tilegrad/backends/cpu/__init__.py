@@ -117,7 +117,8 @@ class CpuBackend(Backend):
         return decide(step, module)
 
     def direct(self, step: ModulePass, planned: tuple[Directive, ...], user: tuple[Directive, ...],
-               earlier: Sequence[tuple[Directive, str]] = ()) -> tuple[ModulePass, list[tuple[Directive, str]]]:
+               earlier: Sequence[tuple[Directive, str]] = (), planner: bool = True,
+               ) -> tuple[ModulePass, list[tuple[Directive, str]]]:
         """A pass that carries out directives (passes/applying.py) is given the planner's for it, each
         one the user's names replaced by the user's (same kind, stage and axis or tensor; one that
         turns it off removes it), and the user's it takes that name nothing the planner decided: so
@@ -125,7 +126,9 @@ class CpuBackend(Backend):
         passes carry out (ROUTED) goes to the pass whose planned loop it names (check_directed refuses
         one that names none). A user directive equal to one the planner decided for a pass that does
         not take directives (split-column-reductions' RFactor) is in force already: listed as the
-        user's, and not given to tile-for-target after it."""
+        user's, and not given to tile-for-target after it. Without the planner (`planner` False) a
+        pass that takes directives gets only the user's: the planner's decisions serve only to route
+        a ROUTED kind to its pass."""
         if isinstance(step, TileForTarget):
             taken = {d for d, who in earlier if who == "user"}
             mine = [d for d in step.hint.directives if d not in taken]
@@ -134,7 +137,7 @@ class CpuBackend(Backend):
             _, given = super().direct(step, planned, user, earlier)
             return step, [(d, "user" if d in user else who) for d, who in given]
         mine = [d for d in user if step.takes(d) and (not isinstance(d, ROUTED) or any(d.names(p) for p in planned))]
-        kept = [d for d in planned if not any(u.names(d) for u in mine)]
+        kept = [d for d in planned if planner and not any(u.names(d) for u in mine)]
         given = [(d, "planner") for d in kept] + [(d, "user") for d in mine]
         return replace(step, directives="; ".join(str(d) for d, _ in given)), given
 
