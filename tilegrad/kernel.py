@@ -119,6 +119,9 @@ class Specialization:
     compiles nothing)."""
     stack_bytes: int = 0
     """The kernel's stack buffers (pipeline.stack_bytes): a call runs on a thread with room for them."""
+    pending: object = None
+    """The lowered kernel (pipeline.Lowered) while only its stages up to tiled and its plan were
+    asked for (plan(), ir() of those stages): its code is generated when first needed."""
     _code: object = None
     _driver: tuple = ()
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -335,17 +338,19 @@ class Kernel(Dispatcher):
         given, directives = self.schedule
         return replace(given or hint, directives=merge_directives(hint.directives, directives), planner=self.planner)
 
-    def specialize(self, binding: Binding, num_blocks: int, check_fit: bool = True) -> Specialization:
+    def specialize(self, binding: Binding, num_blocks: int, check_fit: bool = True,
+                   code: bool = True) -> Specialization:
         """The specialization for this call. Where the plan leaves a stage's core split to the call's
         extents (passes/scratchpad_planner.py: the IR does not know them), the planner decides with
-        them, and a split that fuses axes is a specialization of its own, keyed by the decision."""
+        them, and a split that fuses axes is a specialization of its own, keyed by the decision.
+        `code` False: its stages up to tiled and its plan are enough (no LLVM yet)."""
         hint = self.schedule_hint(binding)
-        spec = self._specialization(binding, num_blocks, hint)
+        spec = self._specialization(binding, num_blocks, hint, code=code)
         planned = self._planned(spec, binding)
         if planned:
-            spec = self._specialization(binding, num_blocks, replace(hint, planned=planned))
+            spec = self._specialization(binding, num_blocks, replace(hint, planned=planned), code=code)
         elif isinstance(spec, PlanOnly):  # built for a call that fused; this one does not
-            spec = self._specialization(binding, num_blocks, hint, compile_all=True)
+            spec = self._specialization(binding, num_blocks, hint, compile_all=True, code=code)
         if check_fit and spec.plan is not None:
             spec.plan.check()
         return spec
@@ -383,11 +388,12 @@ class Kernel(Dispatcher):
             return hint
         return replace(hint, planned=planned) if planned else hint
 
-    def _specialization(self, binding: Binding, num_blocks: int, hint,
-                        compile_all: bool = False) -> Specialization | PlanOnly:
+    def _specialization(self, binding: Binding, num_blocks: int, hint, compile_all: bool = False,
+                        code: bool = True) -> Specialization | PlanOnly:
         """The specialization of these parts, from memory, the disk cache or built. A build whose plan
         makes this call fuse axes of a core split stops at the tiled stage (PlanOnly: the caller
-        builds the fused one); `compile_all` compiles it whole (a call that does not fuse)."""
+        builds the fused one); `compile_all` compiles it whole (a call that does not fuse). `code`
+        False: a build stops after the tiled stage (Specialization.pending) until code is asked for."""
         from tilegrad.codegen import cache
 
         layouts = tuple(sorted((n, layout_of(a)) for n, a in binding.tensors.items() if a is not None))
@@ -402,7 +408,11 @@ class Kernel(Dispatcher):
                 if spec is None or (compile_all and isinstance(spec, PlanOnly)):
                     key = cache.make_key(*parts[:4], asdict(self.target), *parts[5:])
                     spec = _SPECIALIZATIONS[parts] = self._load_or_build(key, binding, num_blocks, hint, lengths,
-                                                                         compile_all)
+                                                                         compile_all, code)
+        if code and isinstance(spec, Specialization) and spec.pending is not None:
+            with _COMPILE_LOCK:
+                if spec.pending is not None:
+                    self._generate(spec, spec.pending)
         return spec
 
     def _sum_lengths(self, binding: Binding) -> tuple[str | None, ...]:
@@ -418,7 +428,7 @@ class Kernel(Dispatcher):
         return sum_lengths(forms, {**binding.kernel_shapes, **shapes}, _runtime_params(self.op, binding))
 
     def _load_or_build(self, key: str, binding: Binding, num_blocks: int, hint, lengths: tuple,
-                       compile_all: bool = True) -> Specialization | PlanOnly:
+                       compile_all: bool = True, code: bool = True) -> Specialization | PlanOnly:
         from tilegrad.codegen import cache
 
         hit = cache.load(key)
@@ -427,7 +437,7 @@ class Kernel(Dispatcher):
                 return self._from_cache(key, *hit, num_blocks)
             except (KeyError, TypeError, ValueError, IndexError):
                 cache.discard(key)  # an entry that does not fit what it is keyed by is rebuilt
-        from tilegrad.pipeline import lower, to_llvm
+        from tilegrad.pipeline import lower
 
         lowered = lower(self.op, binding, self.target, num_blocks, hint, untiled=self.untiled,
                         override=self._lowering_override, verify_tiled=self.guard, sum_lengths=lengths)
@@ -445,6 +455,18 @@ class Kernel(Dispatcher):
                 lowered.plan.check()
             except Exception:
                 return spec  # keep the IR and plan to show; a call raises UBCapacityError
+        if code:
+            self._generate(spec, lowered)
+        else:
+            spec.pending = lowered
+        return spec
+
+    def _generate(self, spec: Specialization, lowered) -> None:
+        """The specialization's LLVM stage and machine code, from its lowered kernel, stored in the
+        disk cache."""
+        from tilegrad.codegen import cache
+        from tilegrad.pipeline import to_llvm
+
         if self.ir_override is not None and self.ir_override[0] == "llvm":
             spec.ir["llvm"] = self.ir_override[1]  # as given: the guard build's checks are added before LLVM
             try:
@@ -458,8 +480,8 @@ class Kernel(Dispatcher):
             spec.ir["llvm"], objects = to_llvm(lowered, guard=self.guard, emit=True)
             spec.shared_object = native.link(*objects)
         spec.driver()  # compiled now, so the cache entry holds the machine code
-        cache.store(key, {**spec.ir, "object": spec.shared_object}, spec.meta())
-        return spec
+        spec.pending = None
+        cache.store(spec.key, {**spec.ir, "object": spec.shared_object}, spec.meta())
 
     def _from_cache(self, key: str, ir: dict, meta: dict, num_blocks: int) -> Specialization:
         if meta["num_blocks"] != (1 if self.untiled else num_blocks):
@@ -576,7 +598,7 @@ class Kernel(Dispatcher):
             raise ValueError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
         args, kwargs, _, num_blocks = self._split_call(args, kwargs)
         binding = self.op.bind(self.target, args, kwargs)
-        spec = self.specialize(binding, num_blocks, check_fit=stage in ("llvm", "asm"))
+        spec = self.specialize(binding, num_blocks, check_fit=stage in ("llvm", "asm"), code=stage in ("llvm", "asm"))
         return spec.asm() if stage == "asm" else spec.ir[stage]
 
     def ir_after_each_pass(self, /, *args, **kwargs) -> list[tuple[str, str]]:
@@ -620,7 +642,7 @@ class Kernel(Dispatcher):
         """The tiling plan for this call signature (raises UBCapacityError if it cannot fit)."""
         args, kwargs, _, num_blocks = self._split_call(args, kwargs)
         binding = self.op.bind(self.target, args, kwargs)
-        spec = self.specialize(binding, num_blocks, check_fit=False)
+        spec = self.specialize(binding, num_blocks, check_fit=False, code=False)
         arrays = {n: a for n, a in binding.tensors.items() if a is not None}
         report = PlanReport.build(self, binding, spec, workspace_bytes(spec, arrays))
         if check and spec.plan is not None:
@@ -631,7 +653,7 @@ class Kernel(Dispatcher):
         """Bytes of GM workspace (temporaries and cross-core scratch) this call needs."""
         args, kwargs, _, num_blocks = self._split_call(args, kwargs)
         binding = self.op.bind(self.target, args, kwargs)
-        spec = self.specialize(binding, num_blocks, check_fit=False)
+        spec = self.specialize(binding, num_blocks, check_fit=False, code=False)
         return workspace_bytes(spec, {n: a for n, a in binding.tensors.items() if a is not None})
 
 
