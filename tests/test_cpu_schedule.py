@@ -4,6 +4,7 @@ user directive changes a register tile, turns streaming stores or outlining off,
 it `# user`; one that names nothing a pass can transform is refused by name."""
 
 import importlib.util
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -229,3 +230,34 @@ def test_a_user_unroll_jam_naming_no_loop_is_refused(linear_ce):
                                             r"factor=4\)"):
         tilegrad.compile("fused_linear_cross_entropy_loss_grad", "cpu",
                          schedule="UnrollJam(stage=1, axis=2, factor=2)").plan(**call)
+
+
+@pytest.mark.parametrize("guard", [False, True])
+@pytest.mark.parametrize("rfactor", ["RFactor(stage=1, chunks=1)", "RFactor(stage=1, chunks=3)"])
+def test_a_user_rfactor_changes_the_column_split(layer_norm, rfactor, guard):
+    """split-column-reductions' RFactor on layer norm's dγ, dβ (its combine stage, 1): chunks=1 leaves
+    the column sums unsplit (no partials' workspace), chunks=3 sums them by 3 chunks of rows in place
+    of one per core; either way the float64 oracle's result."""
+    call, want = layer_norm
+    kernel = tilegrad.compile("layer_norm_backward", "cpu", guard=guard, schedule=rfactor)
+    schedule = schedule_of(kernel, call)
+    assert schedule[rfactor] == "user" and str(RFactor(stage=1, chunks=CPU_CORES)) not in schedule
+    tiled = kernel.ir("tiled", **call)
+    assert ("column_partials0" in tiled) == (rfactor != "RFactor(stage=1, chunks=1)")
+    if "chunks=3" in rfactor:
+        assert "memref<3x?xf32" in tiled
+    for got, expected in zip(kernel(**call), want):
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_a_user_rfactor_naming_no_column_split_is_refused(layer_norm):
+    from tilegrad.pipeline import run_passes
+
+    call, _ = layer_norm
+    with pytest.raises(ScheduleError, match=r"RFactor\(stage=1, axis=1, chunks=4\): names no column stage beside a "
+                                            r"row stage that split-column-reductions can transform \(the ones it can: "
+                                            + re.escape(str(RFactor(stage=1, chunks=CPU_CORES)))):
+        tilegrad.compile("layer_norm_backward", "cpu", schedule="RFactor(stage=1, axis=1, chunks=4)").plan(**call)
+    with pytest.raises(ScheduleError, match=r"RFactor\(stage=0\): names no column stage beside a row stage that "
+                                            r"split-column-reductions can transform \(the ones it can: none in"):
+        run_passes("builtin.module {}", 'split-column-reductions{directives="RFactor(stage=0)"}')

@@ -281,16 +281,21 @@ class Vectorize(Directive):
 @dataclass(frozen=True)
 class RFactor(Directive):
     """The reduction over `axis` is split in `chunks` partial sums (combined in chunk order after),
-    so the chunks can run on different cores or as independent accumulators."""
+    so the chunks can run on different cores or as independent accumulators (chunks 1: not split,
+    a user's override of the planner's)."""
 
     axis: int = 0
     chunks: int = 2
     kind: ClassVar[str] = "split a reduction into partials"
 
+    @property
+    def off(self) -> bool:
+        return self.chunks == 1
+
     def check(self) -> None:
         super().check()
         _axis(self, "axis", self.axis)
-        _positive(self, "chunks", self.chunks, least=2)
+        _positive(self, "chunks", self.chunks)
 
 
 @dataclass(frozen=True)

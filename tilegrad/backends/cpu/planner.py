@@ -26,9 +26,7 @@ from tilegrad.passes.common import (
     enclosing_func,
     functions,
     loop_axis,
-    stage_nests,
     stage_number,
-    sum_loop,
     tensor_name,
 )
 from tilegrad.passes.jam_row_sweeps import JamRowSweeps, jammed_rows
@@ -37,7 +35,7 @@ from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests, outlines
 from tilegrad.passes.overlap_vector_tails import OverlapVectorTails, overlapped_loops
 from tilegrad.passes.pack_reused_panels import PackReusedPanels, panel_decisions
 from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops, partitioned_loops
-from tilegrad.passes.split_column_reductions import SplitColumnReductions, column_splits
+from tilegrad.passes.split_column_reductions import SplitColumnReductions, rfactors
 from tilegrad.passes.split_stride_phases import SplitStridePhases, phase_split_loops
 from tilegrad.passes.stream_stores import StreamStores, streamable_loops
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops, reuse_decisions
@@ -47,7 +45,6 @@ from tilegrad.schedule import (
     Outline,
     Partition,
     PartitionBy,
-    RFactor,
     Split,
     Stage,
     Store,
@@ -108,13 +105,7 @@ def split_columns(module: ModuleOp, step: SplitColumnReductions) -> tuple[Direct
     least one per block: the call's rows decide how many)."""
     if step.num_blocks < 2:
         return ()
-    found = []
-    for fn in functions(module):
-        nests = stage_nests(fn.body.block)
-        for split in column_splits(fn):
-            found += [RFactor(stage=nests.index(split.column), axis=loop_axis(sum_loop(s)), chunks=step.num_blocks)
-                      for s in split.sums]
-    return _unique(found)
+    return _unique(directive for fn in functions(module) for directive, _ in rfactors(fn, step.num_blocks))
 
 
 def reused_loops(module: ModuleOp, step: UnrollReuseLoops) -> tuple[Directive, ...]:
