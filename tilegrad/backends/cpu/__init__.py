@@ -38,7 +38,7 @@ from tilegrad.passes.tile_for_target import TileForTarget
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects
-from tilegrad.schedule import Directive, RFactor, ScheduleHint, UnrollJam
+from tilegrad.schedule import ComputeWith, Directive, RFactor, ScheduleHint, UnrollJam
 from tilegrad.targets import Target
 
 
@@ -134,6 +134,8 @@ class CpuBackend(Backend):
             mine = [d for d in step.hint.directives if d not in taken]
             _check_column_rfactors(mine, earlier)
             return super().direct(replace(step, schedule="; ".join(map(str, mine))), planned, user, earlier)
+        if isinstance(step, FuseSiblingLoops) and not step.exchange_loops:  # the loops stage's: a canonicalization
+            return step, []
         if not hasattr(step, "takes"):
             _, given = super().direct(step, planned, user, earlier)
             return step, [(d, "user" if d in user else who) for d, who in given]
@@ -154,10 +156,11 @@ class CpuBackend(Backend):
                                     f"(the ones they can: {can or 'none in this kernel'})")
 
 
-ROUTED = (UnrollJam, RFactor)
+ROUTED = (UnrollJam, RFactor, ComputeWith)
 """Kinds more than one cpu pass carries out (jam-row-sweeps' and unroll-reuse-loops' UnrollJam;
-split-column-reductions' and tile-for-target's RFactor): a user's goes to the pass whose planned
-loop it names."""
+split-column-reductions' and tile-for-target's RFactor; fuse-sibling-loops' and
+fuse-sibling-reductions' ComputeWith, of which the loops stage's fuse-sibling-loops plans none): a
+user's goes to the pass whose planned loop it names."""
 
 
 def _check_column_rfactors(given: Sequence[Directive], earlier: Sequence[tuple[Directive, str]]) -> None:

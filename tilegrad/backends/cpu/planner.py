@@ -10,11 +10,15 @@ sum loop; 0 for an unmarked window loop).
   jam-row-sweeps: UnrollJam       chunk-row-sweeps: Split(tail=peel)
   unroll-reuse-loops: UnrollJam   jam-sweep-terms: Unroll
   split-column-reductions: RFactor
+  fuse-sibling-loops (the tiled stage's, exchange_loops): ComputeWith(nests=...)
+  fuse-sibling-reductions: ComputeWith(reductions=...)
   partition-clamped-loops: Partition(by=clamp)    split-stride-phases: Partition(by=residue)
   overlap-vector-tails: Split(tail=shift_inwards) outline-sibling-nests: Outline
 
-Not yet listed: interchange-column-reductions and reorder-for-reuse (Reorder),
-unswitch-invariant-selects (Specialize)."""
+Canonicalizations, not listed (no alternative a directive would choose): the loops stage's
+fuse-sibling-loops, forward-stored-values, fold-affine-tests, separate-strided-load-groups.
+Not yet listed: defer-sum-epilogues (a choice no directive states yet), interchange-column-reductions
+and reorder-for-reuse (Reorder), unswitch-invariant-selects (Specialize)."""
 
 from __future__ import annotations
 
@@ -29,6 +33,8 @@ from tilegrad.passes.common import (
     stage_number,
     tensor_name,
 )
+from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops, fusions
+from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions, merged_reductions
 from tilegrad.passes.jam_row_sweeps import JamRowSweeps, jammed_rows
 from tilegrad.passes.jam_sweep_terms import JamSweepTerms, jammed_sweeps
 from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests, outlines
@@ -62,6 +68,10 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
         return packed_panels(module)
     if isinstance(step, SplitColumnReductions):
         return split_columns(module, step)
+    if isinstance(step, FuseSiblingLoops) and step.exchange_loops:  # (the loops stage's: a canonicalization)
+        return _unique(d for fn in functions(module) for d, _ in fusions(fn, step.exchange_loops))
+    if isinstance(step, FuseSiblingReductions):
+        return _unique(d for fn in functions(module) for d in merged_reductions(fn))
     if isinstance(step, PartitionClampedLoops):
         return _on_loops(partitioned_loops(module), lambda stage, axis: Partition(stage=stage, axis=axis))
     if isinstance(step, SplitStridePhases):
