@@ -4,6 +4,7 @@ user directive changes a register tile, turns streaming stores or outlining off,
 it `# user`; one that names nothing a pass can transform is refused by name."""
 
 import importlib.util
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -116,7 +117,8 @@ def test_a_user_outline_off_keeps_the_stage_whole(guard):
     ("Split(stage=0, axis=1, factor=12, tail='peel')", "names no row loop of a sweep of jammed rows"),
     ("Split(stage=0, factor=12, tail='peel')", "the factor must be a multiple of chunk-row-sweeps's lanes=8"),
     ("Reorder(stage=0, order=(1, 0))", "Reorder(stage=0, order=(1, 0)): not applied on cpu yet: tile-for-target "
-                                       "carries out Parallel, the cpu passes UnrollJam (jam-row-sweeps)"),
+                                       "carries out Parallel, the cpu passes RFactor (split-column-reductions), "
+                                       "ComputeWith(nests=...) (fuse-sibling-loops), UnrollJam (jam-row-sweeps)"),
 ])
 def test_an_illegal_cpu_directive_is_refused_by_name(gemm, directive, message):
     call, _ = gemm
@@ -156,33 +158,51 @@ def linear_ce():
     return call, ce_reference(grad, inp, weight, bits, target, logits_max=logits_max, sum_exp=sum_exp)
 
 
-@pytest.fixture(scope="module")
-def batch_norm():
-    """Batch norm's backward over 2051 rows of 37 channels (its statistics sweep: jam-sweep-terms'
-    Unroll) and the float64 numpy oracle from the saved statistics."""
+def batch_norm_call(shape: tuple[int, ...]):
+    """Batch norm's backward over `shape` (N, C, H, W) and the float64 numpy oracle from the saved statistics."""
     rng = np.random.default_rng(4)
-    x = rng.standard_normal((2051, 37, 1, 1)).astype(np.float32)
+    x = rng.standard_normal(shape).astype(np.float32)
     dy = rng.standard_normal(x.shape).astype(np.float32)
-    scale, mean = rng.uniform(0.5, 2, (1, 37, 1, 1)), x.astype(np.float64).mean(axis=0, keepdims=True)
-    rstd = 1 / np.sqrt(x.astype(np.float64).var(axis=0, keepdims=True) + 1e-5)
+    axes = (0, 2, 3)
+    scale, mean = rng.uniform(0.5, 2, (1, shape[1], 1, 1)), x.astype(np.float64).mean(axis=axes, keepdims=True)
+    rstd = 1 / np.sqrt(x.astype(np.float64).var(axis=axes, keepdims=True) + 1e-5)
     call = dict(x=x, dy=dy, bn_scale=scale.astype(np.float32), saved_mean=mean.astype(np.float32),
                 saved_inv_variance=rstd.astype(np.float32))
     x64, dy64 = ((x.astype(np.float64) - call["saved_mean"]) * call["saved_inv_variance"]), dy.astype(np.float64)
     dx = call["bn_scale"] * call["saved_inv_variance"] * (
-        dy64 - dy64.mean(axis=0, keepdims=True) - x64 * (dy64 * x64).mean(axis=0, keepdims=True))
-    return call, (dx, (dy64 * x64).sum(axis=0, keepdims=True), dy64.sum(axis=0, keepdims=True))
+        dy64 - dy64.mean(axis=axes, keepdims=True) - x64 * (dy64 * x64).mean(axis=axes, keepdims=True))
+    return call, (dx, (dy64 * x64).sum(axis=axes, keepdims=True), dy64.sum(axis=axes, keepdims=True))
+
+
+@pytest.fixture(scope="module")
+def batch_norm():
+    """Batch norm's backward over 2051 rows of 37 channels (its statistics sweep: jam-sweep-terms' Unroll)."""
+    return batch_norm_call((2051, 37, 1, 1))
+
+
+@pytest.fixture(scope="module")
+def batch_norm_planes():
+    """Batch norm's backward over 8 images of 16 channels of 4x4: its statistics, dβ, dγ and dx run
+    channel by channel in one stage (fuse-sibling-loops' ComputeWith of nests), the sums of dβ and dγ
+    in one sweep (fuse-sibling-reductions' ComputeWith of reductions)."""
+    return batch_norm_call((8, 16, 4, 4))
 
 
 @pytest.mark.parametrize("case, kinds", [("linear_ce", {"UnrollJam(stage=1, axis=1, factor=4)", "UnrollJam(stage=1)"}),
                                          ("batch_norm", {"Unroll(stage=0, factor=8)"}),
-                                         ("layer_norm", {str(RFactor(stage=1, chunks=CPU_CORES))})])
+                                         ("batch_norm_planes", {"ComputeWith(stage=0, nests=(0, 1, 2))",
+                                                                "ComputeWith(stage=0, reductions=(0, 2))"}),
+                                         ("layer_norm", {str(RFactor(stage=1, chunks=CPU_CORES)),
+                                                         "ComputeWith(stage=0, nests=(0, 1))",
+                                                         "ComputeWith(stage=0, reductions=(0, 1))"})])
 def test_a_printed_cpu_plan_given_back_is_in_force(request, case, kinds):
     """Every directive of the printed plan given back (as `--schedule FILE` reads it) is in force
     already: none refused, the same tiled IR and the same bits; the unroll-reuse-loops' UnrollJam,
-    jam-sweep-terms' Unroll and split-column-reductions' RFactor among them, each listed as the user's."""
+    jam-sweep-terms' Unroll, split-column-reductions' RFactor and the sibling fusions' ComputeWith
+    among them, each listed as the user's."""
     call, _ = request.getfixturevalue(case)
     name = {"linear_ce": "fused_linear_cross_entropy_loss_grad", "batch_norm": "batch_norm_backward",
-            "layer_norm": "layer_norm_backward"}[case]
+            "batch_norm_planes": "batch_norm_backward", "layer_norm": "layer_norm_backward"}[case]
     planned = tilegrad.compile(name, "cpu")
     text = "\n".join(f"{d}  # {who}" for d, who in schedule_of(planned, call).items())
     given = tilegrad.compile(name, "cpu", schedule=text)
@@ -232,6 +252,7 @@ def test_a_user_unroll_jam_naming_no_loop_is_refused(linear_ce):
                          schedule="UnrollJam(stage=1, axis=2, factor=2)").plan(**call)
 
 
+<<<<<<< HEAD
 @pytest.mark.parametrize("name", sorted(SMALL_CASES))
 def test_the_printed_cpu_plan_holds_every_decision(name):
     """Every decision of the cpu backend is in the plan it prints: that plan run exactly, the
@@ -258,3 +279,90 @@ def test_without_the_planner_a_decision_left_out_is_not_made(gemm, guard):
     assert list(schedule_of(exact, call)) == schedule
     assert exact.ir("tiled", **call) != planned.ir("tiled", **call)
     np.testing.assert_allclose(exact(**call), want, rtol=1e-5, atol=1e-5)
+=======
+@pytest.mark.parametrize("guard", [False, True])
+@pytest.mark.parametrize("rfactor", ["RFactor(stage=1, chunks=1)", "RFactor(stage=1, chunks=3)"])
+def test_a_user_rfactor_changes_the_column_split(layer_norm, rfactor, guard):
+    """split-column-reductions' RFactor on layer norm's dγ, dβ (its combine stage, 1): chunks=1 leaves
+    the column sums unsplit (no partials' workspace), chunks=3 sums them by 3 chunks of rows in place
+    of one per core; either way the float64 oracle's result."""
+    call, want = layer_norm
+    kernel = tilegrad.compile("layer_norm_backward", "cpu", guard=guard, schedule=rfactor)
+    schedule = schedule_of(kernel, call)
+    assert schedule[rfactor] == "user" and str(RFactor(stage=1, chunks=CPU_CORES)) not in schedule
+    tiled = kernel.ir("tiled", **call)
+    assert ("column_partials0" in tiled) == (rfactor != "RFactor(stage=1, chunks=1)")
+    if "chunks=3" in rfactor:
+        assert "memref<3x?xf32" in tiled
+    for got, expected in zip(kernel(**call), want):
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_a_user_rfactor_naming_no_column_split_is_refused(layer_norm):
+    from tilegrad.pipeline import run_passes
+
+    call, _ = layer_norm
+    with pytest.raises(ScheduleError, match=r"RFactor\(stage=1, axis=1, chunks=4\): names no column stage beside a "
+                                            r"row stage that split-column-reductions can transform \(the ones it can: "
+                                            + re.escape(str(RFactor(stage=1, chunks=CPU_CORES)))):
+        tilegrad.compile("layer_norm_backward", "cpu", schedule="RFactor(stage=1, axis=1, chunks=4)").plan(**call)
+    with pytest.raises(ScheduleError, match=r"RFactor\(stage=0\): names no column stage beside a row stage that "
+                                            r"split-column-reductions can transform \(the ones it can: none in"):
+        run_passes("builtin.module {}", 'split-column-reductions{directives="RFactor(stage=0)"}')
+
+
+def test_a_library_plan_lists_its_sibling_fusions(batch_norm_planes, layer_norm):
+    """fuse-sibling-loops' and fuse-sibling-reductions' decisions are in the plan as ComputeWith: batch
+    norm's three nests as one stage and two of its sums in one sweep; layer norm's row stage and the
+    partial sums of its column split (RFactor) as one stage, whose two partial sums sweep once."""
+    call, _ = batch_norm_planes
+    schedule = schedule_of(tilegrad.compile("batch_norm_backward", "cpu"), call)
+    assert schedule["ComputeWith(stage=0, nests=(0, 1, 2))"] == "planner"
+    assert schedule["ComputeWith(stage=0, reductions=(0, 2))"] == "planner"
+    call, _ = layer_norm
+    schedule = schedule_of(tilegrad.compile("layer_norm_backward", "cpu"), call)
+    assert {str(RFactor(stage=1, chunks=CPU_CORES)), "ComputeWith(stage=0, nests=(0, 1))",
+            "ComputeWith(stage=0, reductions=(0, 1))"} <= set(schedule)
+
+
+@pytest.mark.parametrize("guard", [False, True])
+def test_a_user_compute_with_off_keeps_the_nests_apart(layer_norm, guard):
+    """ComputeWith(stage=0, nests=(0, 1), fused=False): layer norm's row stage and the partial sums of
+    dγ, dβ stay two stages (the combine stage is then stage 2); the float64 oracle's result."""
+    call, want = layer_norm
+    off = "ComputeWith(stage=0, nests=(0, 1), fused=False)"
+    planned = tilegrad.compile("layer_norm_backward", "cpu").ir("tiled", **call)
+    kernel = tilegrad.compile("layer_norm_backward", "cpu", guard=guard, schedule=off)
+    schedule = schedule_of(kernel, call)
+    assert schedule[off] == "user" and "ComputeWith(stage=0, nests=(0, 1))" not in schedule
+    tiled = kernel.ir("tiled", **call)
+    assert "func.func @layer_norm_backward_stage2" in tiled and "@layer_norm_backward_stage2" not in planned
+    for got, expected in zip(kernel(**call), want):
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("guard", [False, True])
+def test_a_user_compute_with_off_sweeps_each_sum_alone(batch_norm_planes, guard):
+    """ComputeWith(stage=0, reductions=(0, 2), fused=False): batch norm's sums each sweep the
+    channel alone (more reduction loops); each adds its terms in the same order: the same bits."""
+    call, want = batch_norm_planes
+    off = "ComputeWith(stage=0, reductions=(0, 2), fused=False)"
+    planned = tilegrad.compile("batch_norm_backward", "cpu", guard=guard)
+    kernel = tilegrad.compile("batch_norm_backward", "cpu", guard=guard, schedule=off)
+    assert schedule_of(kernel, call)[off] == "user"
+    sweeps = "#tg.loop<reduce, axis = 0>"
+    assert kernel.ir("tiled", **call).count(sweeps) > planned.ir("tiled", **call).count(sweeps)
+    for got, same, expected in zip(kernel(**call), planned(**call), want):
+        np.testing.assert_array_equal(got, same)
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("directive", ["ComputeWith(stage=0, nests=(0, 1, 2))",
+                                       "ComputeWith(stage=1, reductions=(0, 1), fused=False)"])
+def test_a_user_compute_with_naming_no_siblings_is_refused(layer_norm, directive):
+    call, _ = layer_norm
+    with pytest.raises(ScheduleError, match=re.escape(f"{directive}: names no loop a cpu pass can transform by "
+                                                      "ComputeWith (the ones they can: ComputeWith(stage=0, nests=(0, "
+                                                      "1)); ComputeWith(stage=0, reductions=(0, 1)))")):
+        tilegrad.compile("layer_norm_backward", "cpu", schedule=directive).plan(**call)
+>>>>>>> siblings

@@ -8,6 +8,9 @@ clamped indices, and partition-clamped-loops peels iterations for clamps that gu
 windows a phase cannot reach). The compare is folded when `linear_form` writes both sides over the
 same terms; a select on a folded condition is its picked operand, an `andi` / `ori` with a folded
 operand simplifies, and the ops left unused (the dead terms' reads and clamps) are erased.
+
+A canonicalization, not a schedule choice: a test the loop bounds decide is that constant (the cpu
+planner lists nothing for it; docs/schedule.md).
 """
 
 from __future__ import annotations

@@ -15,6 +15,9 @@ overwritten), so a short row ran a scalar remainder with the stage's whole body 
 Only a temp (tg.role "temp": storage of the kernel's own, which no other argument aliases) is
 forwarded, from a store to a load in the same block with the same index values, when no op between
 them may store to the temp. The value loaded is the value stored, bit for bit: results are the same.
+
+A canonicalization, not a schedule choice: there is no alternative a directive would pick (the cpu
+planner lists nothing for it; docs/schedule.md).
 """
 
 from __future__ import annotations

@@ -13,11 +13,21 @@ one stage writes and the other touches must be accessed by both only inside the 
 indexed by the shared loops' variables in every access); otherwise the stages stay apart, their loops
 as they were. A stage whose sums sweep the same matrix in every slab (G @ W) stays apart too: on its
 own, its rows share each sweep.
+
+Each run of stages fused into one is the choice `ComputeWith(stage=S, nests=(0, ..., m-1))`: S is
+the number of the stage they become (as the pass numbers the stages after it), its m nests the
+stages it is made of, in their order. With `directives` (ComputeWith with nests, printed,
+`;`-separated: passes/applying.py), only the runs they name are fused (`fused=False`: each of its
+stages stays a stage of its own, and the stages after it are numbered on). Where this is the
+loops stage's instance, shared by every target (no exchanged loops), the cpu backend lists none
+of its fusions: a canonicalization, before the cpu planner sees the stages.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func, memref, scf
@@ -26,6 +36,7 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import LoopRole
+from tilegrad.passes.applying import chosen
 from tilegrad.passes.common import (
     constant_index,
     depends_on,
@@ -39,6 +50,7 @@ from tilegrad.passes.common import (
     viewed,
     walks_columns,
 )
+from tilegrad.schedule import ComputeWith, Directive
 
 FUSABLE = (LoopRole.PARALLEL, LoopRole.SCATTER)
 
@@ -120,20 +132,42 @@ def _shared_depth(a: list[scf.ForOp], b: list[scf.ForOp]) -> int:
     return depth
 
 
-def fuse_function(fn: func.FuncOp, exchange_loops: bool = False) -> None:
-    fuse_siblings(fn.body.block, stages=True, exchange_loops=exchange_loops)
-    number_stages(stage_nests(fn.body.block))
+Allow = Callable[[list[int], list[int]], bool]
+"""Whether two (fused) stages may fuse, by the numbers of the stages each is made of."""
 
 
-def fuse_siblings(block: Block, stages: bool, exchange_loops: bool = False) -> None:
+def fuse_function(fn: func.FuncOp, exchange_loops: bool = False, allow: Allow | None = None) -> list[list[int]]:
+    """Fuse `fn`'s stages (those `allow` lets fuse, by their numbers as they were); the stages they
+    became, each as the numbers of the stages it is made of, in order."""
+    made = {nest: [number] for number, nest in enumerate(stage_nests(fn.body.block))}
+    fuse_siblings(fn.body.block, stages=True, exchange_loops=exchange_loops, made=made, allow=allow)
+    nests = stage_nests(fn.body.block)
+    number_stages(nests)
+    return [made[nest] for nest in nests]
+
+
+def fusions(fn: func.FuncOp, exchange_loops: bool) -> list[tuple[ComputeWith, list[int]]]:
+    """The runs of stages fuse-sibling-loops fuses in `fn` (decided on a copy: `fn` is unchanged), each
+    by the directive that names it and the numbers of its stages: what the pass does by itself, and
+    what the cpu planner lists."""
+    groups = fuse_function(fn.clone(), exchange_loops)
+    return [(ComputeWith(stage=number, nests=tuple(range(len(group)))), group)
+            for number, group in enumerate(groups) if len(group) > 1]
+
+
+def fuse_siblings(block: Block, stages: bool, exchange_loops: bool = False, made: dict | None = None,
+                  allow: Allow | None = None) -> None:
     """Fuse consecutive fusable loops of `block` (its stage nests, or inside a slab its inner loops);
-    each fused slab's body is fused in turn (the two stages' row loops become one)."""
+    each fused slab's body is fused in turn (the two stages' row loops become one). `made`: each
+    stage nest's stages as they were, which `allow` takes (stages only)."""
     changed = True
     while changed:
         changed = False
         loops = stage_nests(block) if stages else [o for o in block.ops if isinstance(o, scf.ForOp)]
         for first, second in zip(loops, loops[1:]):
             if loop_role(first) not in FUSABLE or loop_role(second) not in FUSABLE:
+                continue
+            if allow is not None and not allow(made[first], made[second]):
                 continue
             a, b = perfect_chain(first), perfect_chain(second)
             exchanged = _shared_outer_loop(a, b) if stages and exchange_loops else []
@@ -153,6 +187,8 @@ def fuse_siblings(block: Block, stages: bool, exchange_loops: bool = False) -> N
                 op.detach()
                 block.insert_op_before(op, first)
             _fuse(a, b, depth)
+            if made is not None:
+                made[first] = made[first] + made.pop(second)
             fuse_siblings(a[depth - 1].body.block, stages=False)
             changed = True
             break
@@ -241,12 +277,28 @@ def _fuse(a: list[scf.ForOp], b: list[scf.ForOp], depth: int) -> None:
 class FuseSiblingLoops(ModulePass):
     """Merge consecutive, independent stages that walk the same iteration space; with
     `exchange_loops`, also stages whose shared loop is further in (on cpu, where the fused stage's
-    data stays in cache; a scratchpad target's tiler stages each of its own loops' tiles)."""
+    data stays in cache; a scratchpad target's tiler stages each of its own loops' tiles); with
+    `directives` (ComputeWith with nests, printed, `;`-separated: passes/applying.py), the runs of
+    stages they name (`fused=False`: none)."""
 
     name = "fuse-sibling-loops"
 
     exchange_loops: bool = False
+    directives: str | None = None
+    takes_text: ClassVar[str] = "ComputeWith(nests=...)"
+
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, ComputeWith) and bool(directive.nests)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in functions(op):
-            fuse_function(fn, self.exchange_loops)
+        if self.directives is None:
+            for fn in functions(op):
+                fuse_function(fn, self.exchange_loops)
+            return
+        runs: dict[func.FuncOp, list[set[int]]] = {fn: [] for fn in functions(op)}  # (the stages' numbers now)
+        candidates = [(directive, (fn, group)) for fn in runs for directive, group in fusions(fn, self.exchange_loops)]
+        for (fn, group), _ in chosen(self, candidates, "run of stages"):
+            runs[fn].append(set(group))
+        for fn, chosen_runs in runs.items():
+            fuse_function(fn, self.exchange_loops, lambda a, b, runs=chosen_runs: any(set(a + b) <= r for r in runs))

@@ -6,21 +6,41 @@ bounds, or the same condition for the blocked/plain choice) and that do not depe
 become one nest carrying both accumulators. Each sum keeps its own accumulator and its own terms
 (LLVM may still spread a sum over vector lanes, as it does for a loop of one). The merge repeats
 inwards: once two loops are one, their inner loops are siblings in the merged body.
+
+Each set of sibling reductions merged into one is the choice `ComputeWith(stage=S, reductions=(i,
+j, ...))`: S is the stage (the function's number), i, j, ... the reductions' numbers in the order
+they are in it (outer before inner: every scf.for of a reduction role with results and every
+blocked sum's scf.if counts). The merges inside a merged body come with it. With `directives`
+(ComputeWith with reductions, printed, `;`-separated: passes/applying.py), only the sets they
+name are merged (`fused=False`: each sweeps alone). The scratchpad targets run the pass as it
+decides.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects import scf
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 
 from tilegrad.dialect.tg import LoopRole
-from tilegrad.passes.common import REDUCTION_ROLES, loop_role, read_memrefs, same_range, same_value, written_memrefs
+from tilegrad.passes.applying import chosen
+from tilegrad.passes.common import (
+    REDUCTION_ROLES,
+    functions,
+    loop_role,
+    read_memrefs,
+    same_range,
+    same_value,
+    stage_number,
+    written_memrefs,
+)
+from tilegrad.schedule import ComputeWith, Directive
 
 
 def _is_reduction(op: Operation) -> bool:
@@ -100,19 +120,48 @@ def _moved(a: Block, b: Block, into: Block) -> Block:
     return into
 
 
-def _fuse_once(block: Block) -> bool:
+@dataclass
+class _Merges:
+    """The reductions of a stage by their numbers as they were (`made`: each reduction, merged or
+    not, -> the numbers it is made of), the merges of sibling reductions so far (`top`: not inside
+    another merged one), and which merges may happen (`allow`, by the numbers; None: every one)."""
+
+    made: dict[Operation, tuple[int, ...]] = field(default_factory=dict)
+    top: list[Operation] = field(default_factory=list)
+    merged: set[Operation] = field(default_factory=set)
+    allow: set[tuple[int, ...]] | None = None
+
+    @classmethod
+    def of(cls, fn: func.FuncOp, allow: set[tuple[int, ...]] | None = None) -> _Merges:
+        return cls({op: (number,) for number, op in enumerate(o for o in fn.walk() if _is_reduction(o))}, allow=allow)
+
+    def may(self, a: Operation, b: Operation, inside: bool) -> bool:
+        """Inside a merged reduction, its reductions merge as they can (they are siblings because of it)."""
+        both = set(self.made.get(a, ()) + self.made.get(b, ()))
+        return inside or self.allow is None or any(both <= set(run) for run in self.allow)
+
+    def record(self, a: Operation, b: Operation, merged: Operation, inside: bool) -> None:
+        self.made[merged] = tuple(sorted(self.made.pop(a, ()) + self.made.pop(b, ())))
+        self.merged.add(merged)
+        if not inside:
+            self.top = [op for op in self.top if op not in (a, b)] + [merged]
+
+
+def _fuse_once(block: Block, merges: _Merges, inside: bool) -> bool:
     ops = list(block.ops)
     for i, a in enumerate(ops):
         if not _is_reduction(a):
             continue
         for j in range(i + 1, len(ops)):
             b = ops[j]
-            if not (_is_reduction(b) and _congruent(a, b) and _may_rise(b, a, ops[i + 1:j])):
+            if not (_is_reduction(b) and _congruent(a, b) and merges.may(a, b, inside)
+                    and _may_rise(b, a, ops[i + 1:j])):
                 continue
             merged = _merge(a, b)
             block.insert_op_before(merged, a)
             for old, new in zip((*a.results, *b.results), merged.results):
                 old.replace_all_uses_with(new)
+            merges.record(a, b, merged, inside)
             a.detach()
             a.erase()
             b.detach()
@@ -121,22 +170,50 @@ def _fuse_once(block: Block) -> bool:
     return False
 
 
-def fuse_block(block: Block) -> None:
-    while _fuse_once(block):
+def fuse_block(block: Block, merges: _Merges | None = None, inside: bool = False) -> None:
+    merges = merges or _Merges()
+    while _fuse_once(block, merges, inside):
         pass
     for op in block.ops:
         for region in op.regions:
             for inner in region.blocks:
-                fuse_block(inner)
+                fuse_block(inner, merges, inside or op in merges.merged)
+
+
+def merged_reductions(fn: func.FuncOp) -> list[ComputeWith]:
+    """The sets of sibling reductions fuse-sibling-reductions merges in `fn` (decided on a copy: `fn`
+    is unchanged), each as the directive that names it: what the pass does by itself, and what the
+    cpu planner lists."""
+    copy = fn.clone()
+    merges = _Merges.of(copy)
+    fuse_block(copy.body.block, merges)
+    runs = sorted(merges.made[op] for op in merges.top)
+    return [ComputeWith(stage=stage_number(fn), reductions=run) for run in runs]
 
 
 @dataclass(frozen=True)
 class FuseSiblingReductions(ModulePass):
-    """Merge sibling, independent reduction loops over the same range into one loop nest."""
+    """Merge sibling, independent reduction loops over the same range into one loop nest; with
+    `directives` (ComputeWith with reductions, printed, `;`-separated: passes/applying.py), the sets
+    they name (`fused=False`: none)."""
 
     name = "fuse-sibling-reductions"
+    directives: str | None = None
+    takes_text: ClassVar[str] = "ComputeWith(reductions=...)"
+
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, ComputeWith) and bool(directive.reductions)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for region in op.regions:
-            for block in region.blocks:
-                fuse_block(block)
+        if self.directives is None:
+            for region in op.regions:
+                for block in region.blocks:
+                    fuse_block(block)
+            return
+        candidates = [(directive, fn) for fn in functions(op) for directive in merged_reductions(fn)]
+        runs: dict[func.FuncOp, set[tuple[int, ...]]] = {fn: set() for fn in functions(op)}
+        for fn, directive in chosen(self, candidates, "set of sibling reductions"):
+            runs[fn].add(directive.reductions)
+        for fn, allowed in runs.items():
+            fuse_block(fn.body.block, _Merges.of(fn, allowed))

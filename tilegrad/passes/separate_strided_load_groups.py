@@ -20,6 +20,10 @@ Only a row of a kernel input the function never writes is read through a second 
 of a written buffer would break the `noalias` promise), in an innermost loop of step 1 with a
 row whose other indices do not move with the loop and whose last index is s*v + (the same terms)
 + a constant, s >= 2, over consecutive constants.
+
+A canonicalization for LLVM's vectorizer, not a schedule choice: the same loops load the same
+values, through names that let each interleave group be whole; no loop, order or storage changes
+that a directive would choose (the cpu planner lists nothing for it; docs/schedule.md).
 """
 
 from __future__ import annotations

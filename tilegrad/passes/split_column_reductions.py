@@ -20,12 +20,20 @@ float64 in chunk order, as the blocks were (when the chunks are the blocks, e.g.
 or 4 cores, bitwise the untiled sum). A short sum gets one chunk per core. The terms are added in
 another order than untiled (within float tolerance), the same for the same core count. For
 targets without UB staging (cpu), before tile-for-target, which splits the chunks over cores.
+
+Each split is the choice `RFactor(stage=S, axis=a, chunks=num_blocks)`: S is the column stage's
+number as the pass finds it (the split puts the partial sums' stage before it, so S is the
+combine stage's number once fuse-sibling-loops has run the partial sums with the row stage), a
+the axis of its sums. With `directives` (RFactor, printed, `;`-separated: passes/applying.py) the
+pass splits the column stages they name, each by its `chunks` in place of `num_blocks`
+(`chunks=1`: left as it is).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
@@ -43,6 +51,7 @@ from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import BlockBuilder
+from tilegrad.passes.applying import chosen
 from tilegrad.passes.common import (
     add_function_arg,
     arg_info,
@@ -65,6 +74,7 @@ from tilegrad.passes.common import (
     walks_columns,
     written_memrefs,
 )
+from tilegrad.schedule import Directive, RFactor
 
 
 @dataclass
@@ -296,21 +306,42 @@ def column_splits(fn: func.FuncOp) -> list[ColumnSums]:
     return chosen
 
 
-def split_function(fn: func.FuncOp, num_blocks: int) -> None:
-    for f in column_splits(fn):
-        _Split(fn, f, num_blocks).apply()
-    number_stages(stage_nests(fn.body.block))
+def rfactors(fn: func.FuncOp, chunks: int) -> list[tuple[RFactor, ColumnSums]]:
+    """Each split of column_splits(fn) by the directive that names it (one per axis of its sums),
+    with `chunks`: what the pass does to `fn` by itself, and what the cpu planner lists."""
+    nests = stage_nests(fn.body.block)
+    found: list[tuple[RFactor, ColumnSums]] = []
+    for split in column_splits(fn):
+        stage = nests.index(split.column)  # (the combine stage's number in the plan)
+        for axis in dict.fromkeys(loop_axis(sum_loop(s)) for s in split.sums):
+            found.append((RFactor(stage=stage, axis=axis, chunks=chunks), split))
+    return found
 
 
 @dataclass(frozen=True)
 class SplitColumnReductions(ModulePass):
-    """Sum columns by chunks of the rows a preceding row stage walks, on `num_blocks` cores."""
+    """Sum columns by chunks of the rows a preceding row stage walks, on `num_blocks` cores; with
+    `directives` (RFactor, printed, `;`-separated: passes/applying.py), the column stages they name,
+    each by its chunks (`chunks=1`: not split)."""
 
     name = "split-column-reductions"
     num_blocks: int = 2
+    directives: str | None = None
+    takes_text: ClassVar[str] = "RFactor"
+
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, RFactor)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.num_blocks < 2:
+        if self.num_blocks < 2 and self.directives is None:
             return
+        candidates = [(directive, (fn, split)) for fn in functions(op)
+                      for directive, split in rfactors(fn, self.num_blocks)]
+        done: list[ColumnSums] = []  # (a split's sums over several axes: split once, by the first named)
+        for (fn, split), directive in chosen(self, candidates, "column stage beside a row stage"):
+            if directive.chunks > 1 and not any(split is d for d in done):
+                _Split(fn, split, directive.chunks).apply()
+                done.append(split)
         for fn in functions(op):
-            split_function(fn, self.num_blocks)
+            number_stages(stage_nests(fn.body.block))

@@ -5,6 +5,7 @@ and the scratchpad layout hint an op may keep beside its math (hint.py). Below b
 from tilegrad.schedule.directives import (
     VOCABULARY,
     Balance,
+    ComputeWith,
     Copy,
     Directive,
     Fuse,
@@ -32,4 +33,5 @@ from tilegrad.schedule.hint import ScheduleHint
 
 __all__ = ["Balance", "Copy", "Directive", "Fuse", "KernelSchedule", "Memory", "Outline", "Parallel", "Partition",
            "PartitionBy", "RFactor", "Reorder", "ScheduleHint", "Specialize", "Split", "Stage", "Store", "Tail",
-           "Unroll", "UnrollJam", "VOCABULARY", "Vectorize", "make_directive", "parse_directive", "parse_schedule"]
+           "Unroll", "UnrollJam", "VOCABULARY", "Vectorize", "make_directive", "parse_directive", "parse_schedule",
+           "ComputeWith"]

@@ -281,16 +281,21 @@ class Vectorize(Directive):
 @dataclass(frozen=True)
 class RFactor(Directive):
     """The reduction over `axis` is split in `chunks` partial sums (combined in chunk order after),
-    so the chunks can run on different cores or as independent accumulators."""
+    so the chunks can run on different cores or as independent accumulators (chunks 1: not split,
+    a user's override of the planner's)."""
 
     axis: int = 0
     chunks: int = 2
     kind: ClassVar[str] = "split a reduction into partials"
 
+    @property
+    def off(self) -> bool:
+        return self.chunks == 1
+
     def check(self) -> None:
         super().check()
         _axis(self, "axis", self.axis)
-        _positive(self, "chunks", self.chunks, least=2)
+        _positive(self, "chunks", self.chunks)
 
 
 @dataclass(frozen=True)
@@ -471,3 +476,40 @@ _ENUM_FIELDS = {e.__name__: e for e in (Tail, Balance, Memory, Copy, PartitionBy
 __all__ = ["Balance", "Copy", "Directive", "Fuse", "KernelSchedule", "Memory", "Outline", "Parallel", "Partition",
            "PartitionBy", "RFactor", "Reorder", "Specialize", "Split", "Stage", "Store", "Tail", "Unroll",
            "UnrollJam", "VOCABULARY", "Vectorize", "make_directive", "parse_directive", "parse_schedule"]
+
+
+@dataclass(frozen=True)
+class ComputeWith(Directive):
+    """Sibling loop nests of the stage run in one loop (Halide's compute_with): `nests`, the loop
+    nests the stage is made of, numbered in their order in it, share their outer loops (one pass
+    over the data they share); or `reductions`, the stage's reductions numbered in their order in
+    it (outer before inner), sweep their common range once. `fused=False`: each runs alone (a
+    user's override of the planner's). Exactly one of `nests` and `reductions` is given."""
+
+    nests: tuple[int, ...] = ()
+    reductions: tuple[int, ...] = ()
+    fused: bool = True
+    kind: ClassVar[str] = "run sibling nests in one loop"
+
+    @property
+    def off(self) -> bool:
+        return not self.fused
+
+    def names(self, other: Directive) -> bool:
+        return (isinstance(other, ComputeWith) and self.stage in (None, other.stage)
+                and (self.nests, self.reductions) == (other.nests, other.reductions))
+
+    def check(self) -> None:
+        super().check()
+        if bool(self.nests) == bool(self.reductions):
+            raise ScheduleError(f"{self}: give either nests or reductions (the stage's, numbered in their order in it)")
+        for name in ("nests", "reductions"):
+            numbers = getattr(self, name)
+            for n in numbers:
+                _positive(self, name, n, least=0)
+            if numbers and (len(numbers) < 2 or list(numbers) != sorted(set(numbers))):
+                raise ScheduleError(f"{self}: {name} must be two or more distinct numbers, in order")
+
+
+VOCABULARY[ComputeWith.__name__] = ComputeWith
+__all__ += ["ComputeWith"]

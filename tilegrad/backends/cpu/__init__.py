@@ -38,7 +38,7 @@ from tilegrad.passes.tile_for_target import TileForTarget
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects
-from tilegrad.schedule import Directive, RFactor, ScheduleHint, UnrollJam
+from tilegrad.schedule import ComputeWith, Directive, RFactor, ScheduleHint, UnrollJam
 from tilegrad.targets import Target
 
 
@@ -49,8 +49,9 @@ class CpuBackend(Backend):
     def tiled_passes(self, target: Target, num_blocks: int, hint: ScheduleHint) -> list[ModulePass]:
         passes = self._passes(target, num_blocks, hint)
         # the user's directives a pass here carries out reach it in the pipeline (direct); the others
-        # go to tile-for-target, which carries out the core split's and refuses the rest by name
-        kept = tuple(d for d in hint.directives if not any(_takes(p, d) for p in passes))
+        # go to tile-for-target, which carries out the core split's and refuses the rest by name (an
+        # RFactor goes to both: split-column-reductions takes one naming its planned split, direct)
+        kept = tuple(d for d in hint.directives if isinstance(d, RFactor) or not any(_takes(p, d) for p in passes))
         for directive in kept:
             if not isinstance(directive, (*TILED, RFactor)):
                 appliers = ", ".join(f"{p.takes_text} ({p.name})" for p in passes if hasattr(p, "takes"))
@@ -124,15 +125,19 @@ class CpuBackend(Backend):
         turns it off removes it), and the user's it takes that name nothing the planner decided: so
         the plan is what runs. The pass refuses one that names nothing it can transform. A kind two
         passes carry out (ROUTED) goes to the pass whose planned loop it names (check_directed refuses
-        one that names none). A user directive equal to one the planner decided for a pass that does
-        not take directives (split-column-reductions' RFactor) is in force already: listed as the
-        user's, and not given to tile-for-target after it. Without the planner (`planner` False) a
-        pass that takes directives gets only the user's: the planner's decisions serve only to route
-        a ROUTED kind to its pass."""
+        one that names none; an RFactor that names no split of split-column-reductions goes on to
+        tile-for-target, which carries out its own, a reduction to one element over the cores, and
+        refuses any other). A user directive taken by a pass is not given to tile-for-target after
+        it; one equal to the planner's for a pass that does not take directives is in force already
+        (listed as the user's). Without the planner (`planner` False) a pass that takes directives
+        gets only the user's: the planner's decisions serve only to route a ROUTED kind to its pass."""
         if isinstance(step, TileForTarget):
             taken = {d for d, who in earlier if who == "user"}
             mine = [d for d in step.hint.directives if d not in taken]
+            _check_column_rfactors(mine, earlier)
             return super().direct(replace(step, schedule="; ".join(map(str, mine))), planned, user, earlier)
+        if isinstance(step, FuseSiblingLoops) and not step.exchange_loops:  # the loops stage's: a canonicalization
+            return step, []
         if not hasattr(step, "takes"):
             _, given = super().direct(step, planned, user, earlier)
             return step, [(d, "user" if d in user else who) for d, who in given]
@@ -144,6 +149,8 @@ class CpuBackend(Backend):
     def check_directed(self, user: tuple[Directive, ...], decided: Sequence[tuple[Directive, str]]) -> None:
         """A user directive of a kind two passes carry out (ROUTED) that names no loop either planned."""
         for directive in user:
+            if isinstance(directive, RFactor):  # (one no pass took was tile-for-target's: it checked it)
+                continue
             if isinstance(directive, ROUTED) and (directive, "user") not in decided:
                 can = "; ".join(dict.fromkeys(str(d) for d, who in decided if type(d) is type(directive)))
                 kind = type(directive).__name__
@@ -151,9 +158,22 @@ class CpuBackend(Backend):
                                     f"(the ones they can: {can or 'none in this kernel'})")
 
 
-ROUTED = (UnrollJam,)
-"""Kinds more than one cpu pass carries out (jam-row-sweeps' and unroll-reuse-loops' UnrollJam): a
+ROUTED = (UnrollJam, RFactor, ComputeWith)
+"""Kinds more than one cpu pass carries out (jam-row-sweeps' and unroll-reuse-loops' UnrollJam;
+split-column-reductions' and tile-for-target's RFactor; fuse-sibling-loops' and
+fuse-sibling-reductions' ComputeWith, of which the loops stage's fuse-sibling-loops plans none): a
 user's goes to the pass whose planned loop it names."""
+
+
+def _check_column_rfactors(given: Sequence[Directive], earlier: Sequence[tuple[Directive, str]]) -> None:
+    """An RFactor left for tile-for-target in a stage where split-column-reductions planned one (the
+    combine stage of column sums, never a reduction to one element): it named none of that pass's."""
+    columns = [d for d, _ in earlier if isinstance(d, RFactor)]
+    for directive in given:
+        if isinstance(directive, RFactor) and any(d.stage == directive.stage for d in columns):
+            can = "; ".join(dict.fromkeys(map(str, columns)))
+            raise ScheduleError(f"{directive}: names no column stage beside a row stage that split-column-reductions "
+                                f"can transform (the ones it can: {can})")
 
 
 def _takes(step: ModulePass, directive: Directive) -> bool:

@@ -10,11 +10,15 @@ sum loop; 0 for an unmarked window loop).
   jam-row-sweeps: UnrollJam       chunk-row-sweeps: Split(tail=peel)
   unroll-reuse-loops: UnrollJam   jam-sweep-terms: Unroll
   split-column-reductions: RFactor
+  fuse-sibling-loops (the tiled stage's, exchange_loops): ComputeWith(nests=...)
+  fuse-sibling-reductions: ComputeWith(reductions=...)
   partition-clamped-loops: Partition(by=clamp)    split-stride-phases: Partition(by=residue)
   overlap-vector-tails: Split(tail=shift_inwards) outline-sibling-nests: Outline
 
-Not yet listed: interchange-column-reductions and reorder-for-reuse (Reorder),
-unswitch-invariant-selects (Specialize)."""
+Canonicalizations, not listed (no alternative a directive would choose): the loops stage's
+fuse-sibling-loops, forward-stored-values, fold-affine-tests, separate-strided-load-groups.
+Not yet listed: defer-sum-epilogues (a choice no directive states yet), interchange-column-reductions
+and reorder-for-reuse (Reorder), unswitch-invariant-selects (Specialize)."""
 
 from __future__ import annotations
 
@@ -26,18 +30,18 @@ from tilegrad.passes.common import (
     enclosing_func,
     functions,
     loop_axis,
-    stage_nests,
     stage_number,
-    sum_loop,
     tensor_name,
 )
+from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops, fusions
+from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions, merged_reductions
 from tilegrad.passes.jam_row_sweeps import JamRowSweeps, jammed_rows
 from tilegrad.passes.jam_sweep_terms import JamSweepTerms, jammed_sweeps
 from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests, outlines
 from tilegrad.passes.overlap_vector_tails import OverlapVectorTails, overlapped_loops
 from tilegrad.passes.pack_reused_panels import PackReusedPanels, panel_decisions
 from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops, partitioned_loops
-from tilegrad.passes.split_column_reductions import SplitColumnReductions, column_splits
+from tilegrad.passes.split_column_reductions import SplitColumnReductions, rfactors
 from tilegrad.passes.split_stride_phases import SplitStridePhases, phase_split_loops
 from tilegrad.passes.stream_stores import StreamStores, streamable_loops
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops, reuse_decisions
@@ -47,7 +51,6 @@ from tilegrad.schedule import (
     Outline,
     Partition,
     PartitionBy,
-    RFactor,
     Split,
     Stage,
     Store,
@@ -65,6 +68,10 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
         return packed_panels(module)
     if isinstance(step, SplitColumnReductions):
         return split_columns(module, step)
+    if isinstance(step, FuseSiblingLoops) and step.exchange_loops:  # (the loops stage's: a canonicalization)
+        return _unique(d for fn in functions(module) for d, _ in fusions(fn, step.exchange_loops))
+    if isinstance(step, FuseSiblingReductions):
+        return _unique(d for fn in functions(module) for d in merged_reductions(fn))
     if isinstance(step, PartitionClampedLoops):
         return _on_loops(partitioned_loops(module), lambda stage, axis: Partition(stage=stage, axis=axis))
     if isinstance(step, SplitStridePhases):
@@ -108,13 +115,7 @@ def split_columns(module: ModuleOp, step: SplitColumnReductions) -> tuple[Direct
     least one per block: the call's rows decide how many)."""
     if step.num_blocks < 2:
         return ()
-    found = []
-    for fn in functions(module):
-        nests = stage_nests(fn.body.block)
-        for split in column_splits(fn):
-            found += [RFactor(stage=nests.index(split.column), axis=loop_axis(sum_loop(s)), chunks=step.num_blocks)
-                      for s in split.sums]
-    return _unique(found)
+    return _unique(directive for fn in functions(module) for directive, _ in rfactors(fn, step.num_blocks))
 
 
 def reused_loops(module: ModuleOp, step: UnrollReuseLoops) -> tuple[Directive, ...]:
