@@ -252,7 +252,6 @@ def test_a_user_unroll_jam_naming_no_loop_is_refused(linear_ce):
                          schedule="UnrollJam(stage=1, axis=2, factor=2)").plan(**call)
 
 
-<<<<<<< HEAD
 @pytest.mark.parametrize("name", sorted(SMALL_CASES))
 def test_the_printed_cpu_plan_holds_every_decision(name):
     """Every decision of the cpu backend is in the plan it prints: that plan run exactly, the
@@ -279,7 +278,8 @@ def test_without_the_planner_a_decision_left_out_is_not_made(gemm, guard):
     assert list(schedule_of(exact, call)) == schedule
     assert exact.ir("tiled", **call) != planned.ir("tiled", **call)
     np.testing.assert_allclose(exact(**call), want, rtol=1e-5, atol=1e-5)
-=======
+
+
 @pytest.mark.parametrize("guard", [False, True])
 @pytest.mark.parametrize("rfactor", ["RFactor(stage=1, chunks=1)", "RFactor(stage=1, chunks=3)"])
 def test_a_user_rfactor_changes_the_column_split(layer_norm, rfactor, guard):
@@ -365,4 +365,3 @@ def test_a_user_compute_with_naming_no_siblings_is_refused(layer_norm, directive
                                                       "ComputeWith (the ones they can: ComputeWith(stage=0, nests=(0, "
                                                       "1)); ComputeWith(stage=0, reductions=(0, 1)))")):
         tilegrad.compile("layer_norm_backward", "cpu", schedule=directive).plan(**call)
->>>>>>> siblings
