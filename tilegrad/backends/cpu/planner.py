@@ -12,9 +12,9 @@ sum loop; 0 for an unmarked window loop).
   split-column-reductions: RFactor
   partition-clamped-loops: Partition(by=clamp)    split-stride-phases: Partition(by=residue)
   overlap-vector-tails: Split(tail=shift_inwards) outline-sibling-nests: Outline
+  interchange-column-reductions, reorder-for-reuse, hoist-tile-loops: Reorder (a sum's loop as 'rK')
 
-Not yet listed: interchange-column-reductions and reorder-for-reuse (Reorder),
-unswitch-invariant-selects (Specialize)."""
+Not yet listed: unswitch-invariant-selects (Specialize)."""
 
 from __future__ import annotations
 
@@ -31,12 +31,15 @@ from tilegrad.passes.common import (
     sum_loop,
     tensor_name,
 )
+from tilegrad.passes.hoist_tile_loops import HoistTileLoops, hoisted
+from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions, interchanges
 from tilegrad.passes.jam_row_sweeps import JamRowSweeps, jammed_rows
 from tilegrad.passes.jam_sweep_terms import JamSweepTerms, jammed_sweeps
 from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests, outlines
 from tilegrad.passes.overlap_vector_tails import OverlapVectorTails, overlapped_loops
 from tilegrad.passes.pack_reused_panels import PackReusedPanels, panel_decisions
 from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops, partitioned_loops
+from tilegrad.passes.reorder_for_reuse import ReorderForReuse, reuse_reorders
 from tilegrad.passes.split_column_reductions import SplitColumnReductions, column_splits
 from tilegrad.passes.split_stride_phases import SplitStridePhases, phase_split_loops
 from tilegrad.passes.stream_stores import StreamStores, streamable_loops
@@ -84,6 +87,12 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
                        for fn in functions(module) for _, row in chunked_sweeps(fn))
     if isinstance(step, UnrollReuseLoops):
         return reused_loops(module, step)
+    if isinstance(step, InterchangeColumnReductions):  # the sums' loops outside the column loop
+        return _unique(own for own, _, _ in interchanges(module))
+    if isinstance(step, ReorderForReuse):  # the tile loop outside the parallel loop that re-reads it
+        return _unique(own for own, _, _ in reuse_reorders(module))
+    if isinstance(step, HoistTileLoops):  # the tile loop outside the parallel loop it is all the body of
+        return _unique(own for own, _, _ in hoisted(module))
     if isinstance(step, JamSweepTerms):
         return _unique(Unroll(stage=stage_number(fn), axis=loop_axis(sweep), factor=step.terms)
                        for fn in functions(module) for sweep, _ in jammed_sweeps(fn) if step.terms > 1)
