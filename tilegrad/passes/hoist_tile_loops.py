@@ -12,6 +12,11 @@ is computed again for every row, since LLVM does not know the tile loop runs onc
 loop outside, those values are the same for every row, and LLVM computes them once per tile.
 The iterations are independent (both loops are parallel), so the order is free; the tile's bounds
 come from outside the row loop, which holds nothing else.
+
+This is a decision, not a canonicalization: where a row spans several tiles the two orders walk the
+data differently (each tile for every row before the next tile, against each row whole), so the cpu
+planner lists it as `Reorder(stage, order=(tile axis, row axis))`, and a Reorder in the loops' own
+order leaves them as they are (the `directives` option, passes/applying.py).
 """
 
 from __future__ import annotations

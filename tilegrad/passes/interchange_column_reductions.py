@@ -12,7 +12,9 @@ channels. Interchanged, each term is a contiguous row the vectorizer streams, an
 stay in a stack row (L1); sums over the same range share one sweep of the data. Each sum still
 adds its terms in the same order, one after another, so results are bitwise those of the plain
 loop; a blocked long sum (float64 partials per 1024 terms) keeps its blocks the same way. For
-targets without UB staging (cpu), after tiling.
+targets without UB staging (cpu), after tiling. The cpu planner lists each interchange as
+`Reorder(stage, order=('rK', column axis))` (the sums' loops, by their reduction axis, outside the
+column loop); a Reorder in the loops' own order leaves the sums walking the column.
 """
 
 from __future__ import annotations

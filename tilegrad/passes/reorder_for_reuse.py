@@ -6,7 +6,8 @@ over j streams all of w. When w is larger than the cache, every row i reads it a
 step is sized so that the rows a tile reads (tile x reduction extent elements) fill at most
 `cache_bytes`: every i then reads the same tile of w from the core's own cache, as a GEMM's
 cache blocking does. Only loops whose iterations are independent (parallel, tile) are reordered, so
-each result is computed exactly as before.
+each result is computed exactly as before. The cpu planner lists each move as `Reorder(stage,
+order=(tile axis, outer axis))`; a Reorder in the loops' own order leaves them as they are.
 """
 
 from __future__ import annotations
