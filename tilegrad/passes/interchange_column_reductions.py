@@ -295,8 +295,11 @@ def interchanged(fn: func.FuncOp) -> list[tuple[scf.ForOp, list[Operation]]]:
     return found
 
 
-def interchanges(module: Operation) -> list[tuple[Reorder, tuple[int | str, ...], tuple[func.FuncOp, scf.ForOp,
-                                                                                            list[Operation]]]]:
+Interchange = tuple[func.FuncOp, scf.ForOp, list[Operation]]
+"""A function, its column loop and the sums interchanged in it."""
+
+
+def interchanges(module: Operation) -> list[tuple[Reorder, tuple[int | str, ...], Interchange]]:
     """Each interchange as (its Reorder: the sums' loops, 'rK', outside the column loop; the order
     the loops have now; (function, column loop, sums))."""
     found = []

@@ -89,8 +89,8 @@ def _pairs(root: Operation) -> list[tuple[scf.ForOp, scf.ForOp]]:
 
 def _moved_bounds(outer: scf.ForOp, tile: scf.ForOp) -> list[Operation]:
     """The tiler's constants among the tile loop's bounds, which move out with the loop."""
-    return [b.owner for b in (tile.lb, tile.ub, tile.step)
-            if isinstance(b.owner, arith.ConstantOp) and b.owner.parent_op() is outer]
+    return list(dict.fromkeys(b.owner for b in (tile.lb, tile.ub, tile.step)
+                              if isinstance(b.owner, arith.ConstantOp) and b.owner.parent_op() is outer))
 
 
 def reuse_reorders(root: Operation) -> list[tuple[Reorder, tuple[int, int], tuple[scf.ForOp, scf.ForOp, tuple]]]:
