@@ -16,7 +16,7 @@ import tilegrad
 import tilegrad.dsl as tg
 from tilegrad.errors import ScheduleError
 from tilegrad.references import reference
-from tilegrad.schedule import RFactor
+from tilegrad.schedule import RFactor, parse_directive
 from tilegrad.targets import get_target
 
 CPU_CORES = get_target("cpu").cores
@@ -87,8 +87,10 @@ def test_a_user_store_turns_streaming_stores_off(layer_norm, guard):
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("guard", [False, True])
-def test_a_user_outline_off_keeps_the_stage_whole(guard):
+@pytest.fixture(scope="module")
+def pooling():
+    """Max pooling's backward, 3x3 windows of stride 2 (hoist-tile-loops' Reorder and
+    outline-sibling-nests' Outline in stage 0), and its float64 reference."""
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 3, 9, 9)).astype(np.float32)
     dy = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
@@ -98,12 +100,16 @@ def test_a_user_outline_off_keeps_the_stage_whole(guard):
                   if n in attrs or not s.required}
     y = np.stack([x[:, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3].max(axis=(2, 3)) for i in range(4) for j in range(4)],
                  axis=-1).reshape(2, 3, 4, 4)
-    call = dict(x=x, y=y, dy=dy, **attrs)
+    return dict(x=x, y=y, dy=dy, **attrs), reference("pooling_backward", dict(x=x, y=y, dy=dy), normalized)
+
+
+@pytest.mark.parametrize("guard", [False, True])
+def test_a_user_outline_off_keeps_the_stage_whole(pooling, guard):
+    call, want = pooling
     assert "Outline(stage=0)" in schedule_of(tilegrad.compile("pooling_backward", "cpu"), call)
     kernel = tilegrad.compile("pooling_backward", "cpu", guard=guard, schedule="Outline(stage=0, outlined=False)")
     assert schedule_of(kernel, call)["Outline(stage=0, outlined=False)"] == "user"
     assert "_nest0" not in kernel.ir("tiled", **call)
-    want = reference("pooling_backward", dict(x=x, y=y, dy=dy), normalized)
     np.testing.assert_allclose(kernel(**call), want, rtol=1e-5, atol=1e-6)
 
 
@@ -116,9 +122,10 @@ def test_a_user_outline_off_keeps_the_stage_whole(guard):
                                    "stream-stores can transform"),
     ("Split(stage=0, axis=1, factor=12, tail='peel')", "names no row loop of a sweep of jammed rows"),
     ("Split(stage=0, factor=12, tail='peel')", "the factor must be a multiple of chunk-row-sweeps's lanes=8"),
-    ("Reorder(stage=0, order=(1, 0))", "Reorder(stage=0, order=(1, 0)): not applied on cpu yet: tile-for-target "
-                                       "carries out Parallel, the cpu passes RFactor (split-column-reductions), "
-                                       "ComputeWith(nests=...) (fuse-sibling-loops), UnrollJam (jam-row-sweeps)"),
+    ("Fuse(stage=0, axes=(0, 1))", "Fuse(stage=0, axes=(0, 1)): not applied on cpu yet: tile-for-target carries "
+                                   "out Parallel, the cpu passes RFactor (split-column-reductions)"),
+    ("Reorder(stage=0, order=(0, 1))", "Reorder(stage=0, order=(0, 1)): names no loop a cpu pass can transform by "
+                                       "Reorder (the ones they can: Reorder(stage=0, order=('r0', 1)))"),
 ])
 def test_an_illegal_cpu_directive_is_refused_by_name(gemm, directive, message):
     call, _ = gemm
@@ -188,21 +195,28 @@ def batch_norm_planes():
     return batch_norm_call((8, 16, 4, 4))
 
 
-@pytest.mark.parametrize("case, kinds", [("linear_ce", {"UnrollJam(stage=1, axis=1, factor=4)", "UnrollJam(stage=1)"}),
-                                         ("batch_norm", {"Unroll(stage=0, factor=8)"}),
+@pytest.mark.parametrize("case, kinds", [("linear_ce", {"UnrollJam(stage=1, axis=1, factor=4)", "UnrollJam(stage=1)",
+                                                       "Reorder(stage=1, order=(1, 0))",
+                                                       "Reorder(stage=2, order=('r0', 1))"}),
+                                         ("batch_norm", {"Unroll(stage=0, factor=8)",
+                                                         "Reorder(stage=0, order=('r0', 1))"}),
                                          ("batch_norm_planes", {"ComputeWith(stage=0, nests=(0, 1, 2))",
                                                                 "ComputeWith(stage=0, reductions=(0, 2))"}),
                                          ("layer_norm", {str(RFactor(stage=1, chunks=CPU_CORES)),
                                                          "ComputeWith(stage=0, nests=(0, 1))",
-                                                         "ComputeWith(stage=0, reductions=(0, 1))"})])
+                                                         "ComputeWith(stage=0, reductions=(0, 1))",
+                                                         "Reorder(stage=1, order=('r0', 0))"}),
+                                         ("pooling", {"Reorder(stage=0, order=(3, 2))"})])
 def test_a_printed_cpu_plan_given_back_is_in_force(request, case, kinds):
     """Every directive of the printed plan given back (as `--schedule FILE` reads it) is in force
     already: none refused, the same tiled IR and the same bits; the unroll-reuse-loops' UnrollJam,
-    jam-sweep-terms' Unroll, split-column-reductions' RFactor and the sibling fusions' ComputeWith
-    among them, each listed as the user's."""
+    jam-sweep-terms' Unroll, split-column-reductions' RFactor, the sibling fusions' ComputeWith and
+    the Reorders of interchange-column-reductions, reorder-for-reuse and hoist-tile-loops among
+    them, each listed as the user's."""
     call, _ = request.getfixturevalue(case)
     name = {"linear_ce": "fused_linear_cross_entropy_loss_grad", "batch_norm": "batch_norm_backward",
-            "batch_norm_planes": "batch_norm_backward", "layer_norm": "layer_norm_backward"}[case]
+            "batch_norm_planes": "batch_norm_backward", "layer_norm": "layer_norm_backward",
+            "pooling": "pooling_backward"}[case]
     planned = tilegrad.compile(name, "cpu")
     text = "\n".join(f"{d}  # {who}" for d, who in schedule_of(planned, call).items())
     given = tilegrad.compile(name, "cpu", schedule=text)
@@ -365,3 +379,58 @@ def test_a_user_compute_with_naming_no_siblings_is_refused(layer_norm, directive
                                                       "ComputeWith (the ones they can: ComputeWith(stage=0, nests=(0, "
                                                       "1)); ComputeWith(stage=0, reductions=(0, 1)))")):
         tilegrad.compile("layer_norm_backward", "cpu", schedule=directive).plan(**call)
+
+
+@pytest.mark.parametrize("case, off, guard", [
+    ("batch_norm", "Reorder(stage=0, order=(1, 'r0'))", False),  # interchange-column-reductions'
+    ("batch_norm", "Reorder(stage=0, order=(1, 'r0'))", True),
+    ("linear_ce", "Reorder(stage=1, order=(0, 1))", False),  # reorder-for-reuse's
+    ("pooling", "Reorder(stage=0, order=(2, 3))", False),  # hoist-tile-loops'
+])
+def test_a_user_reorder_in_the_present_order_leaves_the_loops(request, case, off, guard):
+    """A Reorder naming the planner's loops in the order they have leaves them as they are: listed
+    as the user's (the planner's it names gone), the tiled IR changes, the results match the oracle."""
+    call, want = request.getfixturevalue(case)
+    name = {"linear_ce": "fused_linear_cross_entropy_loss_grad", "batch_norm": "batch_norm_backward",
+            "pooling": "pooling_backward"}[case]
+    planned = tilegrad.compile(name, "cpu")
+    own = str(replace(parse_directive(off), order=parse_directive(off).order[::-1]))
+    assert schedule_of(planned, call)[own] == "planner"
+    kernel = tilegrad.compile(name, "cpu", guard=guard, schedule=off)
+    schedule = schedule_of(kernel, call)
+    assert schedule[off] == "user" and own not in schedule
+    assert kernel.ir("tiled", **call) != planned.ir("tiled", **call)
+    got = kernel(**call)
+    for ours, expected in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+        np.testing.assert_allclose(ours, expected, rtol=1e-4, atol=1e-4)
+
+
+SUMS = (Path(__file__).parent / "filecheck" / "interchange-column-reductions" / "directives.mlir").read_text()
+
+
+@pytest.mark.parametrize("spec, message", [
+    ('interchange-column-reductions{directives="Reorder(stage=0, order=(1, 0))"}',
+     "Reorder(stage=0, order=(1, 0)): names no column loop of column-walking sums that interchange-column-reductions "
+     "can transform (the ones it can: Reorder(stage=0, order=('r0', 1)); Reorder(stage=1, order=('r0', 1)))"),
+    ('reorder-for-reuse{directives="Reorder(stage=0, order=(1, 0))"}',
+     "names no tile loop re-read by every iteration of the loop around it that reorder-for-reuse can transform (the "
+     "ones it can: none in this kernel)"),
+    ('hoist-tile-loops{directives="Reorder(stage=2, order=(1, 0))"}',
+     "names no parallel loop holding only a tile loop that hoist-tile-loops can transform"),
+    ('interchange-column-reductions{directives="Reorder(stage=0, order=(\\"r1\\", \\"r0\\", 1))"}',
+     "Reorder(stage=0, order=('r1', 'r0', 1)): interchange-column-reductions can nest these loops as "
+     "Reorder(stage=0, order=('r0', 'r1', 1)) (interchanged) or as Reorder(stage=0, order=(1, 'r0', 'r1')) (as they "
+     "are), no other order"),
+])
+def test_a_reorder_a_pass_cannot_carry_out_is_refused(spec, message):
+    """In `tilegrad opt`: a Reorder naming loops the pass does not interchange, or an order that is
+    neither the pass's nor the loops' own (two sums over reduction axes 0 and 1 in one column loop)."""
+    from tilegrad.pipeline import run_passes
+
+    ir = SUMS.split("// CHECK:")[0]
+    if "r1" in spec:  # stage 0's column loop also sums over a reduction axis 1
+        second = ir[ir.index("        %s = scf.for"):ir.index("        memref.store %s")]
+        ir = ir.replace(second, second + second.replace("%s =", "%s1 =").replace("axis = 0>", "axis = 1>"), 1)
+    with pytest.raises(ScheduleError) as err:
+        run_passes(ir, spec)
+    assert message in str(err.value)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from tilegrad.errors import ScheduleError
-from tilegrad.schedule import Directive, parse_schedule
+from tilegrad.schedule import Directive, Reorder, parse_schedule
 
 T = TypeVar("T")
 
@@ -51,4 +51,20 @@ def chosen(step, candidates: Sequence[tuple[Directive, T]], what: str) -> list[t
         named = [d for d in given if d.names(own)]
         if named and not named[-1].off:  # (the last one given for the same thing wins)
             found.append((thing, named[-1]))
+    return found
+
+
+def reordered(step, candidates: Sequence[tuple[Reorder, tuple[int | str, ...], T]], what: str) -> list[T]:
+    """What `step` interchanges, in the order of `candidates` ((its own Reorder, the order the loops
+    have now, the thing), every one it can), as `chosen` picks them: a Reorder in the pass's order
+    interchanges the thing, one in the order the loops have leaves it as it is; any other order is
+    refused (ScheduleError naming both it can)."""
+    found = []
+    picked = chosen(step, [(own, (own, present, thing)) for own, present, thing in candidates], what)
+    for (own, present, thing), directive in picked:
+        if directive.order == own.order:
+            found.append(thing)
+        elif directive.order != present:
+            raise ScheduleError(f"{directive}: {step.name} can nest these loops as {own} (interchanged) or as "
+                                f"{Reorder(stage=own.stage, order=present)} (as they are), no other order")
     return found

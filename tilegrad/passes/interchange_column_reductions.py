@@ -12,12 +12,15 @@ channels. Interchanged, each term is a contiguous row the vectorizer streams, an
 stay in a stack row (L1); sums over the same range share one sweep of the data. Each sum still
 adds its terms in the same order, one after another, so results are bitwise those of the plain
 loop; a blocked long sum (float64 partials per 1024 terms) keeps its blocks the same way. For
-targets without UB staging (cpu), after tiling.
+targets without UB staging (cpu), after tiling. The cpu planner lists each interchange as
+`Reorder(stage, order=('rK', column axis))` (the sums' loops, by their reduction axis, outside the
+column loop); a Reorder in the loops' own order leaves the sums walking the column.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
@@ -27,6 +30,7 @@ from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import BlockBuilder
+from tilegrad.passes.applying import reordered
 from tilegrad.passes.common import (
     blocked_shape,
     check_counts,
@@ -37,9 +41,11 @@ from tilegrad.passes.common import (
     loop_role,
     make_for,
     same_range,
+    stage_number,
     sum_loop,
     walks_columns,
 )
+from tilegrad.schedule import Directive, Reorder
 
 ROW = 512
 """Sums a row accumulates at once: 2 KiB of float32 (4 KiB float64), L1-resident; longer contiguous
@@ -274,8 +280,10 @@ def _retarget(part: scf.ForOp, mapping: dict, first: scf.ForOp) -> scf.ForOp:
     return part
 
 
-def interchange_function(fn: func.FuncOp, row: int = ROW) -> None:
-    entry = fn.body.block
+def interchanged(fn: func.FuncOp) -> list[tuple[scf.ForOp, list[Operation]]]:
+    """The innermost parallel loops interchange-column-reductions interchanges in `fn`, each with
+    its sums: its decision, which the cpu planner lists too."""
+    found = []
     for p in [o for o in fn.walk() if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL]:
         if any(isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL for o in p.body.walk() if o is not p):
             continue  # not innermost
@@ -283,20 +291,46 @@ def interchange_function(fn: func.FuncOp, row: int = ROW) -> None:
             continue  # the stage's own outer loop: cores split it
         sums = _candidates(p)
         if sums:
-            _Rewrite(p, sums, entry, row).apply()
+            found.append((p, sums))
+    return found
+
+
+Interchange = tuple[func.FuncOp, scf.ForOp, list[Operation]]
+"""A function, its column loop and the sums interchanged in it."""
+
+
+def interchanges(module: Operation) -> list[tuple[Reorder, tuple[int | str, ...], Interchange]]:
+    """Each interchange as (its Reorder: the sums' loops, 'rK', outside the column loop; the order
+    the loops have now; (function, column loop, sums))."""
+    found = []
+    for fn in functions(module):
+        for p, sums in interchanged(fn):
+            rows = tuple(dict.fromkeys(f"r{loop_axis(sum_loop(s))}" for s in sums))
+            found.append((Reorder(stage=stage_number(fn), order=(*rows, loop_axis(p))), (loop_axis(p), *rows),
+                          (fn, p, sums)))
+    return found
 
 
 @dataclass(frozen=True)
 class InterchangeColumnReductions(ModulePass):
-    """Turn column-walking sums into row accumulations (targets without UB staging)."""
+    """Turn column-walking sums into row accumulations (targets without UB staging); with
+    `directives` (Reorder, printed, `;`-separated: passes/applying.py), the column loops they name
+    (the column loop's axis and its sums' 'rK'): the sums outside interchanges them, the column loop
+    outside leaves them as they are."""
 
     name = "interchange-column-reductions"
     row: int = ROW
     """Sums a stack row accumulates at once."""
+    directives: str | None = None
+    takes_text: ClassVar[str] = "Reorder"
 
     def __post_init__(self):
         check_counts(self, "row")
 
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, Reorder)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in functions(op):
-            interchange_function(fn, self.row)
+        for fn, p, sums in reordered(self, interchanges(op), "column loop of column-walking sums"):
+            _Rewrite(p, sums, fn.body.block, self.row).apply()

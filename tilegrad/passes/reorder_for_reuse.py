@@ -6,12 +6,14 @@ over j streams all of w. When w is larger than the cache, every row i reads it a
 step is sized so that the rows a tile reads (tile x reduction extent elements) fill at most
 `cache_bytes`: every i then reads the same tile of w from the core's own cache, as a GEMM's
 cache blocking does. Only loops whose iterations are independent (parallel, tile) are reordered, so
-each result is computed exactly as before.
+each result is computed exactly as before. The cpu planner lists each move as `Reorder(stage,
+order=(tile axis, outer axis))`; a Reorder in the loops' own order leaves them as they are.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
@@ -20,7 +22,9 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import LoopRole
-from tilegrad.passes.common import REDUCTION_ROLES, depends_on, loop_role
+from tilegrad.passes.applying import reordered
+from tilegrad.passes.common import REDUCTION_ROLES, depends_on, enclosing_func, loop_axis, loop_role, stage_number
+from tilegrad.schedule import Directive, Reorder
 
 MIN_TILE = 16
 
@@ -73,30 +77,64 @@ def _reorder(outer: scf.ForOp, tile: scf.ForOp, extent: SSAValue, cache_bytes: i
     tile.erase()
 
 
-def reorder_function(root: Operation, cache_bytes: int) -> None:
+def _pairs(root: Operation) -> list[tuple[scf.ForOp, scf.ForOp]]:
+    """Each parallel loop whose only loop is a tile loop, with that tile loop."""
+    found = []
     for outer in [o for o in root.walk() if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL]:
         inner = [o for o in outer.body.block.ops if isinstance(o, scf.ForOp)]
-        if len(inner) != 1 or loop_role(inner[0]) != LoopRole.TILE:
-            continue
-        tile = inner[0]
+        if len(inner) == 1 and loop_role(inner[0]) == LoopRole.TILE:
+            found.append((outer, inner[0]))
+    return found
+
+
+def _moved_bounds(outer: scf.ForOp, tile: scf.ForOp) -> list[Operation]:
+    """The tiler's constants among the tile loop's bounds, which move out with the loop."""
+    return list(dict.fromkeys(b.owner for b in (tile.lb, tile.ub, tile.step)
+                              if isinstance(b.owner, arith.ConstantOp) and b.owner.parent_op() is outer))
+
+
+def reuse_reorders(root: Operation) -> list[tuple[Reorder, tuple[int, int], tuple[scf.ForOp, scf.ForOp, tuple]]]:
+    """The tile loops reorder-for-reuse moves outside the parallel loop around them, each as (its
+    Reorder: the tile loop's axis, then the parallel loop's; the order they have now; (parallel
+    loop, tile loop, the re-read rows' extent and load)): its decision, which the cpu planner lists too."""
+    found = []
+    for outer, tile in _pairs(root):
         reused = _reused_rows(outer, tile)
-        for bound in (tile.lb, tile.ub, tile.step):  # the tiler's constants move out with the loop
-            if isinstance(bound.owner, arith.ConstantOp) and bound.owner.parent_op() is outer:
-                bound.owner.detach()
-                outer.parent_block().insert_op_before(bound.owner, outer)
-        if reused is None or any(outer.is_ancestor(v.owner) for v in (tile.lb, tile.ub, tile.step, reused[0])):
+        moved = _moved_bounds(outer, tile)
+        if reused is None or any(outer.is_ancestor(v.owner) and v.owner not in moved
+                                 for v in (tile.lb, tile.ub, tile.step, reused[0])):
             continue
-        element_bytes = max(getattr(reused[1].results[0].type, "bitwidth", 32) // 8, 1)
-        _reorder(outer, tile, reused[0], cache_bytes, element_bytes)
+        present = (loop_axis(outer), loop_axis(tile))
+        found.append((Reorder(stage=stage_number(enclosing_func(outer)), order=present[::-1]), present,
+                      (outer, tile, reused)))
+    return found
 
 
 @dataclass(frozen=True)
 class ReorderForReuse(ModulePass):
     """Move tile loops whose data every outer iteration re-reads outside that loop, sized to
-    `cache_bytes`."""
+    `cache_bytes`; with `directives` (Reorder, printed, `;`-separated: passes/applying.py), the
+    loops they name (the tile loop's axis and the parallel loop's): the tile loop outside moves it,
+    the parallel loop outside leaves them as they are."""
 
     name = "reorder-for-reuse"
     cache_bytes: int = 1 << 18
+    directives: str | None = None
+    takes_text: ClassVar[str] = "Reorder"
+
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, Reorder)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        reorder_function(op, self.cache_bytes)
+        pairs = _pairs(op)
+        moving = {outer: reused for outer, _, reused in
+                  reordered(self, reuse_reorders(op), "tile loop re-read by every iteration of the loop around it")}
+        for outer, tile in pairs:
+            for constant in _moved_bounds(outer, tile):  # (whether or not the tile loop moves)
+                constant.detach()
+                outer.parent_block().insert_op_before(constant, outer)
+            if outer in moving:
+                extent, load = moving[outer]
+                element_bytes = max(getattr(load.results[0].type, "bitwidth", 32) // 8, 1)
+                _reorder(outer, tile, extent, self.cache_bytes, element_bytes)

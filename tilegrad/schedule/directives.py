@@ -19,6 +19,7 @@ Every directive prints as the call that makes it (`Parallel(stage=3, axes=(0, 1)
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import ClassVar
@@ -202,15 +203,26 @@ class Split(Directive):
 
 @dataclass(frozen=True)
 class Reorder(Directive):
-    """The stage's loops nested in `order` (axis numbers, outer to inner)."""
+    """The stage's loops nested in `order` (axis numbers, outer to inner; a reduction's loop as
+    'rK', K its axis in the reduction's own domain, which is numbered apart from the stage's and
+    may repeat one of its numbers). The order the loops have already leaves them as they are (a
+    user's override of the planner's). It names the planner's Reorder of the same stage and the
+    same set of loops."""
 
-    order: tuple[int, ...] = ()
+    order: tuple[int | str, ...] = ()
     kind: ClassVar[str] = "interchange loops"
+
+    def names(self, other: Directive) -> bool:
+        return super().names(other) and set(self.order) == set(getattr(other, "order", ()))
 
     def check(self) -> None:
         super().check()
         for a in self.order:
-            _axis(self, "order", a)
+            if isinstance(a, str):
+                if not re.fullmatch(r"r(0|[1-9][0-9]*)", a):
+                    raise ScheduleError(f"{self}: order's {a!r} must be a reduction's loop 'rK' (K its axis >= 0)")
+            else:
+                _axis(self, "order", a)
         if len(set(self.order)) != len(self.order) or len(self.order) < 2:
             raise ScheduleError(f"{self}: order must list two or more distinct axes")
 

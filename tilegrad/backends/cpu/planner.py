@@ -14,11 +14,12 @@ sum loop; 0 for an unmarked window loop).
   fuse-sibling-reductions: ComputeWith(reductions=...)
   partition-clamped-loops: Partition(by=clamp)    split-stride-phases: Partition(by=residue)
   overlap-vector-tails: Split(tail=shift_inwards) outline-sibling-nests: Outline
+  interchange-column-reductions, reorder-for-reuse, hoist-tile-loops: Reorder (a sum's loop as 'rK')
 
 Canonicalizations, not listed (no alternative a directive would choose): the loops stage's
 fuse-sibling-loops, forward-stored-values, fold-affine-tests, separate-strided-load-groups.
-Not yet listed: defer-sum-epilogues (a choice no directive states yet), interchange-column-reductions
-and reorder-for-reuse (Reorder), unswitch-invariant-selects (Specialize)."""
+Not yet listed: defer-sum-epilogues (a choice no directive states yet), unswitch-invariant-selects
+(Specialize)."""
 
 from __future__ import annotations
 
@@ -35,12 +36,15 @@ from tilegrad.passes.common import (
 )
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops, fusions
 from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions, merged_reductions
+from tilegrad.passes.hoist_tile_loops import HoistTileLoops, hoisted
+from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions, interchanges
 from tilegrad.passes.jam_row_sweeps import JamRowSweeps, jammed_rows
 from tilegrad.passes.jam_sweep_terms import JamSweepTerms, jammed_sweeps
 from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests, outlines
 from tilegrad.passes.overlap_vector_tails import OverlapVectorTails, overlapped_loops
 from tilegrad.passes.pack_reused_panels import PackReusedPanels, panel_decisions
 from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops, partitioned_loops
+from tilegrad.passes.reorder_for_reuse import ReorderForReuse, reuse_reorders
 from tilegrad.passes.split_column_reductions import SplitColumnReductions, rfactors
 from tilegrad.passes.split_stride_phases import SplitStridePhases, phase_split_loops
 from tilegrad.passes.stream_stores import StreamStores, streamable_loops
@@ -91,6 +95,12 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
                        for fn in functions(module) for _, row in chunked_sweeps(fn))
     if isinstance(step, UnrollReuseLoops):
         return reused_loops(module, step)
+    if isinstance(step, InterchangeColumnReductions):  # the sums' loops outside the column loop
+        return _unique(own for own, _, _ in interchanges(module))
+    if isinstance(step, ReorderForReuse):  # the tile loop outside the parallel loop that re-reads it
+        return _unique(own for own, _, _ in reuse_reorders(module))
+    if isinstance(step, HoistTileLoops):  # the tile loop outside the parallel loop it is all the body of
+        return _unique(own for own, _, _ in hoisted(module))
     if isinstance(step, JamSweepTerms):
         return _unique(Unroll(stage=stage_number(fn), axis=loop_axis(sweep), factor=step.terms)
                        for fn in functions(module) for sweep, _ in jammed_sweeps(fn) if step.terms > 1)
