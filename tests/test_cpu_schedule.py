@@ -108,8 +108,8 @@ def test_a_user_outline_off_keeps_the_stage_whole(guard):
 @pytest.mark.parametrize("directive, message", [
     ("UnrollJam(stage=1, factor=2)", "UnrollJam(stage=1): names no loop a cpu pass can transform by UnrollJam "
                                      "(the ones they can: UnrollJam(stage=0, factor=4))"),
-    ("Unroll(stage=0, factor=2)", "Unroll(stage=0, factor=2): names no sweep over stack rows of accumulators that "
-                                  "jam-sweep-terms can transform (the ones it can: none in this kernel)"),
+    ("Unroll(stage=0, factor=2)", "Unroll(stage=0, factor=2): names no loop a cpu pass can transform by Unroll "
+                                  "(the ones they can: none in this kernel)"),
     ("Store(stage=0, tensor='g')", "Store(stage=0, tensor='g'): names no loop storing a write-only output that "
                                    "stream-stores can transform"),
     ("Split(stage=0, axis=1, factor=12, tail='peel')", "names no row loop of a sweep of jammed rows"),

@@ -38,7 +38,7 @@ from tilegrad.passes.tile_for_target import TileForTarget
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects
-from tilegrad.schedule import Directive, RFactor, ScheduleHint, UnrollJam
+from tilegrad.schedule import Directive, RFactor, ScheduleHint, Specialize, Unroll, UnrollJam
 from tilegrad.targets import Target
 
 
@@ -148,9 +148,10 @@ class CpuBackend(Backend):
                                     f"(the ones they can: {can or 'none in this kernel'})")
 
 
-ROUTED = (UnrollJam,)
-"""Kinds more than one cpu pass carries out (jam-row-sweeps' and unroll-reuse-loops' UnrollJam): a
-user's goes to the pass whose planned loop it names."""
+ROUTED = (UnrollJam, Unroll, Specialize)
+"""Kinds more than one cpu pass carries out (jam-row-sweeps' and unroll-reuse-loops' UnrollJam;
+jam-sweep-terms' and unroll-short-reductions' Unroll; unswitch-invariant-selects' and
+branch-guarded-reads' Specialize): a user's goes to the pass whose planned loop it names."""
 
 
 def _takes(step: ModulePass, directive: Directive) -> bool:
