@@ -172,16 +172,62 @@ def batch_norm():
     return call, (dx, (dy64 * x64).sum(axis=0, keepdims=True), dy64.sum(axis=0, keepdims=True))
 
 
+def library_call(name: str, attrs: dict, seed: int, **shapes) -> tuple[dict, object]:
+    """A library op's call on random inputs (made consistent: max pooling's y is the max pool of x),
+    and its float64 oracle."""
+    from tilegrad.inputs import complete_shapes, random_inputs
+    from tilegrad.references import consistent_inputs
+
+    op = tilegrad.get_op(name)
+    normalized = {n: s.normalize(n, attrs.get(n, s.default)) for n, s in op.attrs.items()
+                  if n in attrs or not s.required}
+    shapes = complete_shapes(op, shapes, {}, normalized)
+    arrays = random_inputs(op, shapes, {}, normalized, np.random.default_rng(seed))
+    arrays = consistent_inputs(name, arrays, normalized)
+    return {**arrays, **attrs}, reference(name, arrays, normalized)
+
+
+@pytest.fixture(scope="module")
+def max_pooling():
+    """Max pooling 2-D backward, 3x3 windows at stride 2 padded: its windows unrolled (Unroll) and
+    its window scan versioned on the plane's NaN flag (Specialize, unswitch-invariant-selects)."""
+    return library_call("pooling_backward", dict(mode="max", window=(3, 3), stride=(2, 2), padding=(1, 1)), 6,
+                        x=(2, 3, 15, 13), y=(2, 3, 8, 7))
+
+
+@pytest.fixture(scope="module")
+def divisive_normalization():
+    """Divisive normalization backward: its windows' reads of x under bounds tests run in branches
+    (Specialize, branch-guarded-reads)."""
+    return library_call("divisive_normalization_backward", {}, 7, x=(2, 3, 9, 11))
+
+
+WINDOWS = {
+    "unroll": ("max_pooling", "pooling_backward", "Unroll(stage=0)", "Unroll(stage=0, factor=1)"),
+    "unswitch": ("max_pooling", "pooling_backward", "Specialize(stage=0, axis=3, condition='y_plane_finite[i0, i1] "
+                 "== 0.0')", "Specialize(stage=0, axis=3, condition='y_plane_finite[i0, i1] == 0.0', versioned=False)"),
+    "branch": ("divisive_normalization", "divisive_normalization_backward",
+               "Specialize(stage=0, axis=3, condition='x in bounds')",
+               "Specialize(stage=0, axis=3, condition='x in bounds', versioned=False)"),
+}
+"""The window passes' decisions, each on a library op that has it: fixture, op, the planner's
+directive, the user's that turns it off."""
+
+
 @pytest.mark.parametrize("case, kinds", [("linear_ce", {"UnrollJam(stage=1, axis=1, factor=4)", "UnrollJam(stage=1)"}),
                                          ("batch_norm", {"Unroll(stage=0, factor=8)"}),
-                                         ("layer_norm", {str(RFactor(stage=1, chunks=CPU_CORES))})])
+                                         ("layer_norm", {str(RFactor(stage=1, chunks=CPU_CORES))}),
+                                         ("max_pooling", {WINDOWS["unroll"][2], WINDOWS["unswitch"][2]}),
+                                         ("divisive_normalization", {WINDOWS["branch"][2]})])
 def test_a_printed_cpu_plan_given_back_is_in_force(request, case, kinds):
     """Every directive of the printed plan given back (as `--schedule FILE` reads it) is in force
     already: none refused, the same tiled IR and the same bits; the unroll-reuse-loops' UnrollJam,
-    jam-sweep-terms' Unroll and split-column-reductions' RFactor among them, each listed as the user's."""
+    jam-sweep-terms' Unroll and split-column-reductions' RFactor among them, and the window passes'
+    Unroll and Specialize, each listed as the user's."""
     call, _ = request.getfixturevalue(case)
     name = {"linear_ce": "fused_linear_cross_entropy_loss_grad", "batch_norm": "batch_norm_backward",
-            "layer_norm": "layer_norm_backward"}[case]
+            "layer_norm": "layer_norm_backward", "max_pooling": "pooling_backward",
+            "divisive_normalization": "divisive_normalization_backward"}[case]
     planned = tilegrad.compile(name, "cpu")
     text = "\n".join(f"{d}  # {who}" for d, who in schedule_of(planned, call).items())
     given = tilegrad.compile(name, "cpu", schedule=text)
@@ -229,3 +275,44 @@ def test_a_user_unroll_jam_naming_no_loop_is_refused(linear_ce):
                                             r"factor=4\)"):
         tilegrad.compile("fused_linear_cross_entropy_loss_grad", "cpu",
                          schedule="UnrollJam(stage=1, axis=2, factor=2)").plan(**call)
+
+
+@pytest.mark.parametrize("guard", [False, True])
+@pytest.mark.parametrize("case", WINDOWS)
+def test_a_user_directive_turns_a_window_decision_off(request, case, guard):
+    """The plan lists the window pass's decision; the user's directive that turns it off is in force
+    (listed as the user's, the planner's gone), the tiled IR keeps the loop, the select or the clamp
+    the pass would remove, and the result still matches the float64 oracle."""
+    fixture, name, planned, off = WINDOWS[case]
+    call, want = request.getfixturevalue(fixture)
+    default = tilegrad.compile(name, "cpu")
+    assert schedule_of(default, call)[planned] == "planner"
+    kernel = tilegrad.compile(name, "cpu", guard=guard, schedule=off)
+    schedule = schedule_of(kernel, call)
+    assert schedule[off] == "user" and planned not in schedule
+    tiled, before = kernel.ir("tiled", **call), default.ir("tiled", **call)
+    if case == "unroll":  # the window loops stay (the llvm stage still unrolls them: a canonicalization)
+        assert tiled.count("#tg.loop<reduce") > before.count("#tg.loop<reduce")
+    elif case == "unswitch":  # the scan is not chosen by the flag: one copy, the flag read per element
+        assert tiled.count("memref.load %y_plane_finite") > before.count("memref.load %y_plane_finite")
+        assert "Partition(stage=0, axis=3)" in schedule
+    else:  # the reads of x keep their clamps, under selects
+        assert tiled.count("arith.minsi") > before.count("arith.minsi") and tiled.count("scf.if") < before.count(
+            "scf.if")
+    got = kernel(**call)
+    for ours, expected in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+        np.testing.assert_allclose(ours, expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("directive, message", [
+    ("Specialize(stage=0, axis=3, condition='y[i0, i1] == 0.0')",
+     "Specialize(stage=0, axis=3, condition='y[i0, i1] == 0.0'): names no loop a cpu pass can transform by "
+     "Specialize (the ones they can: Specialize(stage=0, axis=3, condition='y_plane_finite[i0, i1] == 0.0'))"),
+    ("Unroll(stage=0, factor=2)", "Unroll(stage=0, factor=2): unroll-short-reductions unrolls a window fully "
+                                  "(factor=0) or leaves it a loop (factor=1)"),
+])
+def test_a_window_directive_naming_no_decision_is_refused(max_pooling, directive, message):
+    call, _ = max_pooling
+    with pytest.raises(ScheduleError) as err:
+        tilegrad.compile("pooling_backward", "cpu", schedule=directive).plan(**call)
+    assert message in str(err.value)
