@@ -5,6 +5,10 @@ Left as a loop, LLVM sees a loop nest whose inner loops run 2-5 times: it unswit
 conditions that hold per window (a NaN y in max pooling) and the loop over output elements ends
 up with branches and no vectorization. Unrolled here, that loop is innermost and straight-line,
 and vectorizes. Only small bodies are unrolled (at most MAX_TRIPS trips and MAX_OPS ops in all).
+
+Each unrolled window is `Unroll(stage=S, axis=A, factor=0)` (its reduction's axis); with `directives`
+(the cpu tiled stage), the pass unrolls exactly the windows they name (factor=1: left a loop). In the
+llvm stage of every backend it runs without them, a canonicalization: what is left is unrolled there.
 """
 
 from __future__ import annotations
