@@ -116,8 +116,8 @@ def test_a_user_outline_off_keeps_the_stage_whole(pooling, guard):
 @pytest.mark.parametrize("directive, message", [
     ("UnrollJam(stage=1, factor=2)", "UnrollJam(stage=1): names no loop a cpu pass can transform by UnrollJam "
                                      "(the ones they can: UnrollJam(stage=0, factor=4))"),
-    ("Unroll(stage=0, factor=2)", "Unroll(stage=0, factor=2): names no sweep over stack rows of accumulators that "
-                                  "jam-sweep-terms can transform (the ones it can: none in this kernel)"),
+    ("Unroll(stage=0, factor=2)", "Unroll(stage=0, factor=2): names no loop a cpu pass can transform by Unroll "
+                                  "(the ones they can: none in this kernel)"),
     ("Store(stage=0, tensor='g')", "Store(stage=0, tensor='g'): names no loop storing a write-only output that "
                                    "stream-stores can transform"),
     ("Split(stage=0, axis=1, factor=12, tail='peel')", "names no row loop of a sweep of jammed rows"),
@@ -195,6 +195,48 @@ def batch_norm_planes():
     return batch_norm_call((8, 16, 4, 4))
 
 
+def library_call(name: str, attrs: dict, seed: int, **shapes) -> tuple[dict, object]:
+    """A library op's call on random inputs (made consistent: max pooling's y is the max pool of x),
+    and its float64 oracle."""
+    from tilegrad.inputs import complete_shapes, random_inputs
+    from tilegrad.references import consistent_inputs
+
+    op = tilegrad.get_op(name)
+    normalized = {n: s.normalize(n, attrs.get(n, s.default)) for n, s in op.attrs.items()
+                  if n in attrs or not s.required}
+    shapes = complete_shapes(op, shapes, {}, normalized)
+    arrays = random_inputs(op, shapes, {}, normalized, np.random.default_rng(seed))
+    arrays = consistent_inputs(name, arrays, normalized)
+    return {**arrays, **attrs}, reference(name, arrays, normalized)
+
+
+@pytest.fixture(scope="module")
+def max_pooling():
+    """Max pooling 2-D backward, 3x3 windows at stride 2 padded: its windows unrolled (Unroll) and
+    its window scan versioned on the plane's NaN flag (Specialize, unswitch-invariant-selects)."""
+    return library_call("pooling_backward", dict(mode="max", window=(3, 3), stride=(2, 2), padding=(1, 1)), 6,
+                        x=(2, 3, 15, 13), y=(2, 3, 8, 7))
+
+
+@pytest.fixture(scope="module")
+def divisive_normalization():
+    """Divisive normalization backward: its windows' reads of x under bounds tests run in branches
+    (Specialize, branch-guarded-reads)."""
+    return library_call("divisive_normalization_backward", {}, 7, x=(2, 3, 9, 11))
+
+
+WINDOWS = {
+    "unroll": ("max_pooling", "pooling_backward", "Unroll(stage=0)", "Unroll(stage=0, factor=1)"),
+    "unswitch": ("max_pooling", "pooling_backward", "Specialize(stage=0, axis=3, condition='y_plane_finite[i0, i1] "
+                 "== 0.0')", "Specialize(stage=0, axis=3, condition='y_plane_finite[i0, i1] == 0.0', versioned=False)"),
+    "branch": ("divisive_normalization", "divisive_normalization_backward",
+               "Specialize(stage=0, axis=3, condition='x in bounds')",
+               "Specialize(stage=0, axis=3, condition='x in bounds', versioned=False)"),
+}
+"""The window passes' decisions, each on a library op that has it: fixture, op, the planner's
+directive, the user's that turns it off."""
+
+
 @pytest.mark.parametrize("case, kinds", [("linear_ce", {"UnrollJam(stage=1, axis=1, factor=4)", "UnrollJam(stage=1)",
                                                        "Reorder(stage=1, order=(1, 0))",
                                                        "Reorder(stage=2, order=('r0', 1))"}),
@@ -206,17 +248,20 @@ def batch_norm_planes():
                                                          "ComputeWith(stage=0, nests=(0, 1))",
                                                          "ComputeWith(stage=0, reductions=(0, 1))",
                                                          "Reorder(stage=1, order=('r0', 0))"}),
-                                         ("pooling", {"Reorder(stage=0, order=(3, 2))"})])
+                                         ("pooling", {"Reorder(stage=0, order=(3, 2))"}),
+                                         ("max_pooling", {WINDOWS["unroll"][2], WINDOWS["unswitch"][2]}),
+                                         ("divisive_normalization", {WINDOWS["branch"][2]})])
 def test_a_printed_cpu_plan_given_back_is_in_force(request, case, kinds):
     """Every directive of the printed plan given back (as `--schedule FILE` reads it) is in force
     already: none refused, the same tiled IR and the same bits; the unroll-reuse-loops' UnrollJam,
-    jam-sweep-terms' Unroll, split-column-reductions' RFactor, the sibling fusions' ComputeWith and
-    the Reorders of interchange-column-reductions, reorder-for-reuse and hoist-tile-loops among
-    them, each listed as the user's."""
+    jam-sweep-terms' Unroll, split-column-reductions' RFactor, the sibling fusions' ComputeWith, the
+    Reorders of interchange-column-reductions, reorder-for-reuse and hoist-tile-loops, and the window
+    passes' Unroll and Specialize among them, each listed as the user's."""
     call, _ = request.getfixturevalue(case)
     name = {"linear_ce": "fused_linear_cross_entropy_loss_grad", "batch_norm": "batch_norm_backward",
             "batch_norm_planes": "batch_norm_backward", "layer_norm": "layer_norm_backward",
-            "pooling": "pooling_backward"}[case]
+            "pooling": "pooling_backward", "max_pooling": "pooling_backward",
+            "divisive_normalization": "divisive_normalization_backward"}[case]
     planned = tilegrad.compile(name, "cpu")
     text = "\n".join(f"{d}  # {who}" for d, who in schedule_of(planned, call).items())
     given = tilegrad.compile(name, "cpu", schedule=text)
@@ -433,4 +478,45 @@ def test_a_reorder_a_pass_cannot_carry_out_is_refused(spec, message):
         ir = ir.replace(second, second + second.replace("%s =", "%s1 =").replace("axis = 0>", "axis = 1>"), 1)
     with pytest.raises(ScheduleError) as err:
         run_passes(ir, spec)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize("guard", [False, True])
+@pytest.mark.parametrize("case", WINDOWS)
+def test_a_user_directive_turns_a_window_decision_off(request, case, guard):
+    """The plan lists the window pass's decision; the user's directive that turns it off is in force
+    (listed as the user's, the planner's gone), the tiled IR keeps the loop, the select or the clamp
+    the pass would remove, and the result still matches the float64 oracle."""
+    fixture, name, planned, off = WINDOWS[case]
+    call, want = request.getfixturevalue(fixture)
+    default = tilegrad.compile(name, "cpu")
+    assert schedule_of(default, call)[planned] == "planner"
+    kernel = tilegrad.compile(name, "cpu", guard=guard, schedule=off)
+    schedule = schedule_of(kernel, call)
+    assert schedule[off] == "user" and planned not in schedule
+    tiled, before = kernel.ir("tiled", **call), default.ir("tiled", **call)
+    if case == "unroll":  # the window loops stay (the llvm stage still unrolls them: a canonicalization)
+        assert tiled.count("#tg.loop<reduce") > before.count("#tg.loop<reduce")
+    elif case == "unswitch":  # the scan is not chosen by the flag: one copy, the flag read per element
+        assert tiled.count("memref.load %y_plane_finite") > before.count("memref.load %y_plane_finite")
+        assert "Partition(stage=0, axis=3)" in schedule
+    else:  # the reads of x keep their clamps, under selects
+        assert tiled.count("arith.minsi") > before.count("arith.minsi") and tiled.count("scf.if") < before.count(
+            "scf.if")
+    got = kernel(**call)
+    for ours, expected in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+        np.testing.assert_allclose(ours, expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("directive, message", [
+    ("Specialize(stage=0, axis=3, condition='y[i0, i1] == 0.0')",
+     "Specialize(stage=0, axis=3, condition='y[i0, i1] == 0.0'): names no loop a cpu pass can transform by "
+     "Specialize (the ones they can: Specialize(stage=0, axis=3, condition='y_plane_finite[i0, i1] == 0.0'))"),
+    ("Unroll(stage=0, factor=2)", "Unroll(stage=0, factor=2): unroll-short-reductions unrolls a window fully "
+                                  "(factor=0) or leaves it a loop (factor=1)"),
+])
+def test_a_window_directive_naming_no_decision_is_refused(max_pooling, directive, message):
+    call, _ = max_pooling
+    with pytest.raises(ScheduleError) as err:
+        tilegrad.compile("pooling_backward", "cpu", schedule=directive).plan(**call)
     assert message in str(err.value)

@@ -39,18 +39,12 @@ def chosen(step, candidates: Sequence[tuple[Directive, T]], what: str) -> list[t
     a given directive names that does not turn it off, each by that directive. `what` says what the
     pass transforms, for the error naming a directive that names none of them."""
     given = given_directives(step, step.takes)
-    if given is None:
-        return [(thing, own) for own, thing in candidates]
-    for directive in given:
-        if not any(directive.names(own) for own, _ in candidates):
-            can = "; ".join(dict.fromkeys(str(own) for own, _ in candidates)) or "none in this kernel"
-            raise ScheduleError(f"{directive}: names no {what} that {step.name} can transform (the ones it can: "
-                                f"{can})")
+    refuse_unnamed(step, given, [own for own, _ in candidates], what)
     found = []
     for own, thing in candidates:
-        named = [d for d in given if d.names(own)]
-        if named and not named[-1].off:  # (the last one given for the same thing wins)
-            found.append((thing, named[-1]))
+        directive = in_force(given, own)
+        if directive is not None:
+            found.append((thing, directive))
     return found
 
 
@@ -68,3 +62,24 @@ def reordered(step, candidates: Sequence[tuple[Reorder, tuple[int | str, ...], T
             raise ScheduleError(f"{directive}: {step.name} can nest these loops as {own} (interchanged) or as "
                                 f"{Reorder(stage=own.stage, order=present)} (as they are), no other order")
     return found
+
+
+def in_force(given: tuple[Directive, ...] | None, own: Directive) -> Directive | None:
+    """The directive a pass carries out for the thing its own directive `own` names: `own` without
+    the `directives` option (`given` None); with it, the last given one naming it (the last one
+    given for the same thing wins), or None where none does or that one turns it off. For a pass
+    whose candidates appear as it transforms (chosen takes them all first)."""
+    if given is None:
+        return own
+    named = [d for d in given if d.names(own)]
+    return named[-1] if named and not named[-1].off else None
+
+
+def refuse_unnamed(step, given: tuple[Directive, ...] | None, candidates: Sequence[Directive], what: str) -> None:
+    """ScheduleError for a given directive that names none of `candidates` (the step's own
+    directives for everything it can transform), listing them."""
+    for directive in given or ():
+        if not any(directive.names(own) for own in candidates):
+            can = "; ".join(dict.fromkeys(map(str, candidates))) or "none in this kernel"
+            raise ScheduleError(f"{directive}: names no {what} that {step.name} can transform (the ones it can: "
+                                f"{can})")

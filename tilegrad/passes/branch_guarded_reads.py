@@ -24,11 +24,20 @@ It runs before split-stride-phases, so a strided window (pooling with stride 2, 
 still `(v + c) / s` here) keeps its clamps and its partition: there the branches' masks, computed
 on 64-bit indices, cost more than the scalar edges they replace (max pooling 2-D ran 0.81x as
 fast), and LLVM turned a one-term window's stores into scatters (max pooling 3-D, 0.36x).
+
+A select's branch is `Specialize(stage=S, axis=A, condition='x in bounds')`: the body of loop A
+(the innermost around the select) runs a version of its read of x where the bounds test holds,
+unclamped, and the select's other value where it does not. One directive names the selects of a
+loop whose unclamped reads are of the same tensors (a window's terms: one per term would list
+dozens); with `directives`, the pass branches exactly those they name (versioned=False: the
+selects and clamps stay).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
@@ -36,8 +45,19 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import constant_index, feeding_ops
+from tilegrad.passes.applying import given_directives, in_force, refuse_unnamed
+from tilegrad.passes.common import (
+    constant_index,
+    enclosing_func,
+    feeding_ops,
+    functions,
+    loop_axis,
+    stage_number,
+    tensor_name,
+    viewed,
+)
 from tilegrad.passes.loop_affine import LoopAffine
+from tilegrad.schedule import Directive, Specialize
 
 _SGT, _SGE, _SLT = 4, 5, 2
 
@@ -105,14 +125,20 @@ def _guarded_ops(select: arith.SelectOp) -> list[Operation]:
     return ordered
 
 
+def _loop_of(select: arith.SelectOp) -> scf.ForOp | None:
+    """The innermost loop around the select."""
+    loop = select.parent_op()
+    while loop is not None and not isinstance(loop, scf.ForOp):
+        loop = loop.parent_op()
+    return loop
+
+
 def _droppable(select: arith.SelectOp, loads: list[memref.LoadOp]) -> list[tuple[memref.LoadOp, int, SSAValue]]:
     """(load, index position, v) for each clamp `min(max(v, 0), D - 1)` the select's condition
     proves, where v moves with the innermost loop around the select (consecutive iterations read
     neighbouring elements, which one masked vector load covers; a clamp of any other index is
     not what keeps the loop scalar, and stays)."""
-    loop = select.parent_op()
-    while loop is not None and not isinstance(loop, scf.ForOp):
-        loop = loop.parent_op()
+    loop = _loop_of(select)
     if loop is None:
         return []
     affine = LoopAffine(loop)
@@ -134,11 +160,27 @@ def _erase_dead(block: Block) -> None:
             op.erase()
 
 
-def _branch(select: arith.SelectOp) -> bool:
+def _own(select: arith.SelectOp, droppable: list[tuple[memref.LoadOp, int, SSAValue]]) -> Directive:
+    """The select's own directive: its loop's stage and axis, and the tensors it reads unclamped."""
+    fn = enclosing_func(select)
+    args = fn.body.block.args
+    tensors = sorted({tensor_name(fn, load.memref) if viewed(load.memref) in args else "a stack buffer"
+                      for load, _, _ in droppable})
+    loop = _loop_of(select)
+    assert loop is not None  # (droppable: there is one)
+    return Specialize(stage=stage_number(fn), axis=loop_axis(loop), condition=f"{', '.join(tensors)} in bounds")
+
+
+def _branch(select: arith.SelectOp, branches: Callable[[Directive], bool]) -> Directive | None:
+    """Branch the select if it has a clamp to drop and its own directive `branches` accepts; that
+    directive (None: nothing to drop)."""
     ops = _guarded_ops(select)
     droppable = _droppable(select, [o for o in ops if isinstance(o, memref.LoadOp)])
     if not droppable:
-        return False
+        return None
+    own = _own(select, droppable)
+    if not branches(own):
+        return own
     then = Block()
     for op in ops:
         op.detach()
@@ -152,21 +194,58 @@ def _branch(select: arith.SelectOp) -> bool:
     for load, position, v in droppable:
         load.operands[1 + position] = v
     _erase_dead(then)
-    return True
+    return own
 
 
-def branch_function(root: Operation) -> None:
+def branch_function(root: Operation, branches: Callable[[Directive], bool]) -> list[Directive]:
+    """Branch the selects of `root` whose own directive `branches` accepts; the own directives of all
+    that have a clamp to drop."""
     selects = [o for o in root.walk() if isinstance(o, arith.SelectOp)]
+    seen = []
     for select in reversed(selects):  # an outer select (later in its block) takes the inner ones along
-        _branch(select)
+        own = _branch(select, branches)
+        if own is not None:
+            seen.append(own)
+    return seen
+
+
+def branched_reads(module: ModuleOp) -> tuple[Directive, ...]:
+    """The selects branch-guarded-reads branches in `module`, by their own directives: its decision,
+    which the cpu planner lists. As the pass goes, without branching (a branch leaves the others'
+    decision as it was: it moves only ops that feed its select alone); where a select's branch
+    takes another select along, that one is decided where it moved to: there a copy of the
+    function is branched instead."""
+    found: list[Directive] = []
+    for fn in functions(module):
+        decided: list[Directive] = []
+        for select in reversed([o for o in fn.body.walk() if isinstance(o, arith.SelectOp)]):
+            ops = _guarded_ops(select)
+            droppable = _droppable(select, [o for o in ops if isinstance(o, memref.LoadOp)])
+            if not droppable:
+                continue
+            if any(isinstance(o, arith.SelectOp) for o in ops):
+                decided = branch_function(fn.clone(), lambda own: True)
+                break
+            decided.append(_own(select, droppable))
+        found += decided
+    return tuple(dict.fromkeys(found))
 
 
 @dataclass(frozen=True)
 class BranchGuardedReads(ModulePass):
     """Move what a select computes only for its true case into a branch on its condition, and drop
-    the index clamps that condition makes redundant."""
+    the index clamps that condition makes redundant; with `directives`, the selects they name."""
 
     name = "branch-guarded-reads"
+    directives: str | None = None
+    """Specialize directives, printed, `;`-separated (passes/applying.py): the selects they name."""
+    takes_text: ClassVar[str] = "Specialize (on bounds: condition='TENSORS in bounds')"
+
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, Specialize)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        branch_function(op)
+        given = given_directives(self, self.takes)
+        seen = branch_function(op, lambda own: in_force(given, own) is not None)
+        refuse_unnamed(self, given, seen, "select on a bounds test of a clamped read")

@@ -17,11 +17,17 @@ before the loop under a test that it runs at all, so no index is read that the l
 have read. A copy doubles the loop's code and LLVM's work on it, so the pass versions a loop only
 when one of its copies drops at least a quarter of the loop's operations, and never a stage's
 own loop (a stage is one loop nest).
+
+Each versioning is `Specialize(stage=S, axis=A, condition=C)`: the loop's stage and axis, and the
+test as `condition_text` prints it (`y_plane_finite[i0, i1] == 0.0`); with `directives`, the pass
+versions exactly the loops they name (versioned=False: left one loop, the select kept).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
@@ -29,7 +35,22 @@ from xdsl.dialects.builtin import IntegerType, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilegrad.passes.common import arg_roles, constant_index, erase_unused, pure_arith, viewed, written_memrefs
+from tilegrad.passes.applying import given_directives, in_force, refuse_unnamed
+from tilegrad.passes.common import (
+    arg_info,
+    arg_roles,
+    constant_index,
+    enclosing_func,
+    erase_unused,
+    functions,
+    loop_axis,
+    pure_arith,
+    stage_number,
+    tensor_name,
+    viewed,
+    written_memrefs,
+)
+from tilegrad.schedule import Directive, Specialize
 
 WORTH = 4
 """A copy must drop at least 1/WORTH of the loop's operations."""
@@ -95,24 +116,35 @@ def _dropped(loop: scf.ForOp, selects: list[arith.SelectOp], picked_true: bool, 
     return len(dead)
 
 
-def _candidate(loop: scf.ForOp, temps: set[SSAValue]) -> tuple[SSAValue, list[Operation]] | None:
-    """A condition to version `loop` on, and the ops that compute it: a test on data (a test on
-    indices alone is for the passes that split loops by index ranges)."""
+def _data_tests(loop: scf.ForOp, temps: set[SSAValue]) -> dict[SSAValue, tuple[list[arith.SelectOp], list[Operation]]]:
+    """The loop's invariant tests on data that selects pick by: each with its selects and the ops
+    that compute it (a test on indices alone is for the passes that split loops by index ranges)."""
     if "tg.stage" in loop.attributes:
-        return None
+        return {}
     invariant = _invariant_ops(loop, temps)
     if not any(isinstance(o, memref.LoadOp) for o in invariant):
-        return None
+        return {}
     tests = {r for o in invariant for r in o.results if r.type == IntegerType(1)}
     by_condition: dict[SSAValue, list[arith.SelectOp]] = {}
     for op in loop.body.walk():
         if isinstance(op, arith.SelectOp) and op.cond in tests:
             by_condition.setdefault(op.cond, []).append(op)
-    uses, size = _use_counts(loop), sum(1 for _ in loop.body.walk())
+    found = {}
     for cond, selects in by_condition.items():
         chain = _chain(cond, invariant)
-        if not any(isinstance(o, memref.LoadOp) for o in chain):
-            continue
+        if any(isinstance(o, memref.LoadOp) for o in chain):
+            found[cond] = (selects, chain)
+    return found
+
+
+def _candidate(loop: scf.ForOp, temps: set[SSAValue]) -> tuple[SSAValue, list[Operation]] | None:
+    """A condition to version `loop` on, and the ops that compute it: the first data test whose
+    selects, once picked, leave a copy without a WORTH-th of the loop's ops."""
+    tests = _data_tests(loop, temps)
+    if not tests:
+        return None
+    uses, size = _use_counts(loop), sum(1 for _ in loop.body.walk())
+    for cond, (selects, chain) in tests.items():
         if max(_dropped(loop, selects, side, uses) for side in (True, False)) * WORTH >= size:
             return cond, chain
     return None
@@ -155,22 +187,103 @@ def unswitch(loop: scf.ForOp, cond: SSAValue, chain: list[Operation]) -> scf.IfO
     return versions
 
 
+_SYMBOLS = {"addi": "+", "addf": "+", "subi": "-", "subf": "-", "muli": "*", "mulf": "*", "divf": "/",
+            "andi": "and", "ori": "or", "eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
+            "oeq": "==", "one": "!=", "olt": "<", "ole": "<=", "ogt": ">", "oge": ">="}
+"""Operators by op name (and comparisons by predicate) as the condition prints them; any other
+predicate prints as its name (`une`), any other op as a call (`maximumf(a, b)`)."""
+
+
+def condition_text(value: SSAValue, outermost: bool = True) -> str:
+    """A test as a Specialize directive states it: tensors and arguments by name (`y[i0, i1]`,
+    `x.dim(2)`), loop indices by their axis (`i3`), constants by value; stable from one compile to
+    the next, where the IR's value numbers are not."""
+    owner = value.owner
+    if isinstance(owner, Block):
+        parent = owner.parent_op()
+        if isinstance(parent, func.FuncOp):
+            return arg_info(parent, owner.args.index(value)).get("tg.name", f"arg{owner.args.index(value)}")
+        return f"i{loop_axis(parent)}" if isinstance(parent, scf.ForOp) else "?"
+    if isinstance(owner, arith.ConstantOp):
+        data = owner.value.value.data
+        return str(bool(data)).lower() if owner.result.type == IntegerType(1) else str(data)
+    if isinstance(owner, memref.LoadOp):
+        indices = ", ".join(condition_text(i) for i in owner.indices)
+        return f"{tensor_name(enclosing_func(owner), owner.memref)}[{indices}]"
+    if isinstance(owner, memref.DimOp):
+        return f"{tensor_name(enclosing_func(owner), owner.source)}.dim({condition_text(owner.index)})"
+    name = owner.name.split(".", 1)[1]
+    if isinstance(owner, (arith.CmpiOp, arith.CmpfOp)):
+        predicates = arith.CMPI_COMPARISON_OPERATIONS if isinstance(owner, arith.CmpiOp) else \
+            arith.CMPF_COMPARISON_OPERATIONS
+        name = predicates[owner.predicate.value.data]
+    parts = [condition_text(o, False) for o in owner.operands]
+    if name not in _SYMBOLS or len(parts) != 2:
+        return f"{name}({', '.join(parts)})"
+    text = f"{parts[0]} {_SYMBOLS[name]} {parts[1]}"
+    return text if outermost else f"({text})"
+
+
+def version_loops(fn: func.FuncOp, versions: Callable[[Directive], bool]) -> list[Directive]:
+    """Version each loop of `fn` that has a candidate (outermost first: a condition is tested as far
+    out as it is invariant; then the copies, which may have another) whose own directive `versions`
+    accepts; the own directives of all candidates met."""
+    temps = {value for value, role in arg_roles(fn).items() if role == "temp"}
+    seen: list[Directive] = []
+    pending = [o for o in fn.body.walk() if isinstance(o, scf.ForOp)]
+    while pending:
+        loop = pending.pop(0)
+        found = _candidate(loop, temps)
+        if found is None:
+            continue
+        own = Specialize(stage=stage_number(fn), axis=loop_axis(loop), condition=condition_text(found[0]))
+        seen.append(own)
+        if versions(own):
+            inside = {o for o in loop.walk() if isinstance(o, scf.ForOp)}
+            pending = [o for o in pending if o not in inside]
+            versioned = unswitch(loop, *found)
+            pending[:0] = [o for o in versioned.walk() if isinstance(o, scf.ForOp)]
+    return seen
+
+
+def versioned_loops(module: ModuleOp) -> tuple[Directive, ...]:
+    """The loops unswitch-invariant-selects versions in `module`, by their own directives: its
+    decision, which the cpu planner lists. As the pass goes, outermost first, without versioning
+    (a copy of a function is 0.1 s of max pooling 3-D's compile); where a versioned loop has
+    another data test or loops inside it, its copies may be versioned again, which shows only once
+    the first is made: there a copy of the function is versioned instead. (Not foreseen: a test
+    that becomes invariant only once a select is picked, `(flag ? y[r] : x[r, j]) > 0`.)"""
+    found: list[Directive] = []
+    for fn in functions(module):
+        temps = {value for value, role in arg_roles(fn).items() if role == "temp"}
+        decided: list[Directive] = []
+        for loop in [o for o in fn.body.walk() if isinstance(o, scf.ForOp)]:
+            if (candidate := _candidate(loop, temps)) is None:
+                continue
+            if any(isinstance(o, scf.ForOp) for o in loop.body.walk()) or len(_data_tests(loop, temps)) > 1:
+                decided = version_loops(fn.clone(), lambda own: True)
+                break
+            decided.append(Specialize(stage=stage_number(fn), axis=loop_axis(loop),
+                                      condition=condition_text(candidate[0])))
+        found += decided
+    return tuple(dict.fromkeys(found))
+
+
 @dataclass(frozen=True)
 class UnswitchInvariantSelects(ModulePass):
-    """Version a loop on a select whose condition does not change in it."""
+    """Version a loop on a select whose condition does not change in it; with `directives`, the loops
+    they name."""
 
     name = "unswitch-invariant-selects"
+    directives: str | None = None
+    """Specialize directives, printed, `;`-separated (passes/applying.py): the loops they name."""
+    takes_text: ClassVar[str] = "Specialize (on a data test)"
+
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, Specialize)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
-            roles = arg_roles(fn)
-            temps = {value for value, role in roles.items() if role == "temp"}
-            pending = [o for o in fn.body.walk() if isinstance(o, scf.ForOp)]
-            while pending:  # outermost first: a condition is tested as far out as it is invariant
-                loop = pending.pop(0)
-                found = _candidate(loop, temps)
-                if found is not None:
-                    inside = {o for o in loop.walk() if isinstance(o, scf.ForOp)}
-                    pending = [o for o in pending if o not in inside]
-                    versions = unswitch(loop, *found)
-                    pending[:0] = [o for o in versions.walk() if isinstance(o, scf.ForOp)]
+        given = given_directives(self, self.takes)
+        seen = [own for fn in functions(op) for own in version_loops(fn, lambda own: in_force(given, own) is not None)]
+        refuse_unnamed(self, given, seen, "loop with a select on an invariant data test")

@@ -244,11 +244,16 @@ class Fuse(Directive):
 
 @dataclass(frozen=True)
 class Unroll(Directive):
-    """`axis` unrolled `factor` times (0: fully, for a loop of known trip count)."""
+    """`axis` unrolled `factor` times (0: fully, for a loop of known trip count; 1: not unrolled, a
+    user's override of the planner's)."""
 
     axis: int = 0
     factor: int = 0
     kind: ClassVar[str] = "unroll a loop"
+
+    @property
+    def off(self) -> bool:
+        return self.factor == 1
 
     def check(self) -> None:
         super().check()
@@ -330,16 +335,28 @@ class Stage(Directive):
 
 @dataclass(frozen=True)
 class Specialize(Directive):
-    """The stage runs in two versions chosen once before its loops: one where `condition` (a
-    loop-invariant test, as printed in the IR) holds, the general one otherwise."""
+    """Loop `axis` runs in two versions chosen by `condition`: one where it holds, with what the test
+    decides folded in, the general one otherwise (`condition` as the plan prints it: tensors by name,
+    loop indices by axis, `i3`). versioned=False: one version (a user's override of the planner's).
+    A condition names what it is about, so `names` compares it too (spaces aside)."""
 
+    axis: int = 0
     condition: str = ""
-    kind: ClassVar[str] = "version a loop on an invariant test"
+    versioned: bool = True
+    kind: ClassVar[str] = "version a loop on a test"
+
+    @property
+    def off(self) -> bool:
+        return not self.versioned
+
+    def names(self, other: Directive) -> bool:
+        return super().names(other) and "".join(self.condition.split()) == "".join(other.condition.split())
 
     def check(self) -> None:
         super().check()
+        _axis(self, "axis", self.axis)
         if not self.condition:
-            raise ScheduleError(f"{self}: condition must state the invariant test")
+            raise ScheduleError(f"{self}: condition must state the test (as `tilegrad plan` prints it)")
 
 
 @dataclass(frozen=True)

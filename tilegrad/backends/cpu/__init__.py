@@ -38,7 +38,7 @@ from tilegrad.passes.tile_for_target import TileForTarget
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects
-from tilegrad.schedule import ComputeWith, Directive, Reorder, RFactor, ScheduleHint, UnrollJam
+from tilegrad.schedule import ComputeWith, Directive, Reorder, RFactor, ScheduleHint, Specialize, Unroll, UnrollJam
 from tilegrad.targets import Target
 
 
@@ -158,12 +158,13 @@ class CpuBackend(Backend):
                                     f"(the ones they can: {can or 'none in this kernel'})")
 
 
-ROUTED = (UnrollJam, RFactor, ComputeWith, Reorder)
+ROUTED = (UnrollJam, RFactor, ComputeWith, Reorder, Unroll, Specialize)
 """Kinds more than one cpu pass carries out (jam-row-sweeps' and unroll-reuse-loops' UnrollJam;
 split-column-reductions' and tile-for-target's RFactor; fuse-sibling-loops' and
 fuse-sibling-reductions' ComputeWith, of which the loops stage's fuse-sibling-loops plans none;
-interchange-column-reductions', reorder-for-reuse's and hoist-tile-loops' Reorder): a user's goes to
-the pass whose planned loop it names."""
+interchange-column-reductions', reorder-for-reuse's and hoist-tile-loops' Reorder; jam-sweep-terms'
+and unroll-short-reductions' Unroll; unswitch-invariant-selects' and branch-guarded-reads'
+Specialize): a user's goes to the pass whose planned loop it names."""
 
 
 def _check_column_rfactors(given: Sequence[Directive], earlier: Sequence[tuple[Directive, str]]) -> None:

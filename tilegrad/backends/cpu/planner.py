@@ -15,17 +15,19 @@ sum loop; 0 for an unmarked window loop).
   partition-clamped-loops: Partition(by=clamp)    split-stride-phases: Partition(by=residue)
   overlap-vector-tails: Split(tail=shift_inwards) outline-sibling-nests: Outline
   interchange-column-reductions, reorder-for-reuse, hoist-tile-loops: Reorder (a sum's loop as 'rK')
+  unroll-short-reductions: Unroll(factor=0)       unswitch-invariant-selects: Specialize
+  branch-guarded-reads: Specialize(condition='TENSORS in bounds')
 
 Canonicalizations, not listed (no alternative a directive would choose): the loops stage's
 fuse-sibling-loops, forward-stored-values, fold-affine-tests, separate-strided-load-groups.
-Not yet listed: defer-sum-epilogues (a choice no directive states yet), unswitch-invariant-selects
-(Specialize)."""
+Not yet listed: defer-sum-epilogues (a choice no directive states yet)."""
 
 from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from tilegrad.passes.branch_guarded_reads import BranchGuardedReads, branched_reads
 from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps, chunked_sweeps
 from tilegrad.passes.common import (
     enclosing_func,
@@ -49,6 +51,8 @@ from tilegrad.passes.split_column_reductions import SplitColumnReductions, rfact
 from tilegrad.passes.split_stride_phases import SplitStridePhases, phase_split_loops
 from tilegrad.passes.stream_stores import StreamStores, streamable_loops
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops, reuse_decisions
+from tilegrad.passes.unroll_short_reductions import UnrollShortReductions, unrolled_windows
+from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects, versioned_loops
 from tilegrad.schedule import (
     Directive,
     Memory,
@@ -104,6 +108,12 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
     if isinstance(step, JamSweepTerms):
         return _unique(Unroll(stage=stage_number(fn), axis=loop_axis(sweep), factor=step.terms)
                        for fn in functions(module) for sweep, _ in jammed_sweeps(fn) if step.terms > 1)
+    if isinstance(step, UnrollShortReductions):
+        return unrolled_windows(module)
+    if isinstance(step, BranchGuardedReads):
+        return branched_reads(module)
+    if isinstance(step, UnswitchInvariantSelects):
+        return versioned_loops(module)
     return ()
 
 
