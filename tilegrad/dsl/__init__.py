@@ -41,6 +41,7 @@ from tilegrad.dsl.opdef import (
 )
 from tilegrad.dsl.trace import check, output, scatter_add, temp
 from tilegrad.schedule import (
+    ComputeWith,
     Fuse,
     Outline,
     Parallel,
@@ -63,6 +64,6 @@ __all__ = [
     "reduce_min", "reduce_min_over", "reduce_sum", "reduce_sum_over", "rule", "scatter_add",
     "shaped", "shaped_by", "sigmoid", "sign", "sqrt", "tanh", "temp", "tensor", "where",
     # schedules (tilegrad.schedule): `@tg.op(schedule=...)`, `tg.schedule(op, target)`
-    "schedule", "ScheduleHint", "Fuse", "Outline", "Parallel", "Partition", "Reorder", "RFactor", "Specialize",
+    "schedule", "ScheduleHint", "ComputeWith", "Fuse", "Outline", "Parallel", "Partition", "Reorder", "RFactor", "Specialize",
     "Split", "Stage", "Store", "Unroll", "UnrollJam", "Vectorize",
 ]
