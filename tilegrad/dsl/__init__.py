@@ -42,6 +42,7 @@ from tilegrad.dsl.opdef import (
 from tilegrad.dsl.trace import check, output, scatter_add, temp
 from tilegrad.schedule import (
     ComputeWith,
+    Distribute,
     Fuse,
     Outline,
     Parallel,
@@ -64,6 +65,6 @@ __all__ = [
     "reduce_min", "reduce_min_over", "reduce_sum", "reduce_sum_over", "rule", "scatter_add",
     "shaped", "shaped_by", "sigmoid", "sign", "sqrt", "tanh", "temp", "tensor", "where",
     # schedules (tilegrad.schedule): `@tg.op(schedule=...)`, `tg.schedule(op, target)`
-    "schedule", "ScheduleHint", "ComputeWith", "Fuse", "Outline", "Parallel", "Partition", "Reorder", "RFactor",
-    "Specialize", "Split", "Stage", "Store", "Unroll", "UnrollJam", "Vectorize",
+    "schedule", "ScheduleHint", "ComputeWith", "Distribute", "Fuse", "Outline", "Parallel", "Partition", "Reorder",
+    "RFactor", "Specialize", "Split", "Stage", "Store", "Unroll", "UnrollJam", "Vectorize",
 ]

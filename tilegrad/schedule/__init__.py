@@ -8,6 +8,7 @@ from tilegrad.schedule.directives import (
     ComputeWith,
     Copy,
     Directive,
+    Distribute,
     Fuse,
     KernelSchedule,
     Memory,
@@ -34,4 +35,4 @@ from tilegrad.schedule.hint import ScheduleHint
 __all__ = ["Balance", "Copy", "Directive", "Fuse", "KernelSchedule", "Memory", "Outline", "Parallel", "Partition",
            "PartitionBy", "RFactor", "Reorder", "ScheduleHint", "Specialize", "Split", "Stage", "Store", "Tail",
            "Unroll", "UnrollJam", "VOCABULARY", "Vectorize", "make_directive", "parse_directive", "parse_schedule",
-           "ComputeWith"]
+           "ComputeWith", "Distribute"]

@@ -542,3 +542,27 @@ class ComputeWith(Directive):
 
 VOCABULARY[ComputeWith.__name__] = ComputeWith
 __all__ += ["ComputeWith"]
+
+
+@dataclass(frozen=True)
+class Distribute(Directive):
+    """The math after each sum in loop `axis` (a row loop of the stage, a loop of sums inside it)
+    runs after it, in a copy of the two loops of its own that reads the stored sums back (loop
+    distribution, or fission: the sums first, then their epilogues over the tile, which vectorize).
+    `distributed=False`: the math stays with each sum (a user's override of the planner's)."""
+
+    axis: int = 0
+    distributed: bool = True
+    kind: ClassVar[str] = "a sum's epilogue in a loop of its own"
+
+    @property
+    def off(self) -> bool:
+        return not self.distributed
+
+    def check(self) -> None:
+        super().check()
+        _axis(self, "axis", self.axis)
+
+
+VOCABULARY[Distribute.__name__] = Distribute
+__all__ += ["Distribute"]
