@@ -18,11 +18,16 @@ sum's own type (the stored sum is exact: results are bitwise the same), f calls 
 costs more than it saves) and reads nothing the loops write. The first loop still stores only its
 own elements, so unroll-reuse-loops may run a row past the end again. For targets without UB
 staging (cpu), before unroll-reuse-loops.
+
+Each row loop it distributes is `Distribute(stage=S, axis=A)` (the row loop's axis); with
+`directives` (the cpu tiled stage), the pass distributes exactly the row loops they name
+(`distributed=False`: the math stays with each sum).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import memref, scf
@@ -31,6 +36,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import LoopRole
+from tilegrad.passes.applying import chosen
 from tilegrad.passes.common import (
     REDUCTION_ROLES,
     erase_unused,
@@ -40,8 +46,10 @@ from tilegrad.passes.common import (
     loop_role,
     make_for,
     read_memrefs,
+    stage_number,
     written_memrefs,
 )
+from tilegrad.schedule import Directive, Distribute
 
 
 def _after(ops: list[Operation], total: Operation) -> list[Operation]:
@@ -117,23 +125,40 @@ def _clone(op: Operation, into: Block, mapping: dict[SSAValue, SSAValue]) -> Non
     mapping.update(zip(op.results, clone.results))
 
 
-def defer_function(root: Operation) -> None:
-    for row in [o for o in root.walk() if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL]:
-        columns = [o for o in row.body.block.ops if isinstance(o, scf.ForOp)]
-        if len(columns) != 1 or row.iter_args or not isinstance(row.parent_op(), scf.ForOp):
-            continue  # (rows of a tile of columns only: the tile's sums are still in cache for the second loop)
-        found = _epilogue(row, columns[0])
-        if found is not None:
-            _split(row, columns[0], *found)
+Deferral = tuple[scf.ForOp, scf.ForOp, Operation, memref.StoreOp]
+"""What one distribution splits: the row loop, its column loop, the sum, the store of f(sum)."""
+
+
+def deferred_epilogues(module: ModuleOp) -> list[tuple[Distribute, Deferral]]:
+    """The row loops defer-sum-epilogues distributes, each by its own directive, with what it splits:
+    its decision, which the cpu planner lists. Pure: distributing one leaves the others as they were."""
+    found = []
+    for fn in functions(module):
+        for row in [o for o in fn.walk() if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL]:
+            columns = [o for o in row.body.block.ops if isinstance(o, scf.ForOp)]
+            if len(columns) != 1 or row.iter_args or not isinstance(row.parent_op(), scf.ForOp):
+                continue  # (rows of a tile of columns only: the tile's sums are still in cache for the second loop)
+            epilogue = _epilogue(row, columns[0])
+            if epilogue is not None:
+                found.append((Distribute(stage=stage_number(fn), axis=loop_axis(row)), (row, columns[0], *epilogue)))
+    return found
 
 
 @dataclass(frozen=True)
 class DeferSumEpilogues(ModulePass):
-    """Store each sum first, then apply the math after it in a loop of its own over the tile."""
+    """Store each sum first, then apply the math after it in a loop of its own over the tile; with
+    `directives` (Distribute, printed, `;`-separated: passes/applying.py), the row loops they name
+    (`distributed=False`: left as they are)."""
 
     name = "defer-sum-epilogues"
+    directives: str | None = None
+    """Distribute directives, printed, `;`-separated (passes/applying.py): the row loops they name."""
+    takes_text: ClassVar[str] = "Distribute"
+
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, Distribute)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in functions(op):
-            defer_function(fn)
-
+        for split, _ in chosen(self, deferred_epilogues(op), "row loop of sums with math after them"):
+            _split(*split)

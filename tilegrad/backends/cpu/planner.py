@@ -17,10 +17,10 @@ sum loop; 0 for an unmarked window loop).
   interchange-column-reductions, reorder-for-reuse, hoist-tile-loops: Reorder (a sum's loop as 'rK')
   unroll-short-reductions: Unroll(factor=0)       unswitch-invariant-selects: Specialize
   branch-guarded-reads: Specialize(condition='TENSORS in bounds')
+  defer-sum-epilogues: Distribute
 
 Canonicalizations, not listed (no alternative a directive would choose): the loops stage's
-fuse-sibling-loops, forward-stored-values, fold-affine-tests, separate-strided-load-groups.
-Not yet listed: defer-sum-epilogues (a choice no directive states yet)."""
+fuse-sibling-loops, forward-stored-values, fold-affine-tests, separate-strided-load-groups."""
 
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ from tilegrad.passes.common import (
     stage_number,
     tensor_name,
 )
+from tilegrad.passes.defer_sum_epilogues import DeferSumEpilogues, deferred_epilogues
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops, fusions
 from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions, merged_reductions
 from tilegrad.passes.hoist_tile_loops import HoistTileLoops, hoisted
@@ -114,6 +115,8 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
         return branched_reads(module)
     if isinstance(step, UnswitchInvariantSelects):
         return versioned_loops(module)
+    if isinstance(step, DeferSumEpilogues):  # (a row loop's sums, then their math in a loop of its own)
+        return _unique(own for own, _ in deferred_epilogues(module))
     return ()
 
 
