@@ -238,7 +238,7 @@ directive, the user's that turns it off."""
 
 
 @pytest.mark.parametrize("case, kinds", [("linear_ce", {"UnrollJam(stage=1, axis=1, factor=4)", "UnrollJam(stage=1)",
-                                                       "Reorder(stage=1, order=(1, 0))",
+                                                       "Reorder(stage=1, order=(1, 0))", "Distribute(stage=1)",
                                                        "Reorder(stage=2, order=('r0', 1))"}),
                                          ("batch_norm", {"Unroll(stage=0, factor=8)",
                                                          "Reorder(stage=0, order=('r0', 1))"}),
@@ -256,7 +256,7 @@ def test_a_printed_cpu_plan_given_back_is_in_force(request, case, kinds):
     already: none refused, the same tiled IR and the same bits; the unroll-reuse-loops' UnrollJam,
     jam-sweep-terms' Unroll, split-column-reductions' RFactor, the sibling fusions' ComputeWith, the
     Reorders of interchange-column-reductions, reorder-for-reuse and hoist-tile-loops, and the window
-    passes' Unroll and Specialize among them, each listed as the user's."""
+    passes' Unroll and Specialize and defer-sum-epilogues' Distribute among them, each listed as the user's."""
     call, _ = request.getfixturevalue(case)
     name = {"linear_ce": "fused_linear_cross_entropy_loss_grad", "batch_norm": "batch_norm_backward",
             "batch_norm_planes": "batch_norm_backward", "layer_norm": "layer_norm_backward",
@@ -521,3 +521,62 @@ def test_a_window_directive_naming_no_decision_is_refused(max_pooling, directive
     with pytest.raises(ScheduleError) as err:
         tilegrad.compile("pooling_backward", "cpu", schedule=directive).plan(**call)
     assert message in str(err.value)
+
+
+LOGITS = "fused_linear_cross_entropy_loss_grad"
+
+
+@pytest.mark.parametrize("guard", [False, True])
+def test_a_user_distribute_off_keeps_the_math_with_each_sum(linear_ce, guard):
+    """The fused linear CE's logits stage: defer-sum-epilogues' Distribute (the dot products stored
+    first, exp and the rest over the tile in a loop of their own) is the planner's; the user's
+    distributed=False is in force (the planner's gone): exp follows each of the register tile's 8
+    dot products, and the results are the planner's bit for bit (the sums are stored exactly) and
+    match the float64 oracle."""
+    call, want = linear_ce
+    planned = tilegrad.compile(LOGITS, "cpu", guard=guard)
+    assert schedule_of(planned, call)["Distribute(stage=1)"] == "planner"
+    off = "Distribute(stage=1, distributed=False)"
+    kernel = tilegrad.compile(LOGITS, "cpu", guard=guard, schedule=off)
+    schedule = schedule_of(kernel, call)
+    assert schedule[off] == "user" and "Distribute(stage=1)" not in schedule
+    tiled, before = kernel.ir("tiled", **call), planned.ir("tiled", **call)
+    assert (before.count("math.exp"), tiled.count("math.exp")) == (1, 8)
+    for got, same, expected in zip(kernel(**call), planned(**call), want):
+        np.testing.assert_array_equal(got, same)
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_without_the_planner_a_plan_less_its_distribute_keeps_the_math_with_each_sum(linear_ce):
+    """planner=False: the printed plan less its Distribute gives the tiled IR of Distribute turned
+    off (defer-sum-epilogues distributes nothing of its own), the whole plan the planner's."""
+    call, _ = linear_ce
+    plan = [entry["directive"] for entry in tilegrad.compile(LOGITS, "cpu").plan(**call).schedule]
+    assert "Distribute(stage=1)" in plan
+    less = "\n".join(d for d in plan if d != "Distribute(stage=1)")
+    exact = tilegrad.compile(LOGITS, "cpu", schedule=less, planner=False).ir("tiled", **call)
+    off = tilegrad.compile(LOGITS, "cpu", schedule="Distribute(stage=1, distributed=False)").ir("tiled", **call)
+    assert exact == off
+
+
+@pytest.mark.parametrize("directive", ["Distribute(stage=1, axis=1)", "Distribute(stage=2)"])
+def test_a_distribute_naming_no_row_of_sums_is_refused(linear_ce, directive):
+    call, _ = linear_ce
+    with pytest.raises(ScheduleError) as err:
+        tilegrad.compile(LOGITS, "cpu", schedule=directive).plan(**call)
+    assert str(err.value) == (f"{directive}: names no row loop of sums with math after them that defer-sum-epilogues "
+                              f"can transform (the ones it can: Distribute(stage=1))")
+
+
+def test_a_distribute_option_is_refused_by_name_in_opt():
+    """In `tilegrad opt`: a directive defer-sum-epilogues does not take, and one naming no row loop."""
+    from tilegrad.pipeline import run_passes
+
+    ir = (Path(__file__).parent / "filecheck" / "defer-sum-epilogues" / "directives.mlir").read_text()
+    ir = ir.split("// CHECK:")[0]
+    with pytest.raises(ScheduleError, match=r"^Store\(stage=0, tensor='out'\): defer-sum-epilogues does not carry "
+                                            r"it out \(it takes Distribute\)$"):
+        run_passes(ir, 'defer-sum-epilogues{directives="Store(stage=0, tensor=\'out\')"}')
+    with pytest.raises(ScheduleError, match=r"^Distribute\(stage=0, axis=1\): names no row loop .* \(the ones it "
+                                            r"can: Distribute\(stage=0\); Distribute\(stage=1\)\)$"):
+        run_passes(ir, 'defer-sum-epilogues{directives="Distribute(stage=0, axis=1)"}')
