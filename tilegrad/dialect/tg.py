@@ -338,34 +338,43 @@ class PanelOp(IRDLOperation):
     own: the stack `buffer`, rows `width` apart, when they fit in it and are not already whole
     rows (width < the source's row length), else a view of `source` itself. `packed` says which;
     copying the columns in is the caller's, under `scf.if %packed`. A GEMM's packed panel: the
-    columns every row group sweeps, read in order from the core's cache instead of a strided walk."""
+    columns every row group sweeps, read in order from the core's cache instead of a strided walk.
+    A source of more than two axes is indexed first by `at`, one index per leading axis
+    (`tg.panel %w at(%b) [%t, %width]`: the matrix w[b] of a batched product)."""
 
     name = "tg.panel"
     source = operand_def(MemRefType)
+    at = var_operand_def(IndexType)
     start = operand_def(IndexType)
     width = operand_def(IndexType)
     buffer = operand_def(MemRefType)
     panel = result_def(MemRefType)
     packed = result_def(IntegerType(1))
     traits = traits_def(Pure())
-    assembly_format = ("$source `[` $start `,` $width `]` `in` $buffer attr-dict `:` type($source) `,` type($buffer) "
-                       "`->` type($panel)")
+    assembly_format = ("$source (`at` `(` $at^ `)`)? `[` $start `,` $width `]` `in` $buffer attr-dict `:` "
+                       "type($source) `,` type($buffer) `->` type($panel)")
 
-    def __init__(self, source: SSAValue, start: SSAValue, width: SSAValue, buffer: SSAValue):
-        super().__init__(operands=[source, start, width, buffer], result_types=[source.type, IntegerType(1)])
+    def __init__(self, source: SSAValue, start: SSAValue, width: SSAValue, buffer: SSAValue,
+                 at: Sequence[SSAValue] = ()):
+        source_type = source.type
+        assert isinstance(source_type, MemRefType)
+        panel_type = source_type if not at else MemRefType(source_type.element_type, [DYNAMIC_INDEX] * 2)
+        super().__init__(operands=[source, list(at), start, width, buffer], result_types=[panel_type, IntegerType(1)])
 
     def verify_(self) -> None:
-        source, buffer = self.source.type, self.buffer.type
-        assert isinstance(source, MemRefType) and isinstance(buffer, MemRefType)
-        if source.get_num_dims() != 2:
-            raise VerifyException("tg.panel: the source is a matrix (2 axes)")
+        source, buffer, panel = self.source.type, self.buffer.type, self.panel.type
+        assert isinstance(source, MemRefType) and isinstance(buffer, MemRefType) and isinstance(panel, MemRefType)
+        if source.get_num_dims() != 2 + len(self.at):
+            raise VerifyException("tg.panel: the source is a matrix after its `at` indices (2 axes left)")
         if buffer.get_num_dims() != 1 or not buffer.has_static_shape():
             raise VerifyException("tg.panel: the buffer is a 1-d memref of static length")
         if buffer.element_type != source.element_type:
             raise VerifyException("tg.panel: the buffer holds the source's element type")
-        if self.panel.type != source:
+        if self.at and (panel.get_num_dims() != 2 or panel.element_type != source.element_type):
+            raise VerifyException("tg.panel: the panel is a matrix of its source's element type")
+        if not self.at and panel != source:
             raise VerifyException("tg.panel: the panel has its source's type")
-        if source.get_shape()[1] != DYNAMIC_INDEX:
+        if source.get_shape()[-1] != DYNAMIC_INDEX:
             raise VerifyException("tg.panel: the source's rows have a dynamic length (a panel's are its width)")
 
 

@@ -49,7 +49,7 @@ against 90%; 6 rows, 52-56%)."""
 
 
 def _candidate(loop: Operation) -> bool:
-    if not isinstance(loop, scf.ForOp) or loop_role(loop) != LoopRole.PARALLEL or "tg.stage" not in loop.attributes:
+    if not isinstance(loop, scf.ForOp) or loop_role(loop) != LoopRole.PARALLEL:
         return False
     if constant_index(loop.step) != 1 or loop.iter_args:
         return False
@@ -62,8 +62,15 @@ def _candidate(loop: Operation) -> bool:
 
 
 def jammed_rows(fn: Operation) -> list[scf.ForOp]:
-    """The row loops jam-row-sweeps jams in `fn`: its decision, which the cpu planner lists too."""
-    return [o for o in fn.walk() if _candidate(o)]
+    """The row loops jam-row-sweeps jams in `fn`: its decision, which the cpu planner lists too.
+    The outermost parallel loop whose rows share the data they sweep: the stage's own loop (g @ w),
+    or one inside loops whose every iteration sweeps other data (a batched product's rows, inside
+    its batch loop: a[b, n, m] w[b, m, k] shares w[b] only among the rows of one b)."""
+    found: list[scf.ForOp] = []
+    for o in fn.walk():
+        if _candidate(o) and not any(outer.is_ancestor(o) for outer in found):
+            found.append(o)
+    return found
 
 
 @dataclass(frozen=True)

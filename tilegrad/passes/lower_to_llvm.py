@@ -827,6 +827,8 @@ def _panel(L: _FunctionLowering, op: tg.PanelOp, block: Block) -> None:
     """The buffer (rows `width` apart) when rows x width fit in it and width is less than the
     source's row length, else the source from column `start`: two selects, no copy (the IR's)."""
     src, buf = L.memrefs[op.source], L.memrefs[op.buffer]
+    if op.at:  # a source of more axes: the matrix at the `at` indices
+        src = _matrix_at(L, op, src, block)
     start, width = L.v(op.start), L.v(op.width)
     rows, row_length = src.sizes
     if L.guarded:  # the view stays inside the source: 0 <= start <= row length, 0 <= width <= row length - start
@@ -851,6 +853,26 @@ def _panel(L: _FunctionLowering, op: tg.PanelOp, block: Block) -> None:
     L.memrefs[op.panel] = Descriptor(ptr, src.element, [rows, width], [row_stride, column_stride],
                                      f"{src.name} (panel)")
     L.values[op.packed] = packed
+
+
+def _matrix_at(L: _FunctionLowering, op: tg.PanelOp, src: Descriptor, block: Block) -> Descriptor:
+    """The matrix src[at..., :, :] (its last two axes) as a descriptor of its own; in the guard
+    build an `at` index outside its axis gives an empty matrix (every access through it reports)."""
+    offset = None
+    empty = None
+    for value, size, stride in zip(op.at, src.sizes, src.strides):
+        index = L.v(value)
+        term = L.add(block, make(llvm.MulOp, index, stride, **L.wraps))
+        offset = term if offset is None else L.add(block, make(llvm.AddOp, offset, term, **L.wraps))
+        if L.guarded:
+            outside = L.add(block, make(llvm.ICmpOp, index, size, predicate(9)))  # uge (a negative index too)
+            empty = outside if empty is None else L.add(block, make(llvm.OrOp, empty, outside))
+    ptr = L.add(block, make(llvm.GEPOp, src.ptr, [llvm.GEP_USE_SSA_VAL], llvm_type(src.element),
+                            ssa_indices=[offset], inbounds=not L.guarded))
+    rows = src.sizes[-2]
+    if empty is not None:
+        rows = L.add(block, make(llvm.SelectOp, empty, L.const(block, 0, i64), rows))
+    return Descriptor(ptr, src.element, [rows, src.sizes[-1]], list(src.strides[-2:]), src.name)
 
 
 def _clamped(L: _FunctionLowering, block: Block, value: SSAValue, bound: SSAValue, code: int) -> SSAValue:

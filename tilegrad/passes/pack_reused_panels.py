@@ -73,42 +73,57 @@ def _column_var(index: SSAValue) -> bool:
 
 
 def _inputs(fn: func.FuncOp) -> set[SSAValue]:
-    """The matrices the function reads and never writes (its inputs, temporaries an earlier stage made)."""
-    return {a for a in fn.body.block.args if isinstance(a.type, MemRefType) and a.type.get_num_dims() == 2} \
+    """The arrays of two or more axes the function reads and never writes (its inputs, temporaries
+    an earlier stage made): matrices, or matrices at fixed leading indices (a batch's)."""
+    return {a for a in fn.body.block.args if isinstance(a.type, MemRefType) and a.type.get_num_dims() >= 2} \
         - written_memrefs(fn)
 
 
-def _reused_loads(rows: scf.ForOp, tile: scf.ForOp, inputs: set[SSAValue]) -> dict[SSAValue, list[memref.LoadOp]]:
-    """Per input matrix, its loads in `tile` at [r, h]: h a row loop's column, neither index
-    depending on the row group (every group reads the same elements again)."""
+Matrix = tuple[SSAValue, tuple[SSAValue, ...]]
+"""An input and its leading indices (none for a matrix): the matrix its last two axes make there."""
+
+
+def _fixed_outside(indices, rows: scf.ForOp) -> bool:
+    """Leading indices the row groups do not change: values made before their loop."""
+    return all(not isinstance(v.owner, Operation) or not rows.is_ancestor(v.owner) for v in indices) \
+        and not any(isinstance(v.owner, Block) and rows.is_ancestor(v.owner.parent_op()) for v in indices)
+
+
+def _reused_loads(rows: scf.ForOp, tile: scf.ForOp, inputs: set[SSAValue]) -> dict[Matrix, list[memref.LoadOp]]:
+    """Per input matrix (at leading indices fixed outside the row groups), its loads in `tile` at
+    [..., r, h]: h a row loop's column, no index depending on the row group (every group reads
+    the same elements again)."""
     group = rows.body.block.args[0]
-    reused: dict[SSAValue, list[memref.LoadOp]] = {}
+    reused: dict[Matrix, list[memref.LoadOp]] = {}
     for load in (o for o in tile.walk() if isinstance(o, memref.LoadOp)):
-        if load.memref not in inputs or not _column_var(load.indices[1]):
+        if load.memref not in inputs or not _column_var(load.indices[-1]):
             continue
-        if not any(depends_on(index, group) for index in load.indices):
-            reused.setdefault(load.memref, []).append(load)
+        lead = tuple(load.indices[:-2])
+        if not any(depends_on(index, group) for index in load.indices) and _fixed_outside(lead, rows):
+            reused.setdefault((load.memref, lead), []).append(load)
     return reused
 
 
-def _group_loads(rows: scf.ForOp, inputs: set[SSAValue]) -> dict[SSAValue, list[tuple[memref.LoadOp, int]]]:
-    """Per input matrix, its loads at [r, i + c] in the sweeps: i the row group's first row, c one
-    of the group's rows, r not chosen by the group (g[k, v + c] in G.T @ X: a column per row)."""
+def _group_loads(rows: scf.ForOp, inputs: set[SSAValue]) -> dict[Matrix, list[tuple[memref.LoadOp, int]]]:
+    """Per input matrix (at leading indices fixed outside the row groups), its loads at
+    [..., r, i + c] in the sweeps: i the row group's first row, c one of the group's rows, r not
+    chosen by the group (g[k, v + c] in G.T @ X: a column per row)."""
     group, size = rows.body.block.args[0], constant_index(rows.step)
-    found: dict[SSAValue, list[tuple[memref.LoadOp, int]]] = {}
+    found: dict[Matrix, list[tuple[memref.LoadOp, int]]] = {}
     for load in (o for o in rows.walk() if isinstance(o, memref.LoadOp) and o.memref in inputs):
-        form = linear_form(load.indices[1], rows)  # i + c: the group's c-th row
+        form = linear_form(load.indices[-1], rows)  # i + c: the group's c-th row
+        lead = tuple(load.indices[:-2])
         if form is not None and form[0] == {(group, 1)} and 0 <= form[1] < size \
-                and not depends_on(load.indices[0], group):
-            found.setdefault(load.memref, []).append((load, form[1]))
+                and not depends_on(load.indices[-2], group) and _fixed_outside(lead, rows):
+            found.setdefault((load.memref, lead), []).append((load, form[1]))
     return found
 
 
 def _row_groups(rows: Operation) -> bool:
-    """A stage's loop over groups of rows (jam-row-sweeps') whose sweeps share data."""
+    """A loop over groups of rows (jam-row-sweeps') whose sweeps share data: the stage's own, or one
+    inside loops over what the groups do not share (a batch)."""
     return isinstance(rows, scf.ForOp) and loop_role(rows) == LoopRole.PARALLEL and not rows.iter_args \
-        and isinstance(rows.parent_op(), func.FuncOp) and (constant_index(rows.step) or 1) >= 2 \
-        and sweeps_shared_data(rows)
+        and (constant_index(rows.step) or 1) >= 2 and sweeps_shared_data(rows)
 
 
 def _column_tile(rows: scf.ForOp) -> scf.ForOp | None:
@@ -125,17 +140,19 @@ def _column_tile(rows: scf.ForOp) -> scf.ForOp | None:
     return tile
 
 
-def _panel(b: BlockBuilder, matrix: SSAValue, start: SSAValue, width: SSAValue, buffer: SSAValue,
+def _panel(b: BlockBuilder, matrix: Matrix, start: SSAValue, width: SSAValue, buffer: SSAValue,
            axis: int) -> SSAValue:
-    """tg.panel of matrix[:, start:start + width] in `buffer`, and the copy into it where it packs."""
-    panel_op = b.add(tg.PanelOp(matrix, start, width, buffer)).owner
+    """tg.panel of matrix[..., :, start:start + width] in `buffer`, and the copy into it where it packs."""
+    source, lead = matrix
+    panel_op = b.add(tg.PanelOp(source, start, width, buffer, lead)).owner
     panel_op.panel.name_hint = "panel"
     zero, one = b.index(0), b.index(1)
-    over_rows, row_body = make_for(zero, b.add(memref.DimOp(matrix, zero)), one, LoopRole.COPY, 0)
+    row_axis = b.index(len(lead)) if lead else zero
+    over_rows, row_body = make_for(zero, b.add(memref.DimOp(source, row_axis)), one, LoopRole.COPY, 0)
     over_columns, column_body = make_for(zero, width, one, LoopRole.COPY, axis)
     cb = BlockBuilder(column_body)
     r, c = row_body.args[0], column_body.args[0]
-    value = cb.add(memref.LoadOp.get(matrix, [r, cb.add(arith.AddiOp(start, c))]))
+    value = cb.add(memref.LoadOp.get(source, [*lead, r, cb.add(arith.AddiOp(start, c))]))
     cb.add(memref.StoreOp.get(value, panel_op.panel, [r, c]))
     column_body.add_op(scf.YieldOp())
     row_body.add_ops([over_columns, scf.YieldOp()])
@@ -153,21 +170,22 @@ def _buffer(entry: Block, element, budget: int) -> SSAValue:
 
 def _read_from(panel: SSAValue, load: memref.LoadOp, column: SSAValue) -> None:
     """The load reads panel[its row, column] instead (column: made before the load)."""
-    moved = memref.LoadOp.get(panel, [load.indices[0], column])
+    moved = memref.LoadOp.get(panel, [load.indices[-2], column])
     load.parent_block().insert_op_before(moved, load)
     load.results[0].replace_all_uses_with(moved.results[0])
     load.detach()
     load.erase()
 
 
-def _pack_strips(rows: scf.ForOp, tile: scf.ForOp, matrix: SSAValue, loads: list[memref.LoadOp], entry: Block,
+def _pack_strips(rows: scf.ForOp, tile: scf.ForOp, matrix: Matrix, loads: list[memref.LoadOp], entry: Block,
                  budget: int, columns: int) -> None:
     """The column tile loop moves outside the row groups, a strip of whole chunks that fits the
     panel wide; each strip is copied into the panel before the groups read it."""
-    buffer = _buffer(entry, matrix.type.element_type, budget)
+    source, lead = matrix
+    buffer = _buffer(entry, source.type.element_type, budget)
     b = BlockBuilder(rows.parent_block(), rows)
     zero, one = b.index(0), b.index(1)
-    extent = b.add(memref.DimOp(matrix, zero))
+    extent = b.add(memref.DimOp(source, b.index(len(lead)) if lead else zero))
     per_row = b.add(arith.DivUIOp(b.index(buffer.type.get_shape()[0]), b.add(arith.MaxSIOp(extent, one))))
     chunk = b.index(columns)
     fit = b.add(arith.MuliOp(b.add(arith.DivUIOp(per_row, chunk)), chunk))
@@ -191,14 +209,14 @@ def _pack_strips(rows: scf.ForOp, tile: scf.ForOp, matrix: SSAValue, loads: list
     tile.detach()
     tile.erase()
     for load in loads:
-        _read_from(panel, load, BlockBuilder(load.parent_block(), load).add(arith.SubiOp(load.indices[1], start)))
+        _read_from(panel, load, BlockBuilder(load.parent_block(), load).add(arith.SubiOp(load.indices[-1], start)))
 
 
-def _pack_group_columns(rows: scf.ForOp, matrix: SSAValue, loads: list[tuple[memref.LoadOp, int]], entry: Block,
+def _pack_group_columns(rows: scf.ForOp, matrix: Matrix, loads: list[tuple[memref.LoadOp, int]], entry: Block,
                         budget: int) -> None:
     """Each row group first copies the group's columns of the matrix (one per row) into a panel,
     which every chunk of the group then reads in order."""
-    buffer = _buffer(entry, matrix.type.element_type, budget)
+    buffer = _buffer(entry, matrix[0].type.element_type, budget)
     b = BlockBuilder(rows.body.block, rows.body.block.first_op)
     panel = _panel(b, matrix, rows.body.block.args[0], rows.step, buffer, 1)
     for load, c in loads:
@@ -231,7 +249,7 @@ class PackReusedPanels(ModulePass):
             for panel in panel_decisions(fn):  # (decided before any is packed)
                 for packed, at, kind in ((panel.strip, panel.tile, "strip"), (panel.group, panel.rows, "group")):
                     if packed is not None:
-                        own = Stage(stage=stage_number(fn), tensor=tensor_name(fn, packed[0]), at=loop_axis(at),
+                        own = Stage(stage=stage_number(fn), tensor=tensor_name(fn, packed[0][0]), at=loop_axis(at),
                                     memory=Memory.PANEL)
                         candidates.append((own, (fn, panel, kind)))
         for (fn, panel, kind), _ in chosen(self, candidates, "input every row group sweeps"):
@@ -251,8 +269,8 @@ class PanelDecision:
 
     rows: scf.ForOp
     tile: scf.ForOp | None
-    strip: tuple[SSAValue, list[memref.LoadOp]] | None
-    group: tuple[SSAValue, list[tuple[memref.LoadOp, int]]] | None
+    strip: tuple[Matrix, list[memref.LoadOp]] | None
+    group: tuple[Matrix, list[tuple[memref.LoadOp, int]]] | None
 
 
 def panel_decisions(fn: func.FuncOp) -> list[PanelDecision]:
@@ -260,7 +278,7 @@ def panel_decisions(fn: func.FuncOp) -> list[PanelDecision]:
     cpu backend lists them in the plan as Stage(memory=panel) directives)."""
     inputs = _inputs(fn)
     decisions = []
-    for rows in [o for o in fn.body.block.ops if _row_groups(o)]:
+    for rows in [o for o in fn.walk() if _row_groups(o)]:
         tile = _column_tile(rows)
         reused = _reused_loads(rows, tile, inputs) if tile is not None else {}
         strip = group = None

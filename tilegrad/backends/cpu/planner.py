@@ -170,6 +170,6 @@ def packed_panels(module: ModuleOp) -> tuple[Directive, ...]:
         for panel in panel_decisions(fn):
             for packed, at in ((panel.strip, panel.tile), (panel.group, panel.rows)):
                 if packed is not None:
-                    found.append(Stage(stage=stage_number(fn), tensor=tensor_name(fn, packed[0]), at=loop_axis(at),
+                    found.append(Stage(stage=stage_number(fn), tensor=tensor_name(fn, packed[0][0]), at=loop_axis(at),
                                        memory=Memory.PANEL))
     return tuple(dict.fromkeys(found))

@@ -1,0 +1,130 @@
+"""Contractions written plainly in the DSL, planned as GEMMs on cpu (issue 45): every form of a
+reduce_sum of a product whose operands are indexed by the output's and the sum's variables gets a
+register tile and packed panels: g @ w (rows of g broadcast, w's columns swept), g.T @ x (the rows'
+own operand a column per row: a group panel too), x @ w.T (dot products: unroll-reuse-loops' tile)
+and the batched forms, whose rows sit inside a loop over the batch (each batch entry's matrix w[b]
+packed at its leading index). Each against float64 numpy at sizes not a multiple of the tile."""
+
+import numpy as np
+import pytest
+
+import tilegrad
+import tilegrad.dsl as tg
+from tilegrad.targets.host import HOST
+
+
+@tg.op(outputs={"dx": tg.shaped("N K", dtype="dy")}, replace=True)
+def gemm_forms_dx(dy=tg.tensor("N M"), w=tg.tensor("M K", dtype="dy")):
+    return lambda n, k: tg.reduce_sum(dy.shape[1], lambda m: dy[n, m] * w[m, k])
+
+
+@tg.op(outputs={"dw": tg.shaped("M K", dtype="dy")}, replace=True)
+def gemm_forms_dw(dy=tg.tensor("N M"), x=tg.tensor("N K", dtype="dy")):
+    return lambda m, k: tg.reduce_sum(dy.shape[0], lambda n: dy[n, m] * x[n, k])
+
+
+@tg.op(outputs={"out": tg.shaped("N K", dtype="x")}, replace=True)
+def gemm_forms_nt(x=tg.tensor("N M"), w=tg.tensor("K M", dtype="x")):
+    return lambda n, k: tg.reduce_sum(x.shape[1], lambda m: x[n, m] * w[k, m])
+
+
+@tg.op(outputs={"out": tg.shaped("B N K", dtype="a")}, replace=True)
+def gemm_forms_batched(a=tg.tensor("B N M"), w=tg.tensor("B M K", dtype="a")):
+    return lambda b, n, k: tg.reduce_sum(a.shape[2], lambda m: a[b, n, m] * w[b, m, k])
+
+
+@tg.op(outputs={"out": tg.shaped("B N K", dtype="a")}, replace=True)
+def gemm_forms_batched_tn(a=tg.tensor("B M N"), w=tg.tensor("B M K", dtype="a")):
+    return lambda b, n, k: tg.reduce_sum(a.shape[1], lambda m: a[b, m, n] * w[b, m, k])
+
+
+# name: (inputs' shapes, the float64 product, the directives the plan lists beside its core split)
+TILE = f"factor={HOST.jam_rows}"
+FORMS = {
+    "gemm_forms_dx": (dict(dy=(13, 37), w=(37, 45)), lambda dy, w: dy @ w,
+                      [f"UnrollJam(stage=0, {TILE})", "Split(stage=0, factor=", "Stage(stage=0, tensor='w', at=1, "]),
+    "gemm_forms_dw": (dict(dy=(37, 13), x=(37, 45)), lambda dy, x: dy.T @ x,
+                      [f"UnrollJam(stage=0, {TILE})", "Split(stage=0, factor=", "Stage(stage=0, tensor='x', at=1, ",
+                       "Stage(stage=0, tensor='dy', memory='panel')"]),
+    "gemm_forms_nt": (dict(x=(13, 37), w=(45, 37)), lambda x, w: x @ w.T,
+                      ["UnrollJam(stage=0, axis=1, factor=", "ComputeWith(stage=0, reductions="]),
+    "gemm_forms_batched": (dict(a=(3, 13, 37), w=(3, 37, 45)), lambda a, w: a @ w,
+                           [f"UnrollJam(stage=0, axis=1, {TILE})", "Split(stage=0, factor=",
+                            "Stage(stage=0, tensor='w', at=2, "]),
+    "gemm_forms_batched_tn": (dict(a=(3, 37, 13), w=(3, 37, 45)), lambda a, w: a.transpose(0, 2, 1) @ w,
+                              [f"UnrollJam(stage=0, axis=1, {TILE})", "Split(stage=0, factor=",
+                               "Stage(stage=0, tensor='w', at=2, ", "Stage(stage=0, tensor='a', at=1, "]),
+}
+
+
+def inputs(name: str, seed: int = 0) -> tuple[dict, dict]:
+    rng = np.random.default_rng(seed)
+    wide = {k: rng.standard_normal(s) for k, s in FORMS[name][0].items()}
+    return {k: v.astype(np.float32) for k, v in wide.items()}, wide
+
+
+@pytest.mark.parametrize("guard", [False, True])
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_each_form_matches_float64(name, guard):
+    call, wide = inputs(name)
+    got = tilegrad.compile(name, "cpu", guard=guard)(**call)
+    np.testing.assert_allclose(got, FORMS[name][1](**wide), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_each_form_plans_a_register_tile_and_its_panels(name):
+    call, _ = inputs(name)
+    if HOST.jam_rows < 2:
+        pytest.skip("a host model of one-row register tiles")
+    schedule = [entry["directive"] for entry in tilegrad.compile(name, "cpu").plan(**call).schedule]
+    for wanted in FORMS[name][2]:
+        assert any(d.startswith(wanted) for d in schedule), (wanted, schedule)
+
+
+def test_a_batched_product_packs_each_batch_entry_matrix():
+    """The panel of w[b] is taken at the batch loop's index (tg.panel ... at(%i0)), inside that loop,
+    and the rows are jammed inside it too: the tile never mixes two batch entries."""
+    call, _ = inputs("gemm_forms_batched")
+    tiled = tilegrad.compile("gemm_forms_batched", "cpu").ir("tiled", **call)
+    assert "tg.panel %w at(%i0) [" in tiled
+    assert tiled.index("scf.for %i0") < tiled.index("tg.panel")
+
+
+@pytest.mark.parametrize("shape", [(1, 3, 40, 33), (2, 9, 130, 70), (2, 6, 130, 530)])
+def test_batched_sizes_off_the_tile(shape):
+    """A batch of one with fewer rows than a tile (all left over), whole rows as the panel, and
+    strips of a packed panel (130 rows of 530 columns are more than the panel holds) with a
+    narrower last one."""
+    b, n, m, k = shape
+    rng = np.random.default_rng(1)
+    a, w = rng.standard_normal((b, n, m)), rng.standard_normal((b, m, k))
+    got = tilegrad.compile("gemm_forms_batched", "cpu")(a=a.astype(np.float32), w=w.astype(np.float32))
+    np.testing.assert_allclose(got, a @ w, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["gemm_forms_batched", "gemm_forms_batched_tn"])
+def test_the_printed_plan_of_a_batched_form_is_its_kernel(name):
+    """The plan given back with the planner off makes the planner's kernel: the inner row loop's
+    UnrollJam and the batch entry's panel name what they transform."""
+    call, _ = inputs(name)
+    planned = tilegrad.compile(name, "cpu")
+    text = "\n".join(entry["directive"] for entry in planned.plan(**call).schedule)
+    exact = tilegrad.compile(name, "cpu", schedule=text, planner=False)
+    assert exact.ir("tiled", **call) == planned.ir("tiled", **call)
+
+
+def test_a_panel_at_a_batch_entry_outside_the_batch_reads_nothing():
+    """tg.panel's `at` indices are indices too: in the guard build one past the batch gives an empty
+    matrix, and the first read through it reports, naming the tensor."""
+    import re
+
+    from test_guard import run_edited
+
+    call, _ = inputs("gemm_forms_batched")
+    kernel = tilegrad.compile("gemm_forms_batched", "cpu")
+    tiled = kernel.ir("tiled", **call)
+    line = re.search(r"( *)(%panel, %\d+ = tg.panel %w at\()%i0(\).*)", tiled)
+    edited = tiled.replace(line.group(0), f"{line.group(1)}%past = arith.constant 7 : index\n"
+                                          f"{line.group(1)}{line.group(2)}%past{line.group(3)}")
+    err = run_edited(kernel, edited, call, {})
+    assert isinstance(err, tilegrad.OutOfBoundsError) and "of w (panel): index" in str(err), err
