@@ -17,7 +17,8 @@ only where the extent is positive (an empty range adds nothing). Every scan redu
 shares one axis and direction; a stage whose reductions do not have the form keeps its loops.
 
 The stage becomes: parallel loops over its other axes (the rows; a one-trip loop if it has none),
-inside them one loop over the scan axis (`#tg.loop<scan, axis = k>`) in order, carrying each scan
+inside them one loop over the scan axis (`#tg.loop<scan, axis = k>`, k the number of row loops:
+the loops are numbered outer to inner as they now nest) in order, carrying each scan
 reduction's running value: its first step reduces the whole range (the tg.reduce, as it was, for
 lower-tg-to-loops), each later one combines one term. A float32 sum or product runs in float64
 (as torch's CPU cumsum), so a long scan stays as accurate as the blocked sums it replaces; the
@@ -45,7 +46,8 @@ from tilegrad.dialect import tg
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import BlockBuilder
 from tilegrad.passes.applying import chosen
-from tilegrad.passes.common import functions, make_for
+from tilegrad.errors import ScheduleError
+from tilegrad.passes.common import constant_index, functions, make_for
 from tilegrad.schedule import Directive, Scan
 
 STAGE_OPS = (tg.ComputeOp, tg.ScatterAddOp, tg.CheckOp)
@@ -61,12 +63,47 @@ class ScanReduce:
 
 @dataclass(frozen=True)
 class ScanForm:
-    """A stage that runs as a scan along `axis`, walked down if `reverse`."""
+    """A stage that runs as a scan along `axis`, walked down if `reverse`. `recurrence`: it reads
+    its own buffer at an element before the one it writes (dsl/hazards.py lets only that form
+    through), so it must: its loads see the elements the steps before stored."""
 
     compute: tg.ComputeOp
     axis: int
     reverse: bool
     reduces: tuple[ScanReduce, ...]
+    recurrence: bool = False
+
+
+def _offset(index: SSAValue, i: SSAValue) -> int | None:
+    """c for an index `i + c` (a constant c, maybe clamped into bounds), else None."""
+    while isinstance(index.owner, (arith.MinSIOp, arith.MaxSIOp)):  # the clamp into [0, D - 1]
+        index = index.owner.lhs
+    owner = index.owner
+    if isinstance(owner, (arith.AddiOp, arith.SubiOp)) and owner.lhs is i and constant_index(owner.rhs) is not None:
+        c = constant_index(owner.rhs)
+        return c if isinstance(owner, arith.AddiOp) else -c
+    return None
+
+
+def _recurrence(compute: tg.ComputeOp) -> tuple[int, bool] | None | bool:
+    """(axis, reverse) where the stage reads its own buffer at elements before the one it writes along
+    one axis (after it, walked down: `reverse`); None if it reads no other element of it; False if
+    it reads one in any other way."""
+    block = compute.body.block
+    found: set[tuple[int, bool]] = set()
+    for op in compute.body.walk():
+        if not isinstance(op, memref.LoadOp) or op.memref is not compute.dest:
+            continue
+        moved = [(axis, _offset(index, i)) for axis, (index, i) in enumerate(zip(op.indices, block.args))
+                 if index is not i]
+        if not moved:
+            continue
+        if len(moved) != 1 or moved[0][1] in (None, 0):
+            return False
+        found.add((moved[0][0], moved[0][1] > 0))
+    if len(found) > 1:
+        return False
+    return next(iter(found), None)
 
 
 def _depends(value: SSAValue, variable: SSAValue, block: Block) -> bool:
@@ -149,10 +186,14 @@ def scan_form(compute: tg.ComputeOp) -> ScanForm | None:
         # moves by one per step of i: the range grows walking i up if the extent does
         reverse = extent < 0
         found.append((moving[0], reverse, ScanReduce(op, at_end=body == 0)))
-    if not found or len({(axis, reverse) for axis, reverse, _ in found}) != 1:
+    recurrence = _recurrence(compute)
+    if recurrence is False:
         return None
-    axis, reverse, _ = found[0]
-    return ScanForm(compute, axis, reverse, tuple(s for _, _, s in found))
+    ways = {(axis, reverse) for axis, reverse, _ in found} | ({recurrence} if recurrence else set())
+    if len(ways) != 1:
+        return None
+    axis, reverse = ways.pop()
+    return ScanForm(compute, axis, reverse, tuple(s for _, _, s in found), recurrence is not None)
 
 
 def scan_forms(root: Operation) -> list[tuple[Scan, ScanForm]]:
@@ -233,9 +274,8 @@ def rewrite_scan(form: ScanForm) -> None:
     ivs: dict[int, SSAValue] = {}
     nest: scf.ForOp | None = None
     body: Block | None = None
-    for axis in rows or [None]:
-        loop, inner = make_for(zero, extents[axis] if axis is not None else one, one, LoopRole.PARALLEL,
-                               axis if axis is not None else 0)
+    for position, axis in enumerate(rows or [None]):  # (loops numbered outer to inner as they now nest)
+        loop, inner = make_for(zero, extents[axis] if axis is not None else one, one, LoopRole.PARALLEL, position)
         if axis is not None:
             ivs[axis] = inner.args[0]
         if body is None:
@@ -249,7 +289,7 @@ def rewrite_scan(form: ScanForm) -> None:
     row = BlockBuilder(body)
     starts = [row.const(0, kind) for kind in carried]  # (never read: the first step reduces the whole range)
     length = extents[form.axis]
-    scan_loop, step = make_for(zero, length, one, LoopRole.SCAN, form.axis, starts)
+    scan_loop, step = make_for(zero, length, one, LoopRole.SCAN, len(rows), starts)
     row.add(scan_loop)
     row.add(scf.YieldOp())
     b = BlockBuilder(step)
@@ -293,7 +333,14 @@ class ScanReductions(ModulePass):
         return isinstance(directive, Scan)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for form, _ in chosen(self, scan_forms(op), "reduction over a prefix or suffix"):
+        forms = scan_forms(op)
+        picked = chosen(self, forms, "reduction over a prefix or suffix, or stage reading its own earlier elements")
+        for own, form in forms:
+            if form.recurrence and not any(f is form for f, _ in picked):
+                raise ScheduleError(f"{Scan(stage=own.stage, axis=own.axis, scanned=False)}: stage {own.stage} "
+                                    f"reads the elements it wrote before along axis {own.axis}, so it runs "
+                                    f"only as a scan")
+        for form, _ in picked:
             rewrite_scan(form)
 
 
