@@ -278,6 +278,7 @@ def rewrite_scan(form: ScanForm) -> None:
         loop, inner = make_for(zero, extents[axis] if axis is not None else one, one, LoopRole.PARALLEL, position)
         if axis is not None:
             ivs[axis] = inner.args[0]
+            inner.args[0].name_hint = compute.body.block.args[axis].name_hint
         if body is None:
             nest = loop
         else:
@@ -294,7 +295,9 @@ def rewrite_scan(form: ScanForm) -> None:
     row.add(scf.YieldOp())
     b = BlockBuilder(step)
     k, accs = step.args[0], list(step.args[1:])
+    k.name_hint = "step"
     i = b.add(arith.SubiOp(b.add(arith.SubiOp(length, one)), k)) if form.reverse else k
+    i.name_hint = compute.body.block.args[form.axis].name_hint  # (the step, walked up)
     first = b.add(arith.CmpiOp(k, zero, "eq"))
     ivs[form.axis] = i
     mapping: dict[SSAValue, SSAValue] = {arg: ivs[axis] for axis, arg in enumerate(compute.body.block.args)}
