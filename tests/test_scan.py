@@ -143,7 +143,8 @@ def test_the_plan_lists_the_scan_and_its_off_form_keeps_the_quadratic_loops(rng)
 
 def test_a_scan_directive_that_names_no_scan_or_turns_a_recurrence_off_is_refused(rng):
     x = rng.standard_normal((3, 5)).astype(np.float32)
-    with pytest.raises(ScheduleError, match=r"Scan\(stage=0\): names no reduction over a prefix.*can: Scan\(stage=0, axis=1\)"):
+    named = r"Scan\(stage=0\): names no reduction over a prefix.*can: Scan\(stage=0, axis=1\)"
+    with pytest.raises(ScheduleError, match=named):
         tilegrad.compile("scan_suffix_sum", "cpu", schedule=[Scan(stage=0, axis=0)])(dy=x)
     with pytest.raises(ScheduleError, match="runs only as a scan"):
         tilegrad.compile("scan_recurrence", "cpu", schedule=[Scan(stage=0, axis=1, scanned=False)])(x=x)

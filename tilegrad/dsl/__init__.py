@@ -61,8 +61,8 @@ from tilegrad.schedule import (
 )
 
 __all__ = [
-    "INDEX_DTYPES", "ONE", "abs_", "attr", "cast", "check", "cumsum", "erf", "exp", "floor", "get_op", "like", "list_ops",
-    "log", "maximum", "minimum", "op", "output", "params_dtype", "power", "reduce_max", "reduce_max_over",
+    "INDEX_DTYPES", "ONE", "abs_", "attr", "cast", "check", "cumsum", "erf", "exp", "floor", "get_op", "like",
+    "list_ops", "log", "maximum", "minimum", "op", "output", "params_dtype", "power", "reduce_max", "reduce_max_over",
     "reduce_min", "reduce_min_over", "reduce_sum", "reduce_sum_over", "rule", "scan", "scatter_add",
     "shaped", "shaped_by", "sigmoid", "sign", "sqrt", "tanh", "temp", "tensor", "where",
     # schedules (tilegrad.schedule): `@tg.op(schedule=...)`, `tg.schedule(op, target)`

@@ -45,8 +45,8 @@ from xdsl.passes import ModulePass
 from tilegrad.dialect import tg
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import BlockBuilder
-from tilegrad.passes.applying import chosen
 from tilegrad.errors import ScheduleError
+from tilegrad.passes.applying import chosen
 from tilegrad.passes.common import constant_index, functions, make_for
 from tilegrad.schedule import Directive, Scan
 
