@@ -1,7 +1,8 @@
 """What the DSL refuses at definition, and that what it accepts still computes the right answer.
 
-A stage that reads the buffer it writes at another element (a scan) would depend on the loop order
-(cpu, ascend910b and the guard build gave three answers); a temporary read before any stage writes
+A stage that reads the buffer it writes at another element, other than as a scan along one axis
+(tests/test_scan.py), would depend on the loop order (cpu, ascend910b and the guard build gave
+three answers); a temporary read before any stage writes
 it, or a scatter into a buffer nothing filled, would read uninitialised memory. Each is a
 DefinitionError naming the op, the source line and the buffer. Also here: authoring mistakes that
 used to surface as internal errors (a float reduction extent, a deep chain of operations, numpy's
@@ -51,23 +52,23 @@ X = np.arange(12, dtype=np.float32).reshape(3, 4)
 def scan_into_temp(x=tg.tensor("N D")):
     n, d = x.shape
     acc = tg.temp("acc", (n, d))
-    acc.assign(lambda i, j: x[i, j] + tg.where(j + 1 < d, acc[i, j + 1], 0.0))  # suffix sum
+    acc.assign(lambda i, j: x[i, j] + tg.where(j + 1 < d, acc[i + 1, j + 1], 0.0))  # along two axes: no scan
     return lambda i, j: acc[i, j]
 
 
 @tg.op(outputs={"y": tg.like("x")}, replace=True)
 def scan_into_output(x=tg.tensor("N D")):
     y = tg.output("y")
-    y.assign(lambda i, j: x[i, j] + tg.where(j > 0, y[i, j - 1], 0.0))  # prefix sum
+    y.assign(lambda i, j: x[i, j] + tg.where(j > 0, y[i, j - 1], 0.0) + y[i, j + 1])  # both ways: no scan
 
 
-def test_a_scan_into_a_temp_is_refused_with_the_line_and_buffer():
-    message = refused(scan_into_temp, match=r"reads acc\[i0, i1 \+ 1\].*order", x=X)
-    assert line_of(scan_into_temp.fn, "acc[i, j + 1]") in message
+def test_a_temp_read_along_two_axes_is_refused_with_the_line_and_buffer():
+    message = refused(scan_into_temp, match=r"reads acc\[i0 \+ 1, i1 \+ 1\].*order", x=X)
+    assert line_of(scan_into_temp.fn, "acc[i + 1, j + 1]") in message
     assert "writes acc[i0, i1]" in message
 
 
-def test_an_output_reading_its_previous_element_is_refused():
+def test_an_output_reading_its_elements_on_both_sides_is_refused():
     message = refused(scan_into_output, match=r"reads y\[i0, i1 - 1\].*order", x=X)
     assert line_of(scan_into_output.fn, "y[i, j - 1]") in message
 

@@ -16,6 +16,7 @@ from tilegrad.passes.fuse_elementwise import FuseElementwise
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
 from tilegrad.passes.lower_tg_to_loops import LowerTgToLoops
 from tilegrad.passes.lower_to_llvm import LowerToLLVM
+from tilegrad.passes.scan_reductions import ScanReductions
 from tilegrad.passes.unroll_short_parallel_loops import UnrollShortParallelLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 from tilegrad.schedule import Directive, ScheduleHint
@@ -29,6 +30,7 @@ StageTable = dict[str, list[ModulePass]]
 def loops_passes() -> list[ModulePass]:
     return [
         FuseElementwise(),  # an elementwise producer read by one consumer is computed where it is read
+        ScanReductions(),  # a prefix or suffix reduction runs as an in-order scan per row (O(n), not O(n^2))
         LowerTgToLoops(),  # tg ops become scf loop nests over memrefs, one nest per stage
         FuseSiblingLoops(),  # sibling nests over the same range share one loop (one pass over the data)
         CollapseContiguousNests(),  # nests over contiguous axes become one loop (fewer, longer loops)

@@ -152,7 +152,7 @@ class CheckOp(IRDLOperation):
 
 @irdl_op_definition
 class ReduceOp(IRDLOperation):
-    """`combine` ("sum", "max" or "min") of what the body yields over [0, extent), starting from `init`.
+    """`combine` ("sum", "max", "min" or "prod") of what the body yields over [0, extent), starting from `init`.
     `short` / `long`: the extent is at most / more than REDUCE_BLOCK (dsl/bounds) at the shapes the
     kernel is specialized for, so a sum needs only its plain / blocked form."""
 
@@ -175,7 +175,7 @@ class ReduceOp(IRDLOperation):
         super().__init__(operands=[extent, init], regions=[body], result_types=[init.type], properties=properties)
 
     def verify_(self) -> None:
-        if self.combine.data not in ("sum", "max", "min"):
+        if self.combine.data not in ("sum", "max", "min", "prod"):
             raise VerifyException(f"tg.reduce: unknown combine {self.combine.data!r}")
         if self.short is not None and self.long is not None:
             raise VerifyException("tg.reduce: a sum is short or long, not both")
@@ -430,6 +430,7 @@ class LoopRole(StrEnum):
     ROW = auto()  # the rows a column reduction streams (interchange-column-reductions)
     RUN = auto()  # a run of consecutive elements staged in the UB at once (ub-run-staging)
     COPY = auto()  # the rows of a GM<->UB copy (ub-staging)
+    SCAN = auto()  # an axis walked in order, carrying a running result to the next element (scan-reductions)
 
 
 class LoopRoleAttr(EnumAttribute[LoopRole]):

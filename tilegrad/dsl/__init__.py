@@ -39,6 +39,7 @@ from tilegrad.dsl.opdef import (
     shaped_by,
     tensor,
 )
+from tilegrad.dsl.scans import cumsum, scan
 from tilegrad.dsl.trace import check, output, scatter_add, temp
 from tilegrad.schedule import (
     ComputeWith,
@@ -49,6 +50,7 @@ from tilegrad.schedule import (
     Partition,
     Reorder,
     RFactor,
+    Scan,
     ScheduleHint,
     Specialize,
     Split,
@@ -60,11 +62,11 @@ from tilegrad.schedule import (
 )
 
 __all__ = [
-    "INDEX_DTYPES", "ONE", "abs_", "attr", "cast", "check", "erf", "exp", "floor", "get_op", "like", "list_ops",
-    "log", "maximum", "minimum", "op", "output", "params_dtype", "power", "reduce_max", "reduce_max_over",
-    "reduce_min", "reduce_min_over", "reduce_sum", "reduce_sum_over", "rule", "scatter_add",
+    "INDEX_DTYPES", "ONE", "abs_", "attr", "cast", "check", "cumsum", "erf", "exp", "floor", "get_op", "like",
+    "list_ops", "log", "maximum", "minimum", "op", "output", "params_dtype", "power", "reduce_max", "reduce_max_over",
+    "reduce_min", "reduce_min_over", "reduce_sum", "reduce_sum_over", "rule", "scan", "scatter_add",
     "shaped", "shaped_by", "sigmoid", "sign", "sqrt", "tanh", "temp", "tensor", "where",
     # schedules (tilegrad.schedule): `@tg.op(schedule=...)`, `tg.schedule(op, target)`
     "schedule", "ScheduleHint", "ComputeWith", "Distribute", "Fuse", "Outline", "Parallel", "Partition", "Reorder",
-    "RFactor", "Specialize", "Split", "Stage", "Store", "Unroll", "UnrollJam", "Vectorize",
+    "RFactor", "Scan", "Specialize", "Split", "Stage", "Store", "Unroll", "UnrollJam", "Vectorize",
 ]

@@ -216,7 +216,7 @@ class _Emitter:
 
     def reduce(self, e: Reduce, b: BlockBuilder, env: dict[int, SSAValue]) -> SSAValue:
         lowest = float("-inf") if e.kind == "f" else -(1 << 62)
-        init_value = {"sum": 0, "max": lowest, "min": -lowest}[e.combine]
+        init_value = {"sum": 0, "max": lowest, "min": -lowest, "prod": 1}[e.combine]
         init = b.const(init_value, self.kind_type(e.kind))
         region, block = tg.body_region(1)
         inner = BlockBuilder(block)

@@ -3,8 +3,11 @@
 A stage computes every element of its buffer (or adds every point of a scatter) in whatever order
 the target's schedule picks: split over cores, tiled through UB, vectorized. So a stage may read
 the buffer it writes only at the element it is writing (`out[i] = out[i] * 2`, the prior value of
-a blended output); a read at another element (`acc[n, d] = x[n, d] + acc[n, d + 1]`, a scan) sees
-that element before or after its own write depending on the schedule, and a scatter that reads its
+a blended output), or as a scan: along one axis, only at elements before the one it writes
+(`acc[n, d] = x[n, d] + acc[n, d - 1]`) or only after it (`acc[n, d + 1]`), which the compiler then
+walks in that order, rows in parallel (passes/scan_reductions.py). Any other read at another
+element (`acc[n + 1, d - 1]`, or both `acc[n, d - 1]` and `acc[n, d + 1]`) sees that element
+before or after its own write depending on the schedule, and a scatter that reads its
 destination anywhere depends on the order its points add in. An output declared in place of an
 input (`in_place={"dx": "dy"}`) may be that input, so the input counts as the output once the
 output is written. A temporary starts as uninitialised memory: it must be assigned before any
@@ -27,7 +30,10 @@ def refuse_hazards(op: str, trace: Trace, in_place: dict[str, str], where: str) 
     written: set[str] = set()
     for stage in trace.stages:
         target = None if isinstance(stage, Check) else stage.buffer.name
+        scan = _scan_axis(stage) if isinstance(stage, Compute) else None
         for read in _reads(stage):
+            if scan is not None and read.buffer.name == target and read.buffer is stage.buffer:
+                continue  # a scan: an element the steps before wrote (passes/scan_reductions.py)
             name = read.buffer.name
             line = read.line or getattr(stage, "line", None) or where
             if target is not None and target in (name, may_be.get(name)):
@@ -61,15 +67,41 @@ def _refuse_own_read(op: str, stage: Stage, read: Read, line: str) -> None:
         raise DefinitionError(
             f"{op}: {at}: the scatter_add into {target} reads {describe_read(read)}{alias}: "
             f"each point's value would depend on the order the points add in. Read a buffer an earlier stage "
-            f"wrote instead (tilegrad has no scan primitive yet)")
+            f"wrote instead (tg.cumsum and tg.scan are scans of another buffer)")
     if _same_element(read, stage):
         return
     written = f"{target}[{', '.join(v.name for v in stage.vars)}]"
     raise DefinitionError(
         f"{op}: {at}: the stage that writes {written} reads {describe_read(read)}{alias}: "
-        f"another element of the buffer it is writing, so the result would depend on the order the elements are "
-        f"computed in (a scan). A stage may read its own buffer only at the element it writes; read values an "
-        f"earlier stage wrote instead (tilegrad has no scan primitive yet)")
+        f"another element of the buffer it is writing, and not as a scan does, so the result would depend on the "
+        f"order the elements are computed in. A stage may read its own buffer at the element it writes, or as a "
+        f"scan along one axis: every other element it reads is that axis's index minus a constant "
+        f"({target}[n, i - 1], walked up) or every one plus a constant ({target}[n, i + 1], walked down), the "
+        f"other indices its own (tg.cumsum and tg.scan state the common scans); read values an earlier stage "
+        f"wrote instead")
+
+
+def _scan_axis(stage: Compute) -> tuple[int, int] | None:
+    """(axis, sign) if every read of the stage's own buffer at another element is at its own index on
+    every axis but one, and on that one its index plus a constant of one sign: a scan along it."""
+    found: set[tuple[int, int]] = set()
+    for read in _reads(stage):
+        if read.buffer is not stage.buffer or _same_element(read, stage):
+            continue
+        moved = [(axis, _constant_offset(index, var))
+                 for axis, (index, var) in enumerate(zip(read.indices, stage.vars)) if index is not var]
+        if len(moved) != 1 or moved[0][1] is None:
+            return None
+        found.add((moved[0][0], 1 if moved[0][1] > 0 else -1))
+    return found.pop() if len(found) == 1 else None
+
+
+def _constant_offset(index: Expr, var: Var) -> int | None:
+    """c for `var + c` or `var - c` (c a nonzero integer constant), else None."""
+    if isinstance(index, BinOp) and index.op in ("add", "sub") and index.a is var and isinstance(index.b, Const) \
+            and index.b.kind == "i" and index.b.value != 0:
+        return index.b.value if index.op == "add" else -index.b.value
+    return None
 
 
 def _same_element(read: Read, stage: Compute) -> bool:

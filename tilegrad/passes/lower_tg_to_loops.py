@@ -277,6 +277,8 @@ class LowerReduce(RewritePattern):
             combined = arith.AddiOp(acc, value) if _is_index(acc) else arith.AddfOp(acc, value, flags)
         elif op.combine.data == "max":
             combined = (arith.MaxSIOp if _is_index(acc) else arith.MaximumfOp)(acc, value)
+        elif op.combine.data == "prod":
+            combined = (arith.MuliOp if _is_index(acc) else arith.MulfOp)(acc, value)
         else:
             combined = (arith.MinSIOp if _is_index(acc) else arith.MinimumfOp)(acc, value)
         rewriter.replace(yield_op, [combined, scf.YieldOp(combined)])

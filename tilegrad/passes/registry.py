@@ -37,6 +37,7 @@ def _entry(name: str, module: str, cls: str, *runs: tuple[str, str]) -> PassEntr
 
 ALL_PASSES: tuple[PassEntry, ...] = (
     _entry("fuse-elementwise", "fuse_elementwise", "FuseElementwise", ("loops", "all")),
+    _entry("scan-reductions", "scan_reductions", "ScanReductions", ("loops", "all")),
     _entry("lower-tg-to-loops", "lower_tg_to_loops", "LowerTgToLoops", ("loops", "all")),
     _entry("fuse-sibling-loops", "fuse_sibling_loops", "FuseSiblingLoops", ("loops", "all"), ("tiled", "cpu")),
     _entry("collapse-contiguous-nests", "collapse_contiguous_nests", "CollapseContiguousNests", ("loops", "all")),

@@ -18,6 +18,7 @@ from tilegrad.schedule.directives import (
     PartitionBy,
     Reorder,
     RFactor,
+    Scan,
     Specialize,
     Split,
     Stage,
@@ -33,6 +34,6 @@ from tilegrad.schedule.directives import (
 from tilegrad.schedule.hint import ScheduleHint
 
 __all__ = ["Balance", "Copy", "Directive", "Fuse", "KernelSchedule", "Memory", "Outline", "Parallel", "Partition",
-           "PartitionBy", "RFactor", "Reorder", "ScheduleHint", "Specialize", "Split", "Stage", "Store", "Tail",
+           "PartitionBy", "RFactor", "Reorder", "Scan", "ScheduleHint", "Specialize", "Split", "Stage", "Store", "Tail",
            "Unroll", "UnrollJam", "VOCABULARY", "Vectorize", "make_directive", "parse_directive", "parse_schedule",
            "ComputeWith", "Distribute"]

@@ -403,9 +403,30 @@ class Outline(Directive):
         return not self.outlined
 
 
+@dataclass(frozen=True)
+class Scan(Directive):
+    """The stage's reductions whose range grows by one term per step of output axis `axis` (a prefix
+    or suffix sum, `reduce_sum(i + 1, lambda t: x[t])`) run as one running accumulation along that
+    axis, in order, per row: O(n), not O(n^2). The sum is taken in another order than each element's
+    own (within SPEC's tolerance, not bitwise the naive form's), the same on any core count.
+    `scanned=False`: each element reduces its own range (a user's override of the planner's)."""
+
+    axis: int = 0
+    scanned: bool = True
+    kind: ClassVar[str] = "run a prefix or suffix reduction as a scan"
+
+    @property
+    def off(self) -> bool:
+        return not self.scanned
+
+    def check(self) -> None:
+        super().check()
+        _axis(self, "axis", self.axis)
+
+
 VOCABULARY: dict[str, type[Directive]] = {
     cls.__name__: cls for cls in (Parallel, Split, Reorder, Fuse, Unroll, UnrollJam, Vectorize, RFactor, Stage,
-                                  Specialize, Partition, Store, Outline)
+                                  Specialize, Partition, Store, Outline, Scan)
 }
 """Every directive by the name it prints as."""
 
@@ -503,7 +524,7 @@ def make_directive(cls: type[Directive], **values) -> Directive:
 _ENUM_FIELDS = {e.__name__: e for e in (Tail, Balance, Memory, Copy, PartitionBy)}
 
 __all__ = ["Balance", "Copy", "Directive", "Fuse", "KernelSchedule", "Memory", "Outline", "Parallel", "Partition",
-           "PartitionBy", "RFactor", "Reorder", "Specialize", "Split", "Stage", "Store", "Tail", "Unroll",
+           "PartitionBy", "RFactor", "Reorder", "Scan", "Specialize", "Split", "Stage", "Store", "Tail", "Unroll",
            "UnrollJam", "VOCABULARY", "Vectorize", "make_directive", "parse_directive", "parse_schedule"]
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from tilegrad.backends.common import Backend
+from tilegrad.backends.common import Backend, loops_passes
 from tilegrad.errors import ScheduleError
 from tilegrad.passes.branch_guarded_reads import BranchGuardedReads
 from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps
@@ -48,10 +48,12 @@ class CpuBackend(Backend):
 
     def tiled_passes(self, target: Target, num_blocks: int, hint: ScheduleHint) -> list[ModulePass]:
         passes = self._passes(target, num_blocks, hint)
+        loops = loops_passes()  # (scan-reductions takes its Scan there)
         # the user's directives a pass here carries out reach it in the pipeline (direct); the others
         # go to tile-for-target, which carries out the core split's and refuses the rest by name (an
         # RFactor goes to both: split-column-reductions takes one naming its planned split, direct)
-        kept = tuple(d for d in hint.directives if isinstance(d, RFactor) or not any(_takes(p, d) for p in passes))
+        kept = tuple(d for d in hint.directives
+                     if isinstance(d, RFactor) or not any(_takes(p, d) for p in (*loops, *passes)))
         for directive in kept:
             if not isinstance(directive, (*TILED, RFactor)):
                 appliers = ", ".join(f"{p.takes_text} ({p.name})" for p in passes if hasattr(p, "takes"))

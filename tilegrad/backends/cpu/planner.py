@@ -18,6 +18,7 @@ sum loop; 0 for an unmarked window loop).
   unroll-short-reductions: Unroll(factor=0)       unswitch-invariant-selects: Specialize
   branch-guarded-reads: Specialize(condition='TENSORS in bounds')
   defer-sum-epilogues: Distribute
+  scan-reductions (the loops stage's): Scan
 
 Canonicalizations, not listed (no alternative a directive would choose): the loops stage's
 fuse-sibling-loops, forward-stored-values, fold-affine-tests, separate-strided-load-groups."""
@@ -48,6 +49,7 @@ from tilegrad.passes.overlap_vector_tails import OverlapVectorTails, overlapped_
 from tilegrad.passes.pack_reused_panels import PackReusedPanels, panel_decisions
 from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops, partitioned_loops
 from tilegrad.passes.reorder_for_reuse import ReorderForReuse, reuse_reorders
+from tilegrad.passes.scan_reductions import ScanReductions, scanned_stages
 from tilegrad.passes.split_column_reductions import SplitColumnReductions, rfactors
 from tilegrad.passes.split_stride_phases import SplitStridePhases, phase_split_loops
 from tilegrad.passes.stream_stores import StreamStores, streamable_loops
@@ -71,6 +73,8 @@ from tilegrad.schedule import (
 
 def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
     """The directives of what `step` does to `module` (none for a pass that lists nothing)."""
+    if isinstance(step, ScanReductions):  # (the loops stage's: before the stages are loops)
+        return scanned_stages(module)
     if isinstance(step, StreamStores):
         return streamed_stores(module, step)
     if isinstance(step, PackReusedPanels):
