@@ -1,8 +1,9 @@
-"""float32 exp, log and tanh as range-reduced polynomials of plain arith ops (Cephes' expf, logf and
-tanhf), and the float work an op does once they are expanded (`float_ops`).
+"""float32 exp, log, tanh and erf, and float64 erf, as polynomials of plain arith ops (Cephes' expf,
+logf and tanhf; erff from N. Juffa; Cephes' ndtr.c erf), and the float work an op does once they are
+expanded (`float_ops`).
 
-expand-math builds these in place of math.exp / math.log / math.tanh; common.arithmetic_bound counts
-with them. Accuracy and special values: see passes/expand_math.py.
+expand-math builds these in place of math.exp / math.log / math.tanh / math.erf; common.arithmetic_bound
+counts with them. Accuracy and special values: see passes/expand_math.py.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from functools import cache
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import AnyFloat, Float32Type, FloatAttr, IntegerAttr, f32, i32
+from xdsl.dialects.builtin import AnyFloat, Float32Type, Float64Type, FloatAttr, IntegerAttr, f32, i32
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Block, Operation, SSAValue
 
@@ -24,20 +25,42 @@ EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 
 LOG_POLY = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
             -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1)
 TANH_POLY = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1)
+# float32 erf: N. Juffa's erff, "Efficient, faithfully rounded implementation of error function erff",
+# https://stackoverflow.com/a/35148199 (also MLX's and PyTorch's Metal erf): x + x P(x^2) up to |x| = 475/512,
+# above 1 - exp(t Q(t) - t) with t = |x|; no division, each part within 1 ulp in the author's test.
+ERF_EDGE = 0.927734375
+ERF_SMALL = (-5.96761703e-4, 4.99119423e-3, -2.67681349e-2, 1.12819925e-1, -3.76125336e-1, 1.28379166e-1)
+ERF_LARGE = (-1.72853470e-5, 3.83197126e-4, -3.88396438e-3, 2.42546219e-2, -1.06777877e-1, -6.34846687e-1,
+             -1.28717512e-1)
+# float64 erf: Cephes ndtr.c, erf(x) = x T(x^2)/U(x^2) for |x| <= 1, else 1 - erfc(|x|) with
+# erfc(a) = exp(-a^2) P(a)/Q(a) (relative error about 1e-16); a is capped at 6, where erfc(6) = 2e-17.
+ERF_T = (9.60497373987051638749e0, 9.00260197203842689217e1, 2.23200534594684319226e3, 7.00332514112805075473e3,
+         5.55923013010394962768e4)
+ERF_U = (1.0, 3.35617141647503099647e1, 5.21357949780152679795e2, 4.59432382970980127987e3,
+         2.26290000613890934246e4, 4.92673942608635921086e4)
+ERF_P = (2.46196981473530512524e-10, 5.64189564831068821977e-1, 7.46321056442269912687e0, 4.86371970985681366614e1,
+         1.96520832956077098242e2, 5.26445194995477358631e2, 9.34528527171957607540e2, 1.02755188689515710272e3,
+         5.57535335369399327526e2)
+ERF_Q = (1.0, 1.32281951154744992508e1, 8.67072140885989742329e1, 3.54937778887819891062e2,
+         9.75708501743205489753e2, 1.82390916687909736289e3, 2.24633760818710981792e3, 1.65666309194161350182e3,
+         5.57535340817727675546e2)
+ERF_ONE = 6.0
 
 
 class Polynomials:
-    """Builds scalar float32 arithmetic before one op; the ops go into `ops` in order."""
+    """Builds scalar arithmetic in one float type (float32 unless given) before one op; the ops go into
+    `ops` in order."""
 
-    def __init__(self):
+    def __init__(self, float_type: AnyFloat = f32):
         self.ops: list[Operation] = []
+        self.type = float_type
 
     def _add(self, op: Operation) -> SSAValue:
         self.ops.append(op)
         return op.results[0]
 
     def f(self, value: float) -> SSAValue:
-        return self._add(arith.ConstantOp(FloatAttr(value, f32)))
+        return self._add(arith.ConstantOp(FloatAttr(value, self.type)))
 
     def i(self, value: int) -> SSAValue:
         return self._add(arith.ConstantOp(IntegerAttr(value, i32)))
@@ -46,6 +69,8 @@ class Polynomials:
     def add(self, a, b): return self._add(arith.AddfOp(a, b, CONTRACT))
     def sub(self, a, b): return self._add(arith.SubfOp(a, b, CONTRACT))
     def div(self, a, b): return self._add(arith.DivfOp(a, b))
+    def neg(self, a): return self._add(arith.NegfOp(a))
+    def abs(self, a): return self._add(math.AbsFOp(a))
     def iadd(self, a, b): return self._add(arith.AddiOp(a, b))
     def isub(self, a, b): return self._add(arith.SubiOp(a, b))
     def cmp(self, a, b, pred: str): return self._add(arith.CmpfOp(a, b, pred))
@@ -114,21 +139,56 @@ class Polynomials:
         return self.select(self.cmp(a, self.f(0.625), "olt"), near_zero, away)
 
 
-EXPANDED = {math.ExpOp: Polynomials.exp, math.LogOp: Polynomials.log, math.TanhOp: Polynomials.tanh}
+    def erf(self, x: SSAValue) -> SSAValue:
+        if isinstance(self.type, Float64Type):
+            return self._erf64(x)
+        t, s = self.abs(x), self.mul(x, x)
+        small = self.add(self.mul(self.poly(s, ERF_SMALL), x), x)
+        # Juffa's evaluation order: the two low-degree halves in t and s, then Horner in t
+        r = self.add(self.mul(self.add(self.mul(self.f(ERF_LARGE[0]), t), self.f(ERF_LARGE[1])), s),
+                     self.add(self.mul(self.f(ERF_LARGE[2]), t), self.f(ERF_LARGE[3])))
+        for c in ERF_LARGE[4:]:
+            r = self.add(self.mul(r, t), self.f(c))
+        large = self.sub(self.f(1.0), self.exp(self.sub(self.mul(r, t), t)))  # exp(-inf) = 0: erf(inf) = 1
+        large = self.select(self.cmp(x, self.f(0.0), "olt"), self.neg(large), large)
+        return self.select(self.cmp(t, self.f(ERF_EDGE), "ogt"), large, small)  # NaN: the small side's NaN
+
+    def _erf64(self, x: SSAValue) -> SSAValue:
+        z = self.mul(x, x)
+        small = self.div(self.mul(x, self.poly(z, ERF_T)), self.poly(z, ERF_U))
+        a = self.abs(x)
+        a = self.select(self.cmp(a, self.f(ERF_ONE), "ogt"), self.f(ERF_ONE), a)  # the polynomials never see inf
+        e = self._add(math.ExpOp(self.neg(self.mul(a, a))))
+        large = self.sub(self.f(1.0), self.div(self.mul(e, self.poly(a, ERF_P)), self.poly(a, ERF_Q)))
+        signed = self.select(self.cmp(x, self.f(0.0), "ogt"), large, x)  # NaN stays NaN
+        signed = self.select(self.cmp(x, self.f(0.0), "olt"), self.neg(large), signed)
+        return self.select(self.cmp(self.abs(x), self.f(1.0), "ole"), small, signed)
+
+
+EXPANDED = {math.ExpOp: Polynomials.exp, math.LogOp: Polynomials.log, math.TanhOp: Polynomials.tanh,
+            math.ErfOp: Polynomials.erf}
+EXPANDED_TYPES = {math.ExpOp: (Float32Type,), math.LogOp: (Float32Type,), math.TanhOp: (Float32Type,),
+                  math.ErfOp: (Float32Type, Float64Type)}
+"""The float types each op is expanded in; the others keep libm (float64 exp, log, tanh)."""
+
+
+def expands(op: Operation) -> bool:
+    """expand-math replaces `op` with its polynomial form."""
+    return type(op) in EXPANDED and isinstance(op.results[0].type, EXPANDED_TYPES[type(op)])
 
 
 def float_ops(op: Operation) -> int:
     """The float arithmetic `op` is once expanded: 1 for an op with a float result (a constant
-    0), the length of its polynomial for a float32 exp, log or tanh, 0 for anything else."""
+    0), the length of its polynomial for an op expand-math expands, 0 for anything else."""
     if not op.results or not isinstance(op.results[0].type, AnyFloat) or isinstance(op, arith.ConstantOp):
         return 0
-    if type(op) in EXPANDED and isinstance(op.results[0].type, Float32Type):
-        return _expanded_float_ops(type(op))
+    if expands(op):
+        return _expanded_float_ops(type(op), op.results[0].type)
     return 1
 
 
 @cache
-def _expanded_float_ops(kind: type[Operation]) -> int:
-    build = Polynomials()
-    EXPANDED[kind](build, Block(arg_types=[f32]).args[0])
+def _expanded_float_ops(kind: type[Operation], float_type: AnyFloat) -> int:
+    build = Polynomials(float_type)
+    EXPANDED[kind](build, Block(arg_types=[float_type]).args[0])
     return sum(float_ops(op) for op in build.ops)
