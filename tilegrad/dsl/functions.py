@@ -26,7 +26,7 @@ def _unary(op: str):
 
 
 exp, log, sqrt, abs_, tanh, floor = (_unary(n) for n in ("exp", "log", "sqrt", "abs", "tanh", "floor"))
-exp.__doc__ = "e ** x, elementwise (vectorized polynomial in float32, see passes/expand_math.py)."
+exp.__doc__ = "e ** x, elementwise (a vectorized polynomial, see passes/expand_math.py)."
 log.__doc__ = "The natural logarithm, elementwise (-inf at 0, NaN below)."
 sqrt.__doc__ = "The square root, elementwise (NaN below 0)."
 abs_.__doc__ = "|x| as a float, elementwise; Python's abs() does the same on any expression."

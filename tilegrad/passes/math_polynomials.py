@@ -1,6 +1,6 @@
-"""float32 exp, log, tanh and erf, and float64 erf, as polynomials of plain arith ops (Cephes' expf,
-logf and tanhf; erff from N. Juffa; Cephes' ndtr.c erf), and the float work an op does once they are
-expanded (`float_ops`).
+"""exp, log, tanh and erf as polynomials of plain arith ops, in float32 (Cephes' expf, logf and tanhf;
+N. Juffa's erff) and float64 (fdlibm's exp and log; Cephes' tanh and ndtr erf), and the float work an
+op does once they are expanded (`float_ops`).
 
 expand-math builds these in place of math.exp / math.log / math.tanh / math.erf; common.arithmetic_bound
 counts with them. Accuracy and special values: see passes/expand_math.py.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cache
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import AnyFloat, Float32Type, Float64Type, FloatAttr, IntegerAttr, f32, i32
+from xdsl.dialects.builtin import AnyFloat, Float32Type, Float64Type, FloatAttr, IntegerAttr, f32, i32, i64
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Block, Operation, SSAValue
 
@@ -45,6 +45,17 @@ ERF_Q = (1.0, 1.32281951154744992508e1, 8.67072140885989742329e1, 3.549377788878
          9.75708501743205489753e2, 1.82390916687909736289e3, 2.24633760818710981792e3, 1.65666309194161350182e3,
          5.57535340817727675546e2)
 ERF_ONE = 6.0
+# float64 exp and log: fdlibm's e_exp.c and e_log.c (Sun, 1993; FreeBSD msun, musl), error below 1 ulp by
+# their analysis, as selects instead of branches. tanh: Cephes' tanh.c, x + x z P(z)/Q(z) below 0.625.
+LN2_HI64, LN2_LO64 = 6.93147180369123816490e-01, 1.90821492927058770002e-10  # k LN2_HI64 exact for |k| < 2^11
+ROUNDER64 = 6755399441055744.0  # 1.5 * 2^52
+EXP64_P = (4.13813679705723846039e-08, -1.65339022054652515390e-06, 6.61375632143793436117e-05,
+           -2.77777777770155933842e-03, 1.66666666666666019037e-01)
+LOG64_EVEN = (1.531383769920937332e-01, 2.222219843214978396e-01, 3.999999999940941908e-01)  # Lg6, Lg4, Lg2
+LOG64_ODD = (1.479819860511658591e-01, 1.818357216161805012e-01, 2.857142874366239149e-01,
+             6.666666666666735130e-01)  # Lg7, Lg5, Lg3, Lg1
+TANH64_P = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3)
+TANH64_Q = (1.0, 1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3)
 
 
 class Polynomials:
@@ -54,6 +65,9 @@ class Polynomials:
     def __init__(self, float_type: AnyFloat = f32):
         self.ops: list[Operation] = []
         self.type = float_type
+        self.wide = isinstance(float_type, Float64Type)
+        self.int_type = i64 if self.wide else i32
+        """The integer type of the float's bits."""
 
     def _add(self, op: Operation) -> SSAValue:
         self.ops.append(op)
@@ -63,7 +77,7 @@ class Polynomials:
         return self._add(arith.ConstantOp(FloatAttr(value, self.type)))
 
     def i(self, value: int) -> SSAValue:
-        return self._add(arith.ConstantOp(IntegerAttr(value, i32)))
+        return self._add(arith.ConstantOp(IntegerAttr(value, self.int_type)))
 
     def mul(self, a, b): return self._add(arith.MulfOp(a, b, CONTRACT))
     def add(self, a, b): return self._add(arith.AddfOp(a, b, CONTRACT))
@@ -75,8 +89,8 @@ class Polynomials:
     def isub(self, a, b): return self._add(arith.SubiOp(a, b))
     def cmp(self, a, b, pred: str): return self._add(arith.CmpfOp(a, b, pred))
     def select(self, c, a, b): return self._add(arith.SelectOp(c, a, b))
-    def to_bits(self, a): return self._add(arith.BitcastOp(a, i32))
-    def from_bits(self, a): return self._add(arith.BitcastOp(a, f32))
+    def to_bits(self, a): return self._add(arith.BitcastOp(a, self.int_type))
+    def from_bits(self, a): return self._add(arith.BitcastOp(a, self.type))
 
     def poly(self, x: SSAValue, coefficients) -> SSAValue:
         """Horner: c0 x^(n-1) + ... + c(n-1)."""
@@ -86,10 +100,19 @@ class Polynomials:
         return acc
 
     def pow2(self, k: SSAValue) -> SSAValue:
-        """2^k for an int32 k in [-127, 127] with no denormal result."""
-        return self.from_bits(self._add(arith.ShLIOp(self.iadd(k, self.i(127)), self.i(23))))
+        """2^k for an integer k in [-127, 127] (float64: [-1023, 1023]) with no denormal result."""
+        bias, mantissa = (1023, 52) if self.wide else (127, 23)
+        return self.from_bits(self._add(arith.ShLIOp(self.iadd(k, self.i(bias)), self.i(mantissa))))
+
+    def scale(self, p: SSAValue, ki: SSAValue) -> SSAValue:
+        """p 2^ki as two factors, so ki just past the largest exponent and the denormal range scale
+        without overflow, and with one rounding."""
+        half = self._add(arith.ShRSIOp(ki, self.i(1)))
+        return self.mul(self.mul(p, self.pow2(half)), self.pow2(self.isub(ki, half)))
 
     def exp(self, x: SSAValue) -> SSAValue:
+        if self.wide:
+            return self._exp64(x)
         # The clamps keep k in [-150, 144], where the two-factor scaling below is exact; they are
         # compare-selects (vminps/vmaxps), cheaper than llvm.maximum. Above exp's overflow edge
         # (88.72...) the scaling overflows to inf by itself and a NaN passes both selects and the
@@ -101,12 +124,27 @@ class Polynomials:
         k = self.sub(rounded, self.f(ROUNDER))  # round(x / ln 2), exact
         r = self.sub(self.sub(clamped, self.mul(k, self.f(LN2_HI))), self.mul(k, self.f(LN2_LO)))
         p = self.add(self.add(self.mul(self.poly(r, EXP_POLY), self.mul(r, r)), r), self.f(1.0))
-        ki = self.isub(self.to_bits(rounded), self.to_bits(self.f(ROUNDER)))  # k in [-150, 144]
-        half = self._add(arith.ShRSIOp(ki, self.i(1)))
-        # 2^k as two factors, so k = 128 and the denormal range (k < -126) scale without overflow
-        return self.mul(self.mul(p, self.pow2(half)), self.pow2(self.isub(ki, half)))
+        return self.scale(p, self.isub(self.to_bits(rounded), self.to_bits(self.f(ROUNDER))))  # k in [-150, 144]
+
+    def _exp64(self, x: SSAValue) -> SSAValue:
+        # fdlibm: x = k ln2 + r, |r| <= ln2/2; c = r - r^2 P(r^2); exp(r) = 1 - ((lo - r c/(2 - c)) - hi).
+        # The clamps keep k in [-1077, 1025]: exp(710) overflows to inf and exp(-746) rounds to 0.
+        top, bottom = self.f(710.0), self.f(-746.0)
+        clamped = self.select(self.cmp(x, top, "ogt"), top, x)
+        clamped = self.select(self.cmp(clamped, bottom, "olt"), bottom, clamped)
+        rounded = self.add(self.mul(clamped, self.f(LOG2E)), self.f(ROUNDER64))
+        k = self.sub(rounded, self.f(ROUNDER64))
+        hi = self.sub(clamped, self.mul(k, self.f(LN2_HI64)))
+        lo = self.mul(k, self.f(LN2_LO64))
+        r = self.sub(hi, lo)
+        t = self.mul(r, r)
+        c = self.sub(r, self.mul(t, self.poly(t, EXP64_P)))
+        y = self.sub(self.f(1.0), self.sub(self.sub(lo, self.div(self.mul(r, c), self.sub(self.f(2.0), c))), hi))
+        return self.scale(y, self.isub(self.to_bits(rounded), self.to_bits(self.f(ROUNDER64))))
 
     def log(self, x: SSAValue) -> SSAValue:
+        if self.wide:
+            return self._log64(x)
         tiny = self.cmp(x, self.f(1.17549435e-38), "olt")  # denormal (or not positive)
         scaled = self.select(tiny, self.mul(x, self.f(8388608.0)), x)
         bits = self.to_bits(scaled)
@@ -129,10 +167,40 @@ class Polynomials:
         r = self.select(self.cmp(x, self.f(float("inf")), "oeq"), x, r)
         return self.select(self.cmp(x, x, "uno"), x, r)
 
+    def _log64(self, x: SSAValue) -> SSAValue:
+        # fdlibm: x = 2^k (1 + f), sqrt(1/2) <= 1 + f < sqrt(2); s = f/(2 + f);
+        # log(x) = k ln2_hi - ((f^2/2 - (s (f^2/2 + R(s^2)) + k ln2_lo)) - f)
+        tiny = self.cmp(x, self.f(2.2250738585072014e-308), "olt")  # denormal (or not positive)
+        scaled = self.select(tiny, self.mul(x, self.f(18014398509481984.0)), x)  # 2^54
+        bits = self.to_bits(scaled)
+        e = self.isub(self._add(arith.ShRSIOp(bits, self.i(52))), self.i(1022))
+        e = self.isub(e, self.select(tiny, self.i(54), self.i(0)))
+        mantissa_bits = self._add(arith.OrIOp(self._add(arith.AndIOp(bits, self.i(0x000FFFFFFFFFFFFF))),
+                                              self.i(0x3FE0000000000000)))
+        m = self.from_bits(mantissa_bits)  # scaled = m 2^e, m in [0.5, 1)
+        below = self.cmp(m, self.f(0.707106781186547524), "olt")
+        e = self.isub(e, self.select(below, self.i(1), self.i(0)))
+        f = self.sub(self.select(below, self.add(m, m), m), self.f(1.0))
+        dk = self._add(arith.SIToFPOp(e, self.type))
+        s = self.div(f, self.add(self.f(2.0), f))
+        z = self.mul(s, s)
+        w = self.mul(z, z)
+        big_r = self.add(self.mul(z, self.poly(w, LOG64_ODD)), self.mul(w, self.poly(w, LOG64_EVEN)))
+        hfsq = self.mul(self.mul(self.f(0.5), f), f)
+        inner = self.add(self.mul(s, self.add(hfsq, big_r)), self.mul(dk, self.f(LN2_LO64)))
+        r = self.sub(self.mul(dk, self.f(LN2_HI64)), self.sub(self.sub(hfsq, inner), f))
+        r = self.select(self.cmp(x, self.f(0.0), "oeq"), self.f(float("-inf")), r)
+        r = self.select(self.cmp(x, self.f(0.0), "olt"), self.f(float("nan")), r)
+        r = self.select(self.cmp(x, self.f(float("inf")), "oeq"), x, r)
+        return self.select(self.cmp(x, x, "uno"), x, r)
+
     def tanh(self, x: SSAValue) -> SSAValue:
         a = self._add(math.AbsFOp(x))
         z = self.mul(x, x)
-        near_zero = self.add(self.mul(self.mul(self.poly(z, TANH_POLY), z), x), x)
+        if self.wide:
+            near_zero = self.add(self.mul(x, self.div(self.mul(z, self.poly(z, TANH64_P)), self.poly(z, TANH64_Q))), x)
+        else:
+            near_zero = self.add(self.mul(self.mul(self.poly(z, TANH_POLY), z), x), x)
         e = self.exp(self.add(a, a))
         away = self.sub(self.f(1.0), self.div(self.f(2.0), self.add(e, self.f(1.0))))
         away = self.select(self.cmp(x, self.f(0.0), "olt"), self._add(arith.NegfOp(away)), away)
@@ -158,7 +226,7 @@ class Polynomials:
         small = self.div(self.mul(x, self.poly(z, ERF_T)), self.poly(z, ERF_U))
         a = self.abs(x)
         a = self.select(self.cmp(a, self.f(ERF_ONE), "ogt"), self.f(ERF_ONE), a)  # the polynomials never see inf
-        e = self._add(math.ExpOp(self.neg(self.mul(a, a))))
+        e = self.exp(self.neg(self.mul(a, a)))
         large = self.sub(self.f(1.0), self.div(self.mul(e, self.poly(a, ERF_P)), self.poly(a, ERF_Q)))
         signed = self.select(self.cmp(x, self.f(0.0), "ogt"), large, x)  # NaN stays NaN
         signed = self.select(self.cmp(x, self.f(0.0), "olt"), self.neg(large), signed)
@@ -167,14 +235,13 @@ class Polynomials:
 
 EXPANDED = {math.ExpOp: Polynomials.exp, math.LogOp: Polynomials.log, math.TanhOp: Polynomials.tanh,
             math.ErfOp: Polynomials.erf}
-EXPANDED_TYPES = {math.ExpOp: (Float32Type,), math.LogOp: (Float32Type,), math.TanhOp: (Float32Type,),
-                  math.ErfOp: (Float32Type, Float64Type)}
-"""The float types each op is expanded in; the others keep libm (float64 exp, log, tanh)."""
+EXPANDED_TYPES = (Float32Type, Float64Type)
+"""The float types the ops are expanded in (half types compute in float32)."""
 
 
 def expands(op: Operation) -> bool:
     """expand-math replaces `op` with its polynomial form."""
-    return type(op) in EXPANDED and isinstance(op.results[0].type, EXPANDED_TYPES[type(op)])
+    return type(op) in EXPANDED and isinstance(op.results[0].type, EXPANDED_TYPES)
 
 
 def float_ops(op: Operation) -> int:
