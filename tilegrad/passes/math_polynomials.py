@@ -162,6 +162,10 @@ class Polynomials:
         y = self.add(y, self.mul(ef, self.f(LN2_LO)))
         y = self.sub(y, self.mul(z, self.f(0.5)))
         r = self.add(self.add(m, y), self.mul(ef, self.f(LN2_HI)))
+        return self._log_special_values(x, r)
+
+    def _log_special_values(self, x: SSAValue, r: SSAValue) -> SSAValue:
+        """log(0) = -inf, log(x < 0) = NaN, log(inf) = inf, NaN stays NaN."""
         r = self.select(self.cmp(x, self.f(0.0), "oeq"), self.f(float("-inf")), r)
         r = self.select(self.cmp(x, self.f(0.0), "olt"), self.f(float("nan")), r)
         r = self.select(self.cmp(x, self.f(float("inf")), "oeq"), x, r)
@@ -189,10 +193,7 @@ class Polynomials:
         hfsq = self.mul(self.mul(self.f(0.5), f), f)
         inner = self.add(self.mul(s, self.add(hfsq, big_r)), self.mul(dk, self.f(LN2_LO64)))
         r = self.sub(self.mul(dk, self.f(LN2_HI64)), self.sub(self.sub(hfsq, inner), f))
-        r = self.select(self.cmp(x, self.f(0.0), "oeq"), self.f(float("-inf")), r)
-        r = self.select(self.cmp(x, self.f(0.0), "olt"), self.f(float("nan")), r)
-        r = self.select(self.cmp(x, self.f(float("inf")), "oeq"), x, r)
-        return self.select(self.cmp(x, x, "uno"), x, r)
+        return self._log_special_values(x, r)
 
     def tanh(self, x: SSAValue) -> SSAValue:
         a = self._add(math.AbsFOp(x))
