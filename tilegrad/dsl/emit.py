@@ -87,7 +87,7 @@ _INT_BIN = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "div"
 _FCMP = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
 _ICMP = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
 _MATH = {"exp": math.ExpOp, "log": math.LogOp, "sqrt": math.SqrtOp, "abs": math.AbsFOp, "tanh": math.TanhOp,
-         "floor": math.FloorOp}
+         "floor": math.FloorOp, "erf": math.ErfOp}
 
 
 class _Emitter:

@@ -51,7 +51,7 @@ def _fusable(producer: tg.ComputeOp, later: list[Operation]) -> bool:
     return not any(_writes(o) in inputs for o in later[: last_use + 1])
 
 
-_TRANSCENDENTAL = (math.ExpOp, math.LogOp, math.TanhOp)
+_TRANSCENDENTAL = (math.ExpOp, math.LogOp, math.TanhOp, math.ErfOp)
 LARGE_BODY_OPS = 16
 """A body larger than this stays a vectorized stage of its own where inlining would run it once
 per term of a reduction, or serially inside a scatter (whose writes may collide), once per use."""

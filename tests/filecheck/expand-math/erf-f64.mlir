@@ -1,0 +1,196 @@
+// RUN: tilegrad opt %s -p 'expand-math' | filecheck %s
+
+// A float64 erf becomes Cephes' ndtr.c: x T(x^2)/U(x^2) for |x| <= 1, else 1 - exp(-a^2) P(a)/Q(a) with
+// a = |x| capped at 6, signed by selects (NaN stays NaN); its exp expanded as fdlibm's.
+
+builtin.module {
+  func.func @k(%x: memref<?xf64> {tg.name = "x", tg.role = "input"}, %y: memref<?xf64> {tg.name = "y", tg.role = "output"}) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %n = memref.dim %x, %c0 : memref<?xf64>
+    scf.for %i = %c0 to %n step %c1 {
+      %v = memref.load %x[%i] : memref<?xf64>
+      %e = math.erf %v : f64
+      memref.store %e, %y[%i] : memref<?xf64>
+    } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
+    func.return
+  }
+}
+
+// CHECK:      builtin.module {
+// CHECK-NEXT:   func.func @k(%x: memref<?xf64> {tg.name = "x", tg.role = "input"}, %y: memref<?xf64> {tg.name = "y", tg.role = "output"}) {
+// CHECK-NEXT:     %c0 = arith.constant 0 : index
+// CHECK-NEXT:     %c1 = arith.constant 1 : index
+// CHECK-NEXT:     %n = memref.dim %x, %c0 : memref<?xf64>
+// CHECK-NEXT:     scf.for %i = %c0 to %n step %c1 {
+// CHECK-NEXT:       %v = memref.load %x[%i] : memref<?xf64>
+// CHECK-NEXT:       %e = arith.mulf %v, %v fastmath<contract> : f64
+// CHECK-NEXT:       %e_1 = arith.constant 9.6049737398705162 : f64
+// CHECK-NEXT:       %e_2 = arith.mulf %e_1, %e fastmath<contract> : f64
+// CHECK-NEXT:       %e_3 = arith.constant 90.026019720384269 : f64
+// CHECK-NEXT:       %e_4 = arith.addf %e_2, %e_3 fastmath<contract> : f64
+// CHECK-NEXT:       %e_5 = arith.mulf %e_4, %e fastmath<contract> : f64
+// CHECK-NEXT:       %e_6 = arith.constant 2232.0053459468431 : f64
+// CHECK-NEXT:       %e_7 = arith.addf %e_5, %e_6 fastmath<contract> : f64
+// CHECK-NEXT:       %e_8 = arith.mulf %e_7, %e fastmath<contract> : f64
+// CHECK-NEXT:       %e_9 = arith.constant 7003.3251411280507 : f64
+// CHECK-NEXT:       %e_10 = arith.addf %e_8, %e_9 fastmath<contract> : f64
+// CHECK-NEXT:       %e_11 = arith.mulf %e_10, %e fastmath<contract> : f64
+// CHECK-NEXT:       %e_12 = arith.constant 55592.301301039493 : f64
+// CHECK-NEXT:       %e_13 = arith.addf %e_11, %e_12 fastmath<contract> : f64
+// CHECK-NEXT:       %e_14 = arith.mulf %v, %e_13 fastmath<contract> : f64
+// CHECK-NEXT:       %e_15 = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT:       %e_16 = arith.mulf %e_15, %e fastmath<contract> : f64
+// CHECK-NEXT:       %e_17 = arith.constant 33.561714164750313 : f64
+// CHECK-NEXT:       %e_18 = arith.addf %e_16, %e_17 fastmath<contract> : f64
+// CHECK-NEXT:       %e_19 = arith.mulf %e_18, %e fastmath<contract> : f64
+// CHECK-NEXT:       %e_20 = arith.constant 521.35794978015269 : f64
+// CHECK-NEXT:       %e_21 = arith.addf %e_19, %e_20 fastmath<contract> : f64
+// CHECK-NEXT:       %e_22 = arith.mulf %e_21, %e fastmath<contract> : f64
+// CHECK-NEXT:       %e_23 = arith.constant 4594.3238297098014 : f64
+// CHECK-NEXT:       %e_24 = arith.addf %e_22, %e_23 fastmath<contract> : f64
+// CHECK-NEXT:       %e_25 = arith.mulf %e_24, %e fastmath<contract> : f64
+// CHECK-NEXT:       %e_26 = arith.constant 22629.000061389095 : f64
+// CHECK-NEXT:       %e_27 = arith.addf %e_25, %e_26 fastmath<contract> : f64
+// CHECK-NEXT:       %e_28 = arith.mulf %e_27, %e fastmath<contract> : f64
+// CHECK-NEXT:       %e_29 = arith.constant 49267.394260863592 : f64
+// CHECK-NEXT:       %e_30 = arith.addf %e_28, %e_29 fastmath<contract> : f64
+// CHECK-NEXT:       %e_31 = arith.divf %e_14, %e_30 : f64
+// CHECK-NEXT:       %e_32 = math.absf %v : f64
+// CHECK-NEXT:       %e_33 = arith.constant 6.000000e+00 : f64
+// CHECK-NEXT:       %e_34 = arith.cmpf ogt, %e_32, %e_33 : f64
+// CHECK-NEXT:       %e_35 = arith.constant 6.000000e+00 : f64
+// CHECK-NEXT:       %e_36 = arith.select %e_34, %e_35, %e_32 : f64
+// CHECK-NEXT:       %e_37 = arith.mulf %e_36, %e_36 fastmath<contract> : f64
+// CHECK-NEXT:       %e_38 = arith.negf %e_37 : f64
+// CHECK-NEXT:       %e_39 = arith.constant 7.100000e+02 : f64
+// CHECK-NEXT:       %e_40 = arith.constant -7.460000e+02 : f64
+// CHECK-NEXT:       %e_41 = arith.cmpf ogt, %e_38, %e_39 : f64
+// CHECK-NEXT:       %e_42 = arith.select %e_41, %e_39, %e_38 : f64
+// CHECK-NEXT:       %e_43 = arith.cmpf olt, %e_42, %e_40 : f64
+// CHECK-NEXT:       %e_44 = arith.select %e_43, %e_40, %e_42 : f64
+// CHECK-NEXT:       %e_45 = arith.constant 1.4426950408889634 : f64
+// CHECK-NEXT:       %e_46 = arith.mulf %e_44, %e_45 fastmath<contract> : f64
+// CHECK-NEXT:       %e_47 = arith.constant 0x4338000000000000 : f64
+// CHECK-NEXT:       %e_48 = arith.addf %e_46, %e_47 fastmath<contract> : f64
+// CHECK-NEXT:       %e_49 = arith.constant 0x4338000000000000 : f64
+// CHECK-NEXT:       %e_50 = arith.subf %e_48, %e_49 fastmath<contract> : f64
+// CHECK-NEXT:       %e_51 = arith.constant 0.69314718036912382 : f64
+// CHECK-NEXT:       %e_52 = arith.mulf %e_50, %e_51 fastmath<contract> : f64
+// CHECK-NEXT:       %e_53 = arith.subf %e_44, %e_52 fastmath<contract> : f64
+// CHECK-NEXT:       %e_54 = arith.constant 1.9082149292705877e-10 : f64
+// CHECK-NEXT:       %e_55 = arith.mulf %e_50, %e_54 fastmath<contract> : f64
+// CHECK-NEXT:       %e_56 = arith.subf %e_53, %e_55 fastmath<contract> : f64
+// CHECK-NEXT:       %e_57 = arith.mulf %e_56, %e_56 fastmath<contract> : f64
+// CHECK-NEXT:       %e_58 = arith.constant 4.1381367970572385e-08 : f64
+// CHECK-NEXT:       %e_59 = arith.mulf %e_58, %e_57 fastmath<contract> : f64
+// CHECK-NEXT:       %e_60 = arith.constant -1.6533902205465252e-06 : f64
+// CHECK-NEXT:       %e_61 = arith.addf %e_59, %e_60 fastmath<contract> : f64
+// CHECK-NEXT:       %e_62 = arith.mulf %e_61, %e_57 fastmath<contract> : f64
+// CHECK-NEXT:       %e_63 = arith.constant 6.6137563214379344e-05 : f64
+// CHECK-NEXT:       %e_64 = arith.addf %e_62, %e_63 fastmath<contract> : f64
+// CHECK-NEXT:       %e_65 = arith.mulf %e_64, %e_57 fastmath<contract> : f64
+// CHECK-NEXT:       %e_66 = arith.constant -0.0027777777777015593 : f64
+// CHECK-NEXT:       %e_67 = arith.addf %e_65, %e_66 fastmath<contract> : f64
+// CHECK-NEXT:       %e_68 = arith.mulf %e_67, %e_57 fastmath<contract> : f64
+// CHECK-NEXT:       %e_69 = arith.constant 0.16666666666666602 : f64
+// CHECK-NEXT:       %e_70 = arith.addf %e_68, %e_69 fastmath<contract> : f64
+// CHECK-NEXT:       %e_71 = arith.mulf %e_57, %e_70 fastmath<contract> : f64
+// CHECK-NEXT:       %e_72 = arith.subf %e_56, %e_71 fastmath<contract> : f64
+// CHECK-NEXT:       %e_73 = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT:       %e_74 = arith.mulf %e_56, %e_72 fastmath<contract> : f64
+// CHECK-NEXT:       %e_75 = arith.constant 2.000000e+00 : f64
+// CHECK-NEXT:       %e_76 = arith.subf %e_75, %e_72 fastmath<contract> : f64
+// CHECK-NEXT:       %e_77 = arith.divf %e_74, %e_76 : f64
+// CHECK-NEXT:       %e_78 = arith.subf %e_55, %e_77 fastmath<contract> : f64
+// CHECK-NEXT:       %e_79 = arith.subf %e_78, %e_53 fastmath<contract> : f64
+// CHECK-NEXT:       %e_80 = arith.subf %e_73, %e_79 fastmath<contract> : f64
+// CHECK-NEXT:       %e_81 = arith.bitcast %e_48 : f64 to i64
+// CHECK-NEXT:       %e_82 = arith.constant 0x4338000000000000 : f64
+// CHECK-NEXT:       %e_83 = arith.bitcast %e_82 : f64 to i64
+// CHECK-NEXT:       %e_84 = arith.subi %e_81, %e_83 : i64
+// CHECK-NEXT:       %e_85 = arith.constant 1 : i64
+// CHECK-NEXT:       %e_86 = arith.shrsi %e_84, %e_85 : i64
+// CHECK-NEXT:       %e_87 = arith.constant 1023 : i64
+// CHECK-NEXT:       %e_88 = arith.addi %e_86, %e_87 : i64
+// CHECK-NEXT:       %e_89 = arith.constant 52 : i64
+// CHECK-NEXT:       %e_90 = arith.shli %e_88, %e_89 : i64
+// CHECK-NEXT:       %e_91 = arith.bitcast %e_90 : i64 to f64
+// CHECK-NEXT:       %e_92 = arith.mulf %e_80, %e_91 fastmath<contract> : f64
+// CHECK-NEXT:       %e_93 = arith.subi %e_84, %e_86 : i64
+// CHECK-NEXT:       %e_94 = arith.constant 1023 : i64
+// CHECK-NEXT:       %e_95 = arith.addi %e_93, %e_94 : i64
+// CHECK-NEXT:       %e_96 = arith.constant 52 : i64
+// CHECK-NEXT:       %e_97 = arith.shli %e_95, %e_96 : i64
+// CHECK-NEXT:       %e_98 = arith.bitcast %e_97 : i64 to f64
+// CHECK-NEXT:       %e_99 = arith.mulf %e_92, %e_98 fastmath<contract> : f64
+// CHECK-NEXT:       %e_100 = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT:       %e_101 = arith.constant 2.4619698147353052e-10 : f64
+// CHECK-NEXT:       %e_102 = arith.mulf %e_101, %e_36 fastmath<contract> : f64
+// CHECK-NEXT:       %e_103 = arith.constant 0.56418956483106886 : f64
+// CHECK-NEXT:       %e_104 = arith.addf %e_102, %e_103 fastmath<contract> : f64
+// CHECK-NEXT:       %e_105 = arith.mulf %e_104, %e_36 fastmath<contract> : f64
+// CHECK-NEXT:       %e_106 = arith.constant 7.4632105644226989 : f64
+// CHECK-NEXT:       %e_107 = arith.addf %e_105, %e_106 fastmath<contract> : f64
+// CHECK-NEXT:       %e_108 = arith.mulf %e_107, %e_36 fastmath<contract> : f64
+// CHECK-NEXT:       %e_109 = arith.constant 48.637197098568137 : f64
+// CHECK-NEXT:       %e_110 = arith.addf %e_108, %e_109 fastmath<contract> : f64
+// CHECK-NEXT:       %e_111 = arith.mulf %e_110, %e_36 fastmath<contract> : f64
+// CHECK-NEXT:       %e_112 = arith.constant 196.5208329560771 : f64
+// CHECK-NEXT:       %e_113 = arith.addf %e_111, %e_112 fastmath<contract> : f64
+// CHECK-NEXT:       %e_114 = arith.mulf %e_113, %e_36 fastmath<contract> : f64
+// CHECK-NEXT:       %e_115 = arith.constant 526.44519499547732 : f64
+// CHECK-NEXT:       %e_116 = arith.addf %e_114, %e_115 fastmath<contract> : f64
+// CHECK-NEXT:       %e_117 = arith.mulf %e_116, %e_36 fastmath<contract> : f64
+// CHECK-NEXT:       %e_118 = arith.constant 934.52852717195765 : f64
+// CHECK-NEXT:       %e_119 = arith.addf %e_117, %e_118 fastmath<contract> : f64
+// CHECK-NEXT:       %e_120 = arith.mulf %e_119, %e_36 fastmath<contract> : f64
+// CHECK-NEXT:       %e_121 = arith.constant 1027.5518868951572 : f64
+// CHECK-NEXT:       %e_122 = arith.addf %e_120, %e_121 fastmath<contract> : f64
+// CHECK-NEXT:       %e_123 = arith.mulf %e_122, %e_36 fastmath<contract> : f64
+// CHECK-NEXT:       %e_124 = arith.constant 557.53533536939938 : f64
+// CHECK-NEXT:       %e_125 = arith.addf %e_123, %e_124 fastmath<contract> : f64
+// CHECK-NEXT:       %e_126 = arith.mulf %e_99, %e_125 fastmath<contract> : f64
+// CHECK-NEXT:       %e_127 = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT:       %e_128 = arith.mulf %e_127, %e_36 fastmath<contract> : f64
+// CHECK-NEXT:       %e_129 = arith.constant 13.228195115474499 : f64
+// CHECK-NEXT:       %e_130 = arith.addf %e_128, %e_129 fastmath<contract> : f64
+// CHECK-NEXT:       %e_131 = arith.mulf %e_130, %e_36 fastmath<contract> : f64
+// CHECK-NEXT:       %e_132 = arith.constant 86.707214088598974 : f64
+// CHECK-NEXT:       %e_133 = arith.addf %e_131, %e_132 fastmath<contract> : f64
+// CHECK-NEXT:       %e_134 = arith.mulf %e_133, %e_36 fastmath<contract> : f64
+// CHECK-NEXT:       %e_135 = arith.constant 354.93777888781989 : f64
+// CHECK-NEXT:       %e_136 = arith.addf %e_134, %e_135 fastmath<contract> : f64
+// CHECK-NEXT:       %e_137 = arith.mulf %e_136, %e_36 fastmath<contract> : f64
+// CHECK-NEXT:       %e_138 = arith.constant 975.70850174320549 : f64
+// CHECK-NEXT:       %e_139 = arith.addf %e_137, %e_138 fastmath<contract> : f64
+// CHECK-NEXT:       %e_140 = arith.mulf %e_139, %e_36 fastmath<contract> : f64
+// CHECK-NEXT:       %e_141 = arith.constant 1823.9091668790973 : f64
+// CHECK-NEXT:       %e_142 = arith.addf %e_140, %e_141 fastmath<contract> : f64
+// CHECK-NEXT:       %e_143 = arith.mulf %e_142, %e_36 fastmath<contract> : f64
+// CHECK-NEXT:       %e_144 = arith.constant 2246.3376081871097 : f64
+// CHECK-NEXT:       %e_145 = arith.addf %e_143, %e_144 fastmath<contract> : f64
+// CHECK-NEXT:       %e_146 = arith.mulf %e_145, %e_36 fastmath<contract> : f64
+// CHECK-NEXT:       %e_147 = arith.constant 1656.6630919416134 : f64
+// CHECK-NEXT:       %e_148 = arith.addf %e_146, %e_147 fastmath<contract> : f64
+// CHECK-NEXT:       %e_149 = arith.mulf %e_148, %e_36 fastmath<contract> : f64
+// CHECK-NEXT:       %e_150 = arith.constant 557.53534081772773 : f64
+// CHECK-NEXT:       %e_151 = arith.addf %e_149, %e_150 fastmath<contract> : f64
+// CHECK-NEXT:       %e_152 = arith.divf %e_126, %e_151 : f64
+// CHECK-NEXT:       %e_153 = arith.subf %e_100, %e_152 fastmath<contract> : f64
+// CHECK-NEXT:       %e_154 = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT:       %e_155 = arith.cmpf ogt, %v, %e_154 : f64
+// CHECK-NEXT:       %e_156 = arith.select %e_155, %e_153, %v : f64
+// CHECK-NEXT:       %e_157 = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT:       %e_158 = arith.cmpf olt, %v, %e_157 : f64
+// CHECK-NEXT:       %e_159 = arith.negf %e_153 : f64
+// CHECK-NEXT:       %e_160 = arith.select %e_158, %e_159, %e_156 : f64
+// CHECK-NEXT:       %e_161 = math.absf %v : f64
+// CHECK-NEXT:       %e_162 = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT:       %e_163 = arith.cmpf ole, %e_161, %e_162 : f64
+// CHECK-NEXT:       %e_164 = arith.select %e_163, %e_31, %e_160 : f64
+// CHECK-NEXT:       memref.store %e_164, %y[%i] : memref<?xf64>
+// CHECK-NEXT:     } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
+// CHECK-NEXT:     func.return
+// CHECK-NEXT:   }
+// CHECK-NEXT: }
