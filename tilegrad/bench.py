@@ -303,6 +303,9 @@ def run_user_benchmarks(size: str = "full", labels: list[str] | None = None, rep
         say(f"geometric mean vs torch: {geomean:.2f}x over {len(ratios)} cases; "
             f"{sum(r >= 1.0 for r in ratios)} of {len(ratios)} at or above 1.0x; "
             f"{sum(1 for r in rows if r['error'])} failed")
+    notes = {spec.label: spec.note for spec in chosen if spec.note}
+    if notes:
+        say("as written: " + "; ".join(f"{label}: {note}" for label, note in notes.items()))
     if plans:
         for line in user_plans(chosen, size, rng):
             say(line)
