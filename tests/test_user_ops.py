@@ -85,6 +85,17 @@ def test_benchmark_user_op_matches_torch(op, target, dtype, guard):
     _check(BENCH_CASES[op], target, dtype, guard)
 
 
+def test_linear_backward_in_bfloat16_rounds_once_on_store():
+    """The benchmark's bfloat16 GEMMs: float32 sums of the bfloat16 inputs, each output rounded once
+    (to within bfloat16's half ulp, 2^-9, of the float64 product of the same values)."""
+    case = next(c for c in user_ops.cases() if c.op == "user_linear_backward" and c.dtype == "bfloat16")
+    inputs = user_ops.arrays(case, "small", np.random.default_rng(1))
+    got = tilegrad.compile(case.op, "cpu")(**inputs)
+    for value, expected in zip(got, user_ops.oracle(case, inputs, {})):
+        assert value.dtype == inputs["dy"].dtype
+        np.testing.assert_allclose(value.astype(np.float64), expected, rtol=2.0 ** -8, atol=1e-5)
+
+
 def test_every_case_of_the_issue_is_in_the_table():
     """Issue 45's list: linear at three sizes (one not a multiple of 16) in float32 and bfloat16,
     and one case for each other op."""

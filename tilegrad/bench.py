@@ -265,17 +265,20 @@ def run_user_benchmarks(size: str = "full", labels: list[str] | None = None, rep
 
     from tilegrad import user_ops
 
+    torch = _torch_at_two_threads()
+    if torch is None:
+        raise tilegrad.UnsupportedError("bench --user needs torch: its forms are the reference and the oracle")
     chosen = [c for c in user_ops.cases()
               if not labels or any(fnmatch(c.label, p) or p in c.label or p == c.op for p in labels)]
     if not chosen:
         raise tilegrad.UnsupportedError(f"no user-op case matches {', '.join(labels)}; cases: "
                                         f"{', '.join(dict.fromkeys(c.label for c in user_ops.cases()))}")
-    torch = _torch_at_two_threads()
     load = os.getloadavg()
     say = tqdm.write if table else (lambda text: None)
     peak = fma_peak_gflops()
     say(f"cpu: {os.cpu_count()} cores; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; torch at 2 "
-        f"threads; float32 FMA peak at 2 threads {peak:.0f} GFLOP/s (measured now: bench.fma_peak_gflops)")
+        f"threads; float32 FMA peak at 2 threads {peak:.0f} GFLOP/s (measured now, bench.fma_peak_gflops: "
+        "independent vector FMA chains on each thread)")
     say("| case | size | tilegrad ms | torch ms (form) | vs torch | GFLOP/s | % of FMA peak | max rel. error |")
     say("|---|---|---:|---:|---:|---:|---:|---:|")
     rng = np.random.default_rng(0)

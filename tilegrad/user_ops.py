@@ -583,11 +583,6 @@ def cases() -> list[UserCase]:
 # A case at one size: its arrays, torch's tensors, the oracle, and the benchmark's Case
 
 
-def find(label: str) -> UserCase:
-    """The first case of that label (the linear cases repeat theirs once per size)."""
-    return next(c for c in cases() if c.label == label)
-
-
 def arrays(case: UserCase, size: str, rng: np.random.Generator, dtype: str | None = None) -> dict[str, np.ndarray]:
     """The op's inputs at `size`, in `dtype` (default the case's)."""
     import ml_dtypes
