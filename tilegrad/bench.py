@@ -30,6 +30,9 @@ class Case:
     torch: dict[str, Callable[[], object]] = field(default_factory=dict)
     """torch's forms by label ("aten", "aten out=", "autograd"): the table keeps the fastest."""
     numpy: Callable[[], object] | None = None
+    flops: int = 0
+    """Floating-point operations per call (2 per multiply-add) where the case is a contraction."""
+    note: str = ""
 
 
 def interleaved_best(functions: dict[str, Callable[[], object]], repeat: int = 5,
@@ -99,9 +102,38 @@ def two_thread_speedup(elements: int = 1 << 14, seconds: float = 0.25) -> float:
     return max(rate(2), rate(2)) / max(rate(1), rate(1))
 
 
+def _torch_at_two_threads():
+    """torch at 2 threads (None without torch). torch's OpenMP workers spin after each call by
+    default, taking the cores from whatever runs next (tilegrad's blocks and torch's own next call
+    alike); passive waiting is torch's faster form here too (max pooling 2.5 -> 1.9 ms), so both
+    sides are timed without the spinning."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    try:
+        import torch
+
+        torch.set_num_threads(2)
+    except ImportError:
+        torch = None
+    return torch
+
+
 def _cell(value: float, unit: str = "") -> str:
     """A table cell: "-" where there is nothing to compare with (no torch, or no numpy form)."""
     return f"{value:.2f}{unit}" if np.isfinite(value) else "-"
+
+
+def _time_case(case: Case, torch, repeat: int, number: int) -> tuple[float, str, float, float]:
+    """(tilegrad's best seconds per call, torch's fastest form, its seconds, numpy's seconds): NaN
+    where there is no torch or numpy form."""
+    functions = {"tilegrad": case.tilegrad}
+    if torch is not None:
+        functions.update({f"torch {label}": fn for label, fn in case.torch.items()})
+    if case.numpy is not None:
+        functions["numpy"] = case.numpy
+    times = interleaved_best(functions, repeat, number)
+    torch_forms = {k: v for k, v in times.items() if k.startswith("torch")}
+    form, torch_time = min(torch_forms.items(), key=lambda kv: kv[1]) if torch_forms else ("-", float("nan"))
+    return times["tilegrad"], form.removeprefix("torch "), torch_time, times.get("numpy", float("nan"))
 
 
 TINY_CALLS = 200
@@ -118,16 +150,7 @@ def run_benchmarks(ops: list[str] | None = None, size: str = "full", repeat: int
     unknown = [op for op in ops or [] if op not in known]
     if unknown:
         raise tilegrad.UnsupportedError(f"no benchmark for {', '.join(unknown)}; ops: {', '.join(known)}")
-    # torch's OpenMP workers spin after each call by default, taking the cores from whatever runs
-    # next (tilegrad's blocks and torch's own next call alike); passive waiting is torch's faster
-    # form here too (max pooling 2.5 -> 1.9 ms), so both sides are timed without the spinning
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    try:
-        import torch
-
-        torch.set_num_threads(2)
-    except ImportError:
-        torch = None
+    torch = _torch_at_two_threads()
     load = os.getloadavg()
     say = tqdm.write if table else (lambda text: None)
     if table:
@@ -139,18 +162,9 @@ def run_benchmarks(ops: list[str] | None = None, size: str = "full", repeat: int
     say("|---|---|---:|---:|---:|---:|---:|---:|")
     rows = []
     for case in tqdm(cases(size, ops), desc="benchmark cases", unit="case", leave=False, disable=None):
-        functions = {"tilegrad": case.tilegrad}
-        if torch is not None:
-            functions.update({f"torch {label}": fn for label, fn in case.torch.items()})
-        if case.numpy is not None:
-            functions["numpy"] = case.numpy
-        times = interleaved_best(functions, repeat, number)
-        ours = times["tilegrad"]
-        torch_forms = {k: v for k, v in times.items() if k.startswith("torch")}
-        form, torch_time = min(torch_forms.items(), key=lambda kv: kv[1]) if torch_forms else ("-", float("nan"))
-        numpy_time = times.get("numpy", float("nan"))
+        ours, form, torch_time, numpy_time = _time_case(case, torch, repeat, number)
         row = dict(op=case.name, size=case.size, tilegrad_ms=ours * 1e3, gbps=case.bytes_moved / ours / 1e9,
-                   torch_ms=torch_time * 1e3, torch_form=form.removeprefix("torch "), numpy_ms=numpy_time * 1e3,
+                   torch_ms=torch_time * 1e3, torch_form=form, numpy_ms=numpy_time * 1e3,
                    vs_torch=torch_time / ours, vs_numpy=numpy_time / ours, load=load[0])
         rows.append(row)
         say(f"| {row['op']} | {row['size']} | {ours * scale:.2f} | {row['gbps']:.1f} | "
@@ -162,3 +176,177 @@ def run_benchmarks(ops: list[str] | None = None, size: str = "full", repeat: int
         say(f"geometric mean vs torch: {geomean:.2f}x over {len(ratios)} cases; "
               f"{sum(r >= 1.0 for r in ratios)} of {len(ratios)} at or above 1.0x")
     return rows
+
+
+def _fma_kernel(lanes: int, chains: int):
+    """A loop of `chains` independent vector FMA chains, `lanes` float32 each, in LLVM IR compiled
+    for this host (ctypes releases the GIL while it runs): fn(iterations) -> a lane of the sum."""
+    import ctypes
+
+    import llvmlite.binding as llb
+
+    from tilegrad.codegen.jit import _new_target_machine
+
+    vec = f"<{lanes} x float>"
+    splat = lambda value: f"<{', '.join([f'float {value}'] * lanes)}>"  # noqa: E731
+    body = [f"  %a{c} = phi {vec} [ {splat('1.0')}, %entry ], [ %b{c}, %loop ]" for c in range(chains)]
+    body += [f"  %b{c} = call {vec} @llvm.fma.v{lanes}f32({vec} %a{c}, {vec} %m, {vec} %m)" for c in range(chains)]
+    total = [f"  %s0 = fadd {vec} %b0, %b1"]
+    total += [f"  %s{c} = fadd {vec} %s{c - 1}, %b{c + 1}" for c in range(1, chains - 1)]
+    ir = f"""
+declare {vec} @llvm.fma.v{lanes}f32({vec}, {vec}, {vec})
+define float @fma_peak(i64 %n, float %scale) {{
+entry:
+  %m0 = insertelement {vec} undef, float %scale, i32 0
+  %m = shufflevector {vec} %m0, {vec} undef, <{lanes} x i32> zeroinitializer
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %j, %loop ]
+{chr(10).join(body)}
+  %j = add i64 %i, 1
+  %done = icmp uge i64 %j, %n
+  br i1 %done, label %exit, label %loop
+exit:
+{chr(10).join(total)}
+  %r = extractelement {vec} %s{chains - 2}, i32 0
+  ret float %r
+}}
+"""
+    module = llb.parse_assembly(ir)
+    module.verify()
+    engine = llb.create_mcjit_compiler(module, _new_target_machine())
+    engine.finalize_object()
+    fn = ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_int64, ctypes.c_float)(engine.get_function_address("fma_peak"))
+    fn.engine = engine  # the code lives as long as the engine
+    return fn
+
+
+def fma_peak_gflops(threads: int = 2, seconds: float = 0.3) -> float:
+    """The host's float32 FMA peak at `threads` threads, measured: a loop of independent vector FMA
+    chains (the host's widest float32 vector, as many chains as leave 4 vector registers free, so
+    neither the FMA latency nor spills limit it), run by each thread at once for `seconds`, best of
+    three; 2 flops per lane per FMA."""
+    import threading
+
+    from tilegrad.targets.host import cpuinfo, vector_registers
+
+    lanes = 16 if "avx512f" in cpuinfo().get("flags", "").split() else 8
+    chains = vector_registers() - 4
+    fn, iterations = _fma_kernel(lanes, chains), 1 << 16
+    fn(iterations, 0.999)  # warm-up
+
+    def trial() -> float:
+        calls = [0] * threads
+        stop = time.perf_counter() + seconds
+
+        def work(k: int) -> None:
+            while time.perf_counter() < stop:
+                fn(iterations, 0.999)
+                calls[k] += 1
+
+        workers = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
+        start = time.perf_counter()
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        return sum(calls) * iterations * chains * lanes * 2 / (time.perf_counter() - start) / 1e9
+
+    return max(trial() for _ in range(3))
+
+
+def run_user_benchmarks(size: str = "full", labels: list[str] | None = None, repeat: int = 5,
+                        table: bool = True, plans: bool = False) -> list[dict]:
+    """The user-op table (tilegrad/user_ops.py: ops written as a user writes them) against torch's
+    fastest CPU form, with the FMA peak measured in the same run beside the contractions' GFLOP/s.
+    A case whose op is refused or crashes keeps its row, with the error. `plans`: also each op's
+    plan on ascend910b at the same size (cores busy, element-sized copies per stage)."""
+    from tqdm import tqdm
+
+    from tilegrad import user_ops
+
+    torch = _torch_at_two_threads()
+    if torch is None:
+        raise tilegrad.UnsupportedError("bench --user needs torch: its forms are the reference and the oracle")
+    chosen = [c for c in user_ops.cases()
+              if not labels or any(fnmatch(c.label, p) or p in c.label or p == c.op for p in labels)]
+    if not chosen:
+        raise tilegrad.UnsupportedError(f"no user-op case matches {', '.join(labels)}; cases: "
+                                        f"{', '.join(dict.fromkeys(c.label for c in user_ops.cases()))}")
+    load = os.getloadavg()
+    say = tqdm.write if table else (lambda text: None)
+    peak = fma_peak_gflops()
+    say(f"cpu: {os.cpu_count()} cores; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; torch at 2 "
+        f"threads; float32 FMA peak at 2 threads {peak:.0f} GFLOP/s (measured now, bench.fma_peak_gflops: "
+        "independent vector FMA chains on each thread)")
+    say("| case | size | tilegrad ms | torch ms (form) | vs torch | GFLOP/s | % of FMA peak | max rel. error |")
+    say("|---|---|---:|---:|---:|---:|---:|---:|")
+    rng = np.random.default_rng(0)
+    rows = []
+    for spec in tqdm(chosen, desc="user-op cases", unit="case", leave=False, disable=None):
+        row = dict(case=spec.label, op=spec.op, size=user_ops.size_label(spec, size), load=load[0], error="")
+        try:
+            case = user_ops.bench_case(spec, size, rng, Case)
+            ours, form, torch_time, _ = _time_case(case, torch, repeat, 1)
+            row.update(size=case.size, tilegrad_ms=ours * 1e3, torch_ms=torch_time * 1e3, torch_form=form,
+                       vs_torch=torch_time / ours, gflops=case.flops / ours / 1e9 if case.flops else float("nan"),
+                       peak_gflops=peak, error_vs_torch=_relative_error(case, form))
+        except Exception as exc:  # a refusal or a crash is the finding: keep the row, say it verbatim
+            row.update(error=f"{type(exc).__name__}: {exc}")
+        rows.append(row)
+        if row["error"]:
+            say(f"| {row['case']} | {row['size']} | FAILED: {row['error'].splitlines()[0]} | | | | | |")
+            continue
+        say(f"| {row['case']} | {row['size']} | {row['tilegrad_ms']:.2f} | {_cell(row['torch_ms'])} ({form}) | "
+            f"{_cell(row['vs_torch'], 'x')} | {_cell(row['gflops'])} | {_cell(100 * row['gflops'] / peak, '%')} | "
+            f"{row['error_vs_torch']:.1e} |")
+    ratios = [r["vs_torch"] for r in rows if not r["error"] and np.isfinite(r["vs_torch"])]
+    if ratios:
+        geomean = float(np.exp(np.mean(np.log(ratios))))
+        say(f"geometric mean vs torch: {geomean:.2f}x over {len(ratios)} cases; "
+            f"{sum(r >= 1.0 for r in ratios)} of {len(ratios)} at or above 1.0x; "
+            f"{sum(1 for r in rows if r['error'])} failed")
+    notes = {spec.label: spec.note for spec in chosen if spec.note}
+    if notes:
+        say("as written: " + "; ".join(f"{label}: {note}" for label, note in notes.items()))
+    if plans:
+        for line in user_plans(chosen, size, rng):
+            say(line)
+    return rows
+
+
+def _relative_error(case: Case, form: str) -> float:
+    """max |tilegrad - torch| / max |torch| over the outputs, torch's fastest form as the reference."""
+    from tilegrad.user_ops import numpy_of
+
+    ours = case.tilegrad()
+    theirs = case.torch[form]() if form in case.torch else ()
+    ours = ours if isinstance(ours, tuple) else (ours,)
+    worst = 0.0
+    for got, want in zip(ours, theirs):
+        want = numpy_of(want)
+        worst = max(worst, float(np.max(np.abs(numpy_of(got) - want)) / max(np.max(np.abs(want)), 1e-30)))
+    return worst if theirs else float("nan")
+
+
+def user_plans(chosen, size: str, rng) -> list[str]:
+    """Each case's plan on ascend910b at `size`: per stage, the cores busy (of the block dim) and
+    the element-sized copies; the issue wants every core busy and no element copies."""
+    import tilegrad
+    from tilegrad import user_ops
+
+    lines = ["", "plans on ascend910b (reported, not judged): stage: cores busy of the block dim, "
+             "element-sized copies", "| case | size | stages |", "|---|---|---|"]
+    for spec in chosen:
+        dims = spec.dims[size]
+        try:
+            inputs = user_ops.arrays(spec, size, rng)
+            report = tilegrad.compile(spec.op, "ascend910b").plan(**inputs, **spec.attrs(dims), check=False)
+            stages = "; ".join(
+                f"{s['stage']}: {s['cores_busy']}/{report.block_dim} busy, "
+                f"{(s['traffic'] or {}).get('element_copies', '-')} element copies" for s in report.stages)
+            stages += "" if report.fits else f"; DOES NOT FIT: {report.error.splitlines()[0]}"
+        except Exception as exc:
+            stages = f"FAILED: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        lines.append(f"| {spec.label} | {user_ops.size_label(spec, size)} | {stages} |")
+    return lines

@@ -391,10 +391,18 @@ def _untiled_reference(op, arrays: dict, attrs: dict) -> tuple[object, str]:
 
 
 def cmd_bench(args) -> None:
-    from tilegrad.bench import run_benchmarks
+    from tilegrad.bench import run_benchmarks, run_user_benchmarks
 
-    rows = run_benchmarks(args.ops or None, size="tiny" if args.tiny else "quick" if args.quick else "full",
-                          table=not args.json)
+    if args.plans and not args.user:
+        raise ArgumentError("bench: --plans goes with --user (the user ops' plans on ascend910b)")
+    if args.user and args.tiny:
+        raise ArgumentError("bench: --user has the sizes full and --quick, not --tiny")
+    if args.user:
+        rows = run_user_benchmarks("quick" if args.quick else "full", args.ops or None, table=not args.json,
+                                   plans=args.plans)
+    else:
+            rows = run_benchmarks(args.ops or None, size="tiny" if args.tiny else "quick" if args.quick else "full",
+                              table=not args.json)
     if args.json:  # NaN (no torch or numpy form) is null, so any JSON reader takes it
         print(json.dumps([{k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
                           for row in rows], indent=1))
@@ -493,11 +501,18 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--print-after-each-pass", action="store_true")
     opt.set_defaults(fn=cmd_opt)
     bench = sub.add_parser("bench", parents=[common], help="benchmark table vs PyTorch and numpy")
-    bench.add_argument("ops", nargs="*")
+    bench.add_argument("ops", nargs="*", help="ops to time (default all); with --user, cases by label or op "
+                       "(a part of it, or a pattern: 'conv2d*')")
     sizes = bench.add_mutually_exclusive_group()
     sizes.add_argument("--quick", action="store_true", help="smaller sizes")
     sizes.add_argument("--tiny", action="store_true", help="tiny inputs: the per-call cost, in microseconds")
     bench.add_argument("--json", action="store_true", help="the rows as JSON instead of the table")
+    bench.add_argument("--user", action="store_true",
+                       help="the user-op table instead (tilegrad/user_ops.py: backward ops written as a user "
+                            "writes them, vs torch's fastest CPU form, with the FMA peak measured beside the "
+                            "GEMMs; same as python benchmarks/user_ops.py)")
+    bench.add_argument("--plans", action="store_true",
+                       help="with --user: also each op's plan on ascend910b (cores busy, element-sized copies)")
     bench.set_defaults(fn=cmd_bench)
     demo = sub.add_parser("demo", parents=[common], help="compile, plan and run the library's ops on two targets")
     demo.set_defaults(fn=cmd_demo)
