@@ -27,10 +27,11 @@ StageTable = dict[str, list[ModulePass]]
 """Stage name -> the passes that make it from the stage before, in order (backends.STAGES)."""
 
 
-def loops_passes() -> list[ModulePass]:
+def loops_passes(scans: bool = True) -> list[ModulePass]:
+    """`scans` False: only stages that read their own earlier elements run as scans (Backend.scans)."""
     return [
         FuseElementwise(),  # an elementwise producer read by one consumer is computed where it is read
-        ScanReductions(),  # a prefix or suffix reduction runs as an in-order scan per row (O(n), not O(n^2))
+        ScanReductions(reductions=scans),  # a prefix or suffix reduction runs as an in-order scan per row (O(n))
         LowerTgToLoops(),  # tg ops become scf loop nests over memrefs, one nest per stage
         FuseSiblingLoops(),  # sibling nests over the same range share one loop (one pass over the data)
         CollapseContiguousNests(),  # nests over contiguous axes become one loop (fewer, longer loops)
@@ -59,6 +60,9 @@ class Backend:
     """The host the kernels run on (every target's: a scratchpad target's in emulation) and the
     values tuned for it."""
 
+    scans: bool = True
+    """Whether a reduction over a prefix or suffix runs as a scan (scan-reductions)."""
+
     plans: bool = False
     """Whether the backend lists its decisions as a schedule (decide); else the plan has none."""
 
@@ -70,7 +74,7 @@ class Backend:
         """The passes of each stage, decided before any runs (a textual form of each list runs the
         same way in `tilegrad opt -p`)."""
         tiled = [] if untiled else self.tiled_passes(target, num_blocks, hint)
-        return {"loops": loops_passes(), "tiled": tiled, "llvm": self.llvm_passes(guard)}
+        return {"loops": loops_passes(self.scans), "tiled": tiled, "llvm": self.llvm_passes(guard)}
 
     def decide(self, step: ModulePass, module: ModuleOp, target: Target) -> tuple[Directive, ...]:
         """What `step` will do to `module`, as directives, decided before it runs (pure: the module

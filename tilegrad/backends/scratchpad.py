@@ -4,6 +4,8 @@ it splits the stages over the cores, tiles them to fit the UB and stages every a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.passes import ModulePass
 
 from tilegrad.backends.common import Backend
@@ -14,7 +16,13 @@ from tilegrad.schedule import ScheduleHint
 from tilegrad.targets import Target
 
 
+@dataclass(frozen=True)
 class ScratchpadBackend(Backend):
+    scans: bool = False
+    """A prefix or suffix reduction keeps its loops, staged by runs: tile-for-target does not stage a
+    scan's rows by runs yet, so its output would move to GM element by element (a stage that reads
+    its own earlier elements still runs as a scan: it runs only so)."""
+
     def tiled_passes(self, target: Target, num_blocks: int, hint: ScheduleHint) -> list[ModulePass]:
         return [
             ForwardStoredValues(),  # a temp read right after it is stored is the stored value: one UB buffer less

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects import scf
+from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
@@ -33,6 +33,7 @@ from tilegrad.passes.applying import chosen
 from tilegrad.passes.common import (
     check_counts,
     constant_index,
+    depends_on,
     functions,
     loop_axis,
     loop_role,
@@ -58,7 +59,19 @@ def _candidate(loop: Operation) -> bool:
         return False  # no interchanged sums
     if any(isinstance(o, scf.ForOp) and o.iter_args for o in inner):
         return False  # a carried value per copy: not zipped here
+    if not _rows_write_apart(loop, inner):
+        return False  # rows that add into the same element (a column sum's partials): not independent
     return sweeps_shared_data(loop)
+
+
+def _rows_write_apart(loop: scf.ForOp, inner: list[Operation]) -> bool:
+    """Whether every row writes elements of its own: each store outside the stack rows (which every
+    jammed copy gets its own of) indexed by the row. A loop inside a stage's (a row loop in a batch
+    loop, or in a chunk of rows whose column sums it also accumulates) may carry a sum in memory
+    from one row to the next, which jamming would reorder."""
+    row = loop.body.block.args[0]
+    return all(isinstance(o.memref.owner, memref.AllocaOp) or any(depends_on(i, row) for i in o.indices)
+               for o in inner if isinstance(o, memref.StoreOp))
 
 
 def jammed_rows(fn: Operation) -> list[scf.ForOp]:

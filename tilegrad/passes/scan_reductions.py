@@ -329,6 +329,10 @@ class ScanReductions(ModulePass):
     name = "scan-reductions"
     directives: str | None = None
     """Scan directives, printed, `;`-separated (passes/applying.py): the stages they name."""
+    reductions: bool = True
+    """False: only the stages that read their own earlier elements (they run only as scans); a
+    reduction over a prefix or suffix keeps its loops (a scratchpad target stages those by runs,
+    where a scan's rows would move element by element)."""
     takes_text: ClassVar[str] = "Scan"
 
     @staticmethod
@@ -336,7 +340,7 @@ class ScanReductions(ModulePass):
         return isinstance(directive, Scan)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        forms = scan_forms(op)
+        forms = [(own, form) for own, form in scan_forms(op) if self.reductions or form.recurrence]
         picked = chosen(self, forms, "reduction over a prefix or suffix, or stage reading its own earlier elements")
         for own, form in forms:
             if form.recurrence and not any(f is form for f, _ in picked):
