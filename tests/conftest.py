@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 os.environ.setdefault("TILEGRAD_CACHE_DIR", tempfile.mkdtemp(prefix="tilegrad-test-cache-"))
-os.environ.setdefault("TILEGRAD_VERIFY_EACH_PASS", "1")  # a pass that breaks the IR is named by its test
+# TILEGRAD_VERIFY_EACH_PASS=1 verifies every kernel's IR after every pass (a quarter of a compile):
+# opt-in, like TILEGRAD_FUZZ=long; test_ir_workflow verifies after every pass for every library op
+# on each target family, and each stage is verified as it ends
 
 torch = pytest.importorskip("torch")
 
