@@ -293,8 +293,9 @@ def same_range(a: scf.ForOp, b: scf.ForOp, matched: dict[SSAValue, SSAValue] | N
     return all(same_value(x, y, matched) for x, y in ((a.lb, b.lb), (a.ub, b.ub), (a.step, b.step)))
 
 
-def depends_on(value: SSAValue, variable: SSAValue) -> bool:
-    """Whether `value` is computed from `variable` by region-free ops (index arithmetic)."""
+def depends_on(value: SSAValue, variable: SSAValue, block: Block | None = None) -> bool:
+    """Whether `value` is computed from `variable` by region-free ops (index arithmetic); with
+    `block`, by the ops of that block (or is it)."""
     seen: set[Operation] = set()
     pending = [value]
     while pending:
@@ -302,7 +303,9 @@ def depends_on(value: SSAValue, variable: SSAValue) -> bool:
         if v is variable:
             return True
         owner = v.owner
-        if isinstance(owner, Operation) and not owner.regions and owner not in seen:
+        if not isinstance(owner, Operation) or owner in seen:
+            continue
+        if (not owner.regions) if block is None else owner.parent_block() is block:
             seen.add(owner)
             pending.extend(owner.operands)
     return False

@@ -47,7 +47,7 @@ from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import BlockBuilder
 from tilegrad.errors import ScheduleError
 from tilegrad.passes.applying import chosen
-from tilegrad.passes.common import constant_index, functions, make_for
+from tilegrad.passes.common import constant_index, depends_on, functions, make_for
 from tilegrad.schedule import Directive, Scan
 
 STAGE_OPS = (tg.ComputeOp, tg.ScatterAddOp, tg.CheckOp)
@@ -106,30 +106,14 @@ def _recurrence(compute: tg.ComputeOp) -> tuple[int, bool] | None | bool:
     return next(iter(found), None)
 
 
-def _depends(value: SSAValue, variable: SSAValue, block: Block) -> bool:
-    """Whether `value` is computed from `variable` by ops of `block` (or is it)."""
-    seen: set[Operation] = set()
-    pending = [value]
-    while pending:
-        v = pending.pop()
-        if v is variable:
-            return True
-        owner = v.owner
-        if isinstance(owner, Operation) and owner.parent_block() is block and owner not in seen:
-            seen.add(owner)
-            pending.extend(owner.operands)
-            pending.extend(o for inner in owner.walk() for o in inner.operands)
-    return False
-
-
 def _extent_slope(extent: SSAValue, i: SSAValue, block: Block) -> int | None:
     """+1 for `i + a`, -1 for `a - i` (a independent of i), else None."""
     owner = extent.owner
     if isinstance(owner, arith.AddiOp):
         a, b = owner.lhs, owner.rhs
-        if (a is i and not _depends(b, i, block)) or (b is i and not _depends(a, i, block)):
+        if (a is i and not depends_on(b, i, block)) or (b is i and not depends_on(a, i, block)):
             return 1
-    if isinstance(owner, arith.SubiOp) and owner.rhs is i and not _depends(owner.lhs, i, block):
+    if isinstance(owner, arith.SubiOp) and owner.rhs is i and not depends_on(owner.lhs, i, block):
         return -1
     return None
 
@@ -144,7 +128,7 @@ def _body_slope(reduce: tg.ReduceOp, i: SSAValue, block: Block) -> int | None:
         for operand in op.operands:
             if operand is not i and operand is not r and not (
                     isinstance(operand.owner, Operation) and reduce.is_ancestor(operand.owner)) \
-                    and not isinstance(operand.owner, Block) and _depends(operand, i, block):
+                    and not isinstance(operand.owner, Block) and depends_on(operand, i, block):
                 return None  # a value computed from i outside the body: not read through i ± r
         if isinstance(op, arith.AddiOp) and {id(op.lhs), id(op.rhs)} == {id(i), id(r)}:
             carriers.append(op)
@@ -173,7 +157,7 @@ def scan_form(compute: tg.ComputeOp) -> ScanForm | None:
     for op in block.ops:
         if not isinstance(op, tg.ReduceOp):
             continue
-        moving = [axis for axis, i in enumerate(block.args) if _depends(op.extent, i, block)]
+        moving = [axis for axis, i in enumerate(block.args) if depends_on(op.extent, i, block)]
         if not moving:
             continue
         if len(moving) > 1:
