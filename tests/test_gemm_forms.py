@@ -148,3 +148,27 @@ def test_g_transposed_in_blocks_of_groups_is_bitwise_the_per_group_kernel(rows, 
     assert np.array_equal(one(**call), got)
     if HOST.panel_groups > 1:  # (not the same kernel: the blocks' loop and their panel)
         assert "panel_columns_1" in planned.ir("tiled", **call) and "panel_columns_1" not in one.ir("tiled", **call)
+
+
+@tg.op(outputs={"dx": tg.like("x"), "dw": tg.like("w")}, replace=True)
+def gemm_forms_linear_backward(dy=tg.tensor("N O"), x=tg.tensor("N I", dtype="dy"), w=tg.tensor("O I", dtype="dy")):
+    return (lambda n, i: tg.reduce_sum(dy.shape[1], lambda o: dy[n, o] * w[o, i]),
+            lambda o, i: tg.reduce_sum(dy.shape[0], lambda n: dy[n, o] * x[n, i]))
+
+
+def test_two_contractions_over_the_same_rows_are_two_gemms():
+    """dx = dy @ w beside dw = dy.T @ x (whose sum runs over dx's rows): dw is not split into
+    per-chunk column partials swept with dx's rows (split-column-reductions leaves a contraction
+    alone: dy[n, o] serves every i); each stage gets its register tile, and the values are right
+    at sizes off the tile."""
+    rng = np.random.default_rng(3)
+    wide = dict(dy=rng.standard_normal((37, 21)), x=rng.standard_normal((37, 45)), w=rng.standard_normal((21, 45)))
+    call = {k: v.astype(np.float32) for k, v in wide.items()}
+    kernel = tilegrad.compile("gemm_forms_linear_backward", "cpu")
+    dx, dw = kernel(**call)
+    np.testing.assert_allclose(dx, wide["dy"] @ wide["w"], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dw, wide["dy"].T @ wide["x"], rtol=1e-4, atol=1e-4)
+    schedule = [entry["directive"] for entry in kernel.plan(**call).schedule]
+    assert not any(d.startswith("RFactor") for d in schedule), schedule
+    if HOST.jam_rows > 1:
+        assert {f"UnrollJam(stage=0, {TILE})", f"UnrollJam(stage=1, {TILE})"} <= set(schedule), schedule
