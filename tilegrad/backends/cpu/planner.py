@@ -170,9 +170,10 @@ def packed_panels(module: ModuleOp, groups: int = 0) -> tuple[Directive, ...]:
     """The inputs pack-reused-panels copies into stack panels, by stage, at the loop each is packed
     in (the column strips' tile loop; a row group's loop for its own columns, `groups` at a time)."""
     found = []
+    blocks_of_groups = groups if groups > 1 else 0
     for fn in functions(module):
         for panel in panel_decisions(fn):
-            for packed, at, blocks in ((panel.strip, panel.tile, 0), (panel.group, panel.rows, groups if groups > 1 else 0)):
+            for packed, at, blocks in ((panel.strip, panel.tile, 0), (panel.group, panel.rows, blocks_of_groups)):
                 if packed is not None:
                     found.append(Stage(stage=stage_number(fn), tensor=tensor_name(fn, packed[0][0]), at=loop_axis(at),
                                        memory=Memory.PANEL, groups=blocks))
