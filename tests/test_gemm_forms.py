@@ -10,6 +10,7 @@ import pytest
 
 import tilegrad
 import tilegrad.dsl as tg
+from tilegrad.schedule import Memory, Stage
 from tilegrad.targets.host import HOST
 
 
@@ -45,7 +46,7 @@ FORMS = {
                       [f"UnrollJam(stage=0, {TILE})", "Split(stage=0, factor=", "Stage(stage=0, tensor='w', at=1, "]),
     "gemm_forms_dw": (dict(dy=(37, 13), x=(37, 45)), lambda dy, x: dy.T @ x,
                       [f"UnrollJam(stage=0, {TILE})", "Split(stage=0, factor=", "Stage(stage=0, tensor='x', at=1, ",
-                       "Stage(stage=0, tensor='dy', memory='panel')"]),
+                       f"Stage(stage=0, tensor='dy', memory='panel', groups={HOST.panel_groups})"]),
     "gemm_forms_nt": (dict(x=(13, 37), w=(45, 37)), lambda x, w: x @ w.T,
                       ["UnrollJam(stage=0, axis=1, factor=", "ComputeWith(stage=0, reductions="]),
     "gemm_forms_batched": (dict(a=(3, 13, 37), w=(3, 37, 45)), lambda a, w: a @ w,
@@ -128,3 +129,46 @@ def test_a_panel_at_a_batch_entry_outside_the_batch_reads_nothing():
                                           f"{line.group(1)}{line.group(2)}%past{line.group(3)}")
     err = run_edited(kernel, edited, call, {})
     assert isinstance(err, tilegrad.OutOfBoundsError) and "of w (panel): index" in str(err), err
+
+
+@pytest.mark.parametrize("guard", [False, True])
+@pytest.mark.parametrize("rows, columns", [(37, 1024), (5, 2048)])
+def test_g_transposed_in_blocks_of_groups_is_bitwise_the_per_group_kernel(rows, columns, guard):
+    """dy.T @ x where dy's rows are 4 KiB and 8 KiB (a multiple of group_alias_bytes): the row groups'
+    panels of dy are packed panel_groups groups at a time (a last block of fewer, 45 and 13 columns
+    of x); against float64, and bitwise the kernel that packs each group's own (Stage groups=1)."""
+    rng = np.random.default_rng(2)
+    wide = dict(dy=rng.standard_normal((rows, columns)), x=rng.standard_normal((rows, 45 if rows > 5 else 13)))
+    call = {k: v.astype(np.float32) for k, v in wide.items()}
+    planned = tilegrad.compile("gemm_forms_dw", "cpu", guard=guard)
+    got = planned(**call)
+    np.testing.assert_allclose(got, wide["dy"].T @ wide["x"], rtol=1e-4, atol=1e-4)
+    one = tilegrad.compile("gemm_forms_dw", "cpu", guard=guard,
+                           schedule=[Stage(stage=0, tensor="dy", memory=Memory.PANEL, groups=1)])
+    assert np.array_equal(one(**call), got)
+    if HOST.panel_groups > 1:  # (not the same kernel: the blocks' loop and their panel)
+        assert "panel_columns_1" in planned.ir("tiled", **call) and "panel_columns_1" not in one.ir("tiled", **call)
+
+
+@tg.op(outputs={"dx": tg.like("x"), "dw": tg.like("w")}, replace=True)
+def gemm_forms_linear_backward(dy=tg.tensor("N O"), x=tg.tensor("N I", dtype="dy"), w=tg.tensor("O I", dtype="dy")):
+    return (lambda n, i: tg.reduce_sum(dy.shape[1], lambda o: dy[n, o] * w[o, i]),
+            lambda o, i: tg.reduce_sum(dy.shape[0], lambda n: dy[n, o] * x[n, i]))
+
+
+def test_two_contractions_over_the_same_rows_are_two_gemms():
+    """dx = dy @ w beside dw = dy.T @ x (whose sum runs over dx's rows): dw is not split into
+    per-chunk column partials swept with dx's rows (split-column-reductions leaves a contraction
+    alone: dy[n, o] serves every i); each stage gets its register tile, and the values are right
+    at sizes off the tile."""
+    rng = np.random.default_rng(3)
+    wide = dict(dy=rng.standard_normal((37, 21)), x=rng.standard_normal((37, 45)), w=rng.standard_normal((21, 45)))
+    call = {k: v.astype(np.float32) for k, v in wide.items()}
+    kernel = tilegrad.compile("gemm_forms_linear_backward", "cpu")
+    dx, dw = kernel(**call)
+    np.testing.assert_allclose(dx, wide["dy"] @ wide["w"], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dw, wide["dy"].T @ wide["x"], rtol=1e-4, atol=1e-4)
+    schedule = [entry["directive"] for entry in kernel.plan(**call).schedule]
+    assert not any(d.startswith("RFactor") for d in schedule), schedule
+    if HOST.jam_rows > 1:
+        assert {f"UnrollJam(stage=0, {TILE})", f"UnrollJam(stage=1, {TILE})"} <= set(schedule), schedule

@@ -64,6 +64,11 @@ PANEL_BYTES = 1 << 18
 """A panel at most (half of a 512 KiB L2; the cpu backend gives the host's: HostModel.panel_bytes)."""
 COLUMNS = 16
 """chunk-row-sweeps' chunk (its `columns`): the cpu backend gives both passes the host's."""
+GROUPS = 1
+"""Row groups whose own columns are packed at once at most (Stage `groups`; the cpu backend gives
+the host's HostModel.panel_groups)."""
+ALIAS_BYTES = 4096
+"""Rows a multiple of this long fall in the same cache sets (HostModel.alias_bytes)."""
 
 
 def _column_var(index: SSAValue) -> bool:
@@ -177,29 +182,42 @@ def _read_from(panel: SSAValue, load: memref.LoadOp, column: SSAValue) -> None:
     load.erase()
 
 
+def _per_row(b: BlockBuilder, matrix: Matrix, buffer: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """0, 1, and the buffer's elements per row of the matrix (how many of its columns fit)."""
+    source, lead = matrix
+    zero, one = b.index(0), b.index(1)
+    extent = b.add(memref.DimOp(source, b.index(len(lead)) if lead else zero))
+    return zero, one, b.add(arith.DivUIOp(b.index(buffer.type.get_shape()[0]), b.add(arith.MaxSIOp(extent, one))))
+
+
+def _strips_around(rows: scf.ForOp, lb: SSAValue, ub: SSAValue, step: SSAValue, axis: int, matrix: Matrix,
+                   buffer: SSAValue, panel_axis: int) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """A loop over [lb, ub) by `step` around the row groups, each iteration first packing its
+    columns [start, end) of the matrix: (start, end, the panel)."""
+    strip, body = make_for(lb, ub, step, LoopRole.TILE, axis)
+    rows.parent_block().insert_op_before(strip, rows)
+    sb = BlockBuilder(body)
+    start = body.args[0]
+    end = sb.add(arith.MinSIOp(sb.add(arith.AddiOp(start, step)), ub))
+    panel = _panel(sb, matrix, start, sb.add(arith.SubiOp(end, start)), buffer, panel_axis)
+    rows.detach()
+    body.add_ops([rows, scf.YieldOp()])
+    return start, end, panel
+
+
 def _pack_strips(rows: scf.ForOp, tile: scf.ForOp, matrix: Matrix, loads: list[memref.LoadOp], entry: Block,
                  budget: int, columns: int) -> None:
     """The column tile loop moves outside the row groups, a strip of whole chunks that fits the
     panel wide; each strip is copied into the panel before the groups read it."""
-    source, lead = matrix
-    buffer = _buffer(entry, source.type.element_type, budget)
+    buffer = _buffer(entry, matrix[0].type.element_type, budget)
     b = BlockBuilder(rows.parent_block(), rows)
-    zero, one = b.index(0), b.index(1)
-    extent = b.add(memref.DimOp(source, b.index(len(lead)) if lead else zero))
-    per_row = b.add(arith.DivUIOp(b.index(buffer.type.get_shape()[0]), b.add(arith.MaxSIOp(extent, one))))
+    zero, one, per_row = _per_row(b, matrix, buffer)
     chunk = b.index(columns)
     fit = b.add(arith.MuliOp(b.add(arith.DivUIOp(per_row, chunk)), chunk))
     span = b.add(arith.MaxSIOp(b.add(arith.SubiOp(tile.ub, tile.lb)), one))
     step = b.add(arith.SelectOp(b.add(arith.CmpiOp(fit, zero, "sgt")), fit, span))
     step.name_hint = "panel_columns"
-    strip, body = make_for(tile.lb, tile.ub, step, LoopRole.TILE, loop_axis(tile))
-    rows.parent_block().insert_op_before(strip, rows)
-    sb = BlockBuilder(body)
-    start = body.args[0]
-    end = sb.add(arith.MinSIOp(sb.add(arith.AddiOp(start, step)), tile.ub))
-    panel = _panel(sb, matrix, start, sb.add(arith.SubiOp(end, start)), buffer, loop_axis(tile))
-    rows.detach()
-    body.add_ops([rows, scf.YieldOp()])
+    start, _, panel = _strips_around(rows, tile.lb, tile.ub, step, loop_axis(tile), matrix, buffer, loop_axis(tile))
     # the tile loop's body runs in the row loop, on the strip: the strip loop is the tile loop now
     tile.step.replace_uses_with_if(step, lambda use: tile.is_ancestor(use.operation) and use.operation is not tile)
     tile.body.block.args[0].replace_all_uses_with(start)
@@ -223,6 +241,33 @@ def _pack_group_columns(rows: scf.ForOp, matrix: Matrix, loads: list[tuple[memre
         _read_from(panel, load, BlockBuilder(load.parent_block(), load).index(c))
 
 
+def _pack_group_blocks(rows: scf.ForOp, matrix: Matrix, loads: list[tuple[memref.LoadOp, int]], entry: Block,
+                       budget: int, groups: int, alias_bytes: int) -> None:
+    """Where the matrix's rows are a multiple of `alias_bytes` long (each row's run falls in the same
+    cache sets: a group's short reads evict one another), the row groups run in blocks of up to
+    `groups` consecutive groups (as many as fit the panel: the matrix's rows x the block's columns);
+    each block first copies its columns, every source row one run of them, into a panel the block's
+    groups then read (group i at column i - start). Elsewhere a block is one group (its panel
+    contiguous, as _pack_group_columns')."""
+    source, lead = matrix
+    element = source.type.element_type
+    buffer = _buffer(entry, element, budget)
+    b = BlockBuilder(rows.parent_block(), rows)
+    zero, one, per_row = _per_row(b, matrix, buffer)
+    fit = b.add(arith.DivUIOp(per_row, rows.step))  # groups whose columns fit
+    row_bytes = b.add(arith.MuliOp(b.add(memref.DimOp(source, b.index(len(lead) + 1))), b.index(element.bitwidth // 8)))
+    aliases = b.add(arith.CmpiOp(b.add(arith.RemUIOp(row_bytes, b.index(alias_bytes))), zero, "eq"))
+    most = b.add(arith.SelectOp(aliases, b.index(groups), one))
+    span = b.add(arith.MuliOp(b.add(arith.MaxSIOp(b.add(arith.MinSIOp(fit, most)), one)), rows.step))
+    span.name_hint = "panel_columns"
+    start, end, panel = _strips_around(rows, rows.lb, rows.ub, span, loop_axis(rows), matrix, buffer, 1)
+    rows.operands = [start, end, rows.step]
+    group = rows.body.block.args[0]
+    for load, c in loads:
+        lb = BlockBuilder(load.parent_block(), load)
+        _read_from(panel, load, lb.add(arith.AddiOp(lb.add(arith.SubiOp(group, start)), lb.index(c))))
+
+
 @dataclass(frozen=True)
 class PackReusedPanels(ModulePass):
     """Copy the columns every row group sweeps into a stack panel of at most `panel_bytes`, strip
@@ -233,11 +278,13 @@ class PackReusedPanels(ModulePass):
     name = "pack-reused-panels"
     panel_bytes: int = PANEL_BYTES
     columns: int = COLUMNS
+    groups: int = GROUPS
+    alias_bytes: int = ALIAS_BYTES
     directives: str | None = None
     takes_text: ClassVar[str] = "Stage(memory='panel')"
 
     def __post_init__(self):
-        check_counts(self, "panel_bytes", "columns")
+        check_counts(self, "panel_bytes", "columns", "groups", "alias_bytes")
 
     @staticmethod
     def takes(directive: Directive) -> bool:
@@ -250,12 +297,17 @@ class PackReusedPanels(ModulePass):
                 for packed, at, kind in ((panel.strip, panel.tile, "strip"), (panel.group, panel.rows, "group")):
                     if packed is not None:
                         own = Stage(stage=stage_number(fn), tensor=tensor_name(fn, packed[0][0]), at=loop_axis(at),
-                                    memory=Memory.PANEL)
+                                    memory=Memory.PANEL, groups=self.groups if kind == "group" and self.groups > 1
+                                    else 0)
                         candidates.append((own, (fn, panel, kind)))
-        for (fn, panel, kind), _ in chosen(self, candidates, "input every row group sweeps"):
+        for (fn, panel, kind), directive in chosen(self, candidates, "input every row group sweeps"):
             if kind == "strip":
                 matrix, loads = panel.strip
                 _pack_strips(panel.rows, panel.tile, matrix, loads, fn.body.block, self.panel_bytes, self.columns)
+            elif directive.groups > 1:
+                matrix, loads = panel.group
+                _pack_group_blocks(panel.rows, matrix, loads, fn.body.block, self.panel_bytes, directive.groups,
+                                   self.alias_bytes)
             else:
                 matrix, loads = panel.group
                 _pack_group_columns(panel.rows, matrix, loads, fn.body.block, self.panel_bytes // 8)

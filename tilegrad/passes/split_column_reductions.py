@@ -59,6 +59,7 @@ from tilegrad.passes.common import (
     args_by_role,
     blocked_shape,
     constant_index,
+    depends_on,
     feeding_ops,
     functions,
     loop_axis,
@@ -139,6 +140,8 @@ def find_column_sums(fn: func.FuncOp, row: scf.ForOp, column: scf.ForOp) -> Colu
         needed = _needed(loop, inner)
         if not walks_columns(loop, chain[-1].body.block.args[0]) or needed is None:
             return None
+        if _contraction(loop, [c.body.block.args[0] for c in chain]):
+            return None  # a GEMM's sum: planned on its own (register tile, panels), not in the row sweep
         for op in [*needed, *loop.walk()]:
             if isinstance(op, memref.LoadOp) and (roles.get(op.memref) != "input" or viewed(op.memref) in written):
                 return None  # a term reads only inputs no stage writes (the row stage's order is free)
@@ -148,6 +151,22 @@ def find_column_sums(fn: func.FuncOp, row: scf.ForOp, column: scf.ForOp) -> Colu
     if not sums or len(blocks) != 1:
         return None
     return ColumnSums(row, column, chain, sums, blocks.pop())
+
+
+def _contraction(loop: scf.ForOp, columns: list[SSAValue]) -> bool:
+    """Whether a term of the sum reads an operand at the sum's variable and some of the column
+    variables but not all: one element serves a whole line of the outputs (dw = dy.T @ x: dy[n, o]
+    for every i). Such a sum does O(outputs) work per element read, not one term: a contraction
+    the register tile and panels make compute-bound, which a chunked sweep beside the rows loses
+    (the linear layer's backward at 1000^3 on znver4: 146 ms split, 49 ms apart)."""
+    variable = loop.body.block.args[0]
+    for load in (o for o in loop.walk() if isinstance(o, memref.LoadOp)):
+        if not any(depends_on(i, variable) for i in load.indices):
+            continue
+        used = [c for c in columns if any(depends_on(i, c) for i in load.indices)]
+        if used and len(used) < len(columns):
+            return True
+    return False
 
 
 def _block_size(s: Operation) -> int | None:

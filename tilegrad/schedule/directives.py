@@ -324,6 +324,10 @@ class Stage(Directive):
     at: int = 0
     memory: Memory = Memory.UB
     copy: Copy = Copy.BLOCK
+    groups: int = 0
+    """A row group's own panel (cpu, `at` the row groups' loop): the consecutive groups whose columns
+    are packed at once, at most (as many as fit the panel), each source row read in one run; 0 or 1:
+    each group packs its own (one short read from every source row, per group)."""
     kind: ClassVar[str] = "stage a tensor's tiles in fast memory"
 
     def check(self) -> None:
@@ -331,6 +335,8 @@ class Stage(Directive):
         if not self.tensor:
             raise ScheduleError(f"{self}: tensor must name one of the op's tensors")
         _axis(self, "at", self.at)
+        if not isinstance(self.groups, int) or self.groups < 0:
+            raise ScheduleError(f"{self}: groups must be an integer >= 0")
 
 
 @dataclass(frozen=True)

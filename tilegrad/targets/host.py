@@ -108,6 +108,16 @@ class HostModel:
     panel_bytes_max: int = 1 << 18
     """A packed panel at most (pack-reused-panels `panel_bytes`, panel_bytes): half of a 512 KiB L2;
     a larger cache gained little more. G @ W at 128x256x2000, znver1: 3.3 -> 2.45 ms packed."""
+    panel_groups: int = 8
+    """Row groups whose own columns are packed at once at most (pack-reused-panels, Stage `groups`):
+    G.T @ X reads 4 columns of G per group, one short run from each of G's rows (a page apart at
+    2048 columns); 8 groups read 128 bytes of each row per pass (2 lines). znver4, 2 threads,
+    dy.T @ x at 2048x1024x2048: see docs/perf-notes.md "The transposed operand"."""
+    group_alias_bytes: int = 4096
+    """Only where G's rows are a multiple of this long (a page; the L1's set period) are a group's
+    columns packed panel_groups at a time: there every group's short reads fall in the same cache
+    sets and evict each other (2048 columns: 180 -> 115-130 ms). Elsewhere one group's panel stays
+    contiguous in L1 and the wider panel's strided reads cost more (1000^3: 17 -> 21 ms)."""
 
     # --- loop shapes LLVM vectorizes well
     tail_vector: int = 16

@@ -81,7 +81,8 @@ class CpuBackend(Backend):
             # ... column chunk by chunk, the chunk's accumulators in registers
             ChunkRowSweeps(columns, lanes=host.chunk_lanes),
             # the columns every row group sweeps are copied to a stack panel (cache blocking)
-            PackReusedPanels(host.panel_bytes(target.ub_bytes), columns),
+            PackReusedPanels(host.panel_bytes(target.ub_bytes), columns, host.panel_groups,
+                             host.group_alias_bytes),
             # a tile every outer iteration re-reads moves outside it (stays in the core's cache)
             ReorderForReuse(target.ub_bytes // 2),
             # a sum's epilogue runs after the sweep, not per term

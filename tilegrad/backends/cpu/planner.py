@@ -78,7 +78,7 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
     if isinstance(step, StreamStores):
         return streamed_stores(module, step)
     if isinstance(step, PackReusedPanels):
-        return packed_panels(module)
+        return packed_panels(module, step.groups)
     if isinstance(step, SplitColumnReductions):
         return split_columns(module, step)
     if isinstance(step, FuseSiblingLoops) and step.exchange_loops:  # (the loops stage's: a canonicalization)
@@ -166,14 +166,15 @@ def streamed_stores(module: ModuleOp, step: StreamStores) -> tuple[Directive, ..
     return tuple(dict.fromkeys(found))
 
 
-def packed_panels(module: ModuleOp) -> tuple[Directive, ...]:
+def packed_panels(module: ModuleOp, groups: int = 0) -> tuple[Directive, ...]:
     """The inputs pack-reused-panels copies into stack panels, by stage, at the loop each is packed
-    in (the column strips' tile loop; a row group's loop for its own columns)."""
+    in (the column strips' tile loop; a row group's loop for its own columns, `groups` at a time)."""
     found = []
+    blocks_of_groups = groups if groups > 1 else 0
     for fn in functions(module):
         for panel in panel_decisions(fn):
-            for packed, at in ((panel.strip, panel.tile), (panel.group, panel.rows)):
+            for packed, at, blocks in ((panel.strip, panel.tile, 0), (panel.group, panel.rows, blocks_of_groups)):
                 if packed is not None:
                     found.append(Stage(stage=stage_number(fn), tensor=tensor_name(fn, packed[0][0]), at=loop_axis(at),
-                                       memory=Memory.PANEL))
+                                       memory=Memory.PANEL, groups=blocks))
     return tuple(dict.fromkeys(found))
