@@ -183,9 +183,7 @@ def _fma_kernel(lanes: int, chains: int):
     for this host (ctypes releases the GIL while it runs): fn(iterations) -> a lane of the sum."""
     import ctypes
 
-    import llvmlite.binding as llb
-
-    from tilegrad.codegen.jit import _new_target_machine
+    from tilegrad.codegen.jit import standalone_function
 
     vec = f"<{lanes} x float>"
     splat = lambda value: f"<{', '.join([f'float {value}'] * lanes)}>"  # noqa: E731
@@ -212,13 +210,7 @@ exit:
   ret float %r
 }}
 """
-    module = llb.parse_assembly(ir)
-    module.verify()
-    engine = llb.create_mcjit_compiler(module, _new_target_machine())
-    engine.finalize_object()
-    fn = ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_int64, ctypes.c_float)(engine.get_function_address("fma_peak"))
-    fn.engine = engine  # the code lives as long as the engine
-    return fn
+    return standalone_function(ir, "fma_peak", ctypes.c_float, ctypes.c_int64, ctypes.c_float)
 
 
 def fma_peak_gflops(threads: int = 2, seconds: float = 0.3) -> float:

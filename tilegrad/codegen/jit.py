@@ -35,14 +35,30 @@ def _machine() -> dict:
                 opt=3, reloc="pic", codemodel="default")
 
 
-def _new_target_machine() -> llb.TargetMachine:
+def new_target_machine() -> llb.TargetMachine:
+    """A fresh target machine for this host, with the options every kernel is compiled with."""
     options = _machine()  # (first: it registers the host target that the triple looks up)
     return llb.Target.from_default_triple().create_target_machine(**options)
 
 
+def standalone_function(ir: str, name: str, restype, *argtypes):
+    """`name` from LLVM IR text (one self-contained module, not a kernel) compiled for this host, as
+    a ctypes function (which releases the GIL while it runs); the code lives as long as the function.
+    For measurements beside the kernels, e.g. the FMA peak (tilegrad.bench.fma_peak_gflops)."""
+    import ctypes
+
+    module = llb.parse_assembly(ir)
+    module.verify()
+    engine = llb.create_mcjit_compiler(module, new_target_machine())
+    engine.finalize_object()
+    fn = ctypes.CFUNCTYPE(restype, *argtypes)(engine.get_function_address(name))
+    fn.engine = engine
+    return fn
+
+
 @cache
 def host_target_machine() -> llb.TargetMachine:
-    return _new_target_machine()
+    return new_target_machine()
 
 
 def optimize(module_ir: str, speed_level: int = 3) -> str:
@@ -112,7 +128,7 @@ def _compile_on_a_thread(module_ir: str, speed_level: int, emit: bool) -> tuple[
     """One part in an LLVM context and target machine of its own: LLVM runs pipelines on separate
     contexts at once (llvmlite's lock, which serializes every call, is only skipped for the two
     long ones, the pass pipeline and the code generation)."""
-    return _compile_alone(module_ir, speed_level, emit, _new_target_machine(), llb.create_context())
+    return _compile_alone(module_ir, speed_level, emit, new_target_machine(), llb.create_context())
 
 
 def _compile_alone(module_ir: str, speed_level: int, emit: bool, tm: llb.TargetMachine,
