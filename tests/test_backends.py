@@ -47,6 +47,7 @@ def option_default(pass_name: str, option: str):
 @pytest.mark.parametrize("pass_name, option, value", [
     ("jam-row-sweeps", "rows", HOST.jam_rows),
     ("chunk-row-sweeps", "lanes", HOST.chunk_lanes),
+    ("chunk-row-sweeps", "rows", HOST.jam_rows),
     ("unroll-reuse-loops", "jam_rows", HOST.reuse_jam_rows),
     ("jam-sweep-terms", "terms", HOST.sweep_terms),
     ("interchange-column-reductions", "row", HOST.column_row),

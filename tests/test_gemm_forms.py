@@ -11,6 +11,7 @@ import pytest
 import tilegrad
 import tilegrad.dsl as tg
 from tilegrad.schedule import Memory, Stage
+from tilegrad.targets import get_target
 from tilegrad.targets.host import HOST
 
 
@@ -172,3 +173,30 @@ def test_two_contractions_over_the_same_rows_are_two_gemms():
     assert not any(d.startswith("RFactor") for d in schedule), schedule
     if HOST.jam_rows > 1:
         assert {f"UnrollJam(stage=0, {TILE})", f"UnrollJam(stage=1, {TILE})"} <= set(schedule), schedule
+
+
+@tg.op(outputs={"da": tg.shaped("M K", dtype="g"), "db": tg.shaped("M K", dtype="g")}, replace=True)
+def gemm_forms_two_transposed(g=tg.tensor("N M"), x=tg.tensor("N K", dtype="g"), y=tg.tensor("N K", dtype="g")):
+    return (lambda m, k: tg.reduce_sum(g.shape[0], lambda n: g[n, m] * x[n, k]),
+            lambda m, k: tg.reduce_sum(g.shape[0], lambda n: g[n, m] * y[n, k]))
+
+
+@pytest.mark.parametrize("guard", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_two_contractions_in_one_sweep_chunk_fewer_columns(dtype, guard):
+    """g.T @ x beside g.T @ y (attention's dk and dv): one sweep over n accumulates both sums' jammed
+    rows, twice the stack rows a chunk is sized for, so chunk-row-sweeps takes half the columns
+    (at least a vector's: the accumulators stay in registers) and the plan says so; against float64
+    at sizes off the tile."""
+    rng = np.random.default_rng(4)
+    wide = dict(g=rng.standard_normal((37, 13)), x=rng.standard_normal((37, 45)), y=rng.standard_normal((37, 45)))
+    call = {k: v.astype(dtype) for k, v in wide.items()}
+    kernel = tilegrad.compile("gemm_forms_two_transposed", "cpu", guard=guard)
+    da, db = kernel(**call)
+    np.testing.assert_allclose(da, wide["g"].T @ wide["x"], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(db, wide["g"].T @ wide["y"], rtol=1e-4, atol=1e-4)
+    if HOST.jam_rows > 1 and dtype == np.float32 and not guard:
+        registers = get_target("cpu").vector_registers
+        columns = max(HOST.chunk_lanes, HOST.chunk_columns(registers) // 2 // HOST.chunk_lanes * HOST.chunk_lanes)
+        schedule = [entry["directive"] for entry in kernel.plan(**call).schedule]
+        assert f"Split(stage=0, factor={columns}, tail='peel')" in schedule, schedule

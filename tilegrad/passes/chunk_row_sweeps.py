@@ -24,6 +24,12 @@ went from 2.3-3.2 ms to 0.65-1.4 ms (`python benchmarks/dot_products.py`). A swe
 shared operand (batch norm's dβ and dγ of x seen as [N, C]: every element feeds its own column's
 sums) is left whole: chunked, it walked 64 bytes of each 4 KiB row per pass, a page per load
 (8192 x 1024: 9.5 of 14 ms). For targets without UB staging (cpu).
+
+The chunk is sized for `rows` stack rows (the jammed rows of one sum): a sweep that accumulates
+more (several sums over the same terms jammed together, attention's dk and dv beside each other)
+takes proportionally fewer columns, at least `lanes`, so its accumulators still fit the registers
+the chunk was sized for (`columns` x `rows` of them). With 8 rows of 16 columns on AVX2 the
+accumulators spilled: attention's dk and dv at B=16 L=512 D=64 359 -> 97 ms at 8 columns.
 """
 
 from __future__ import annotations
@@ -58,6 +64,9 @@ LANES = 8
 """Columns per loop inside a chunk: a float32 vector of AVX2. LLVM unrolls a loop this short
 whole and keeps its accumulators in registers across the sweep; a 16-column loop it left in
 memory (G @ W: 36% of numpy's matmul instead of 90%)."""
+ROWS = 4
+"""Stack rows a chunk of `columns` is sized for (jam-row-sweeps' rows: the cpu backend gives the
+host's HostModel.jam_rows)."""
 
 
 def _chunked_row(sweep: Operation) -> scf.ForOp | None:
@@ -68,6 +77,26 @@ def _chunked_row(sweep: Operation) -> scf.ForOp | None:
         return None
     written = {o.memref for o in row.body.walk() if isinstance(o, memref.StoreOp)}
     return row if len(written) >= 2 and shares_an_operand(row) else None
+
+
+def chunk_columns(row: scf.ForOp, columns: int, rows: int, lanes: int) -> int:
+    """Columns per chunk of the sweep whose row loop is `row`: `columns` for up to `rows` stack
+    rows, else as many whole `lanes` as keep the accumulators to columns x rows (at least lanes)."""
+    written = len({o.memref for o in row.body.walk() if isinstance(o, memref.StoreOp)})
+    if written <= rows:
+        return columns
+    return max(lanes, columns * rows // written // lanes * lanes)
+
+
+def chunk_factors(fn: Operation, columns: int, rows: int, lanes: int) -> list[tuple[scf.ForOp, scf.ForOp, int]]:
+    """(sweep, its row loop, columns per chunk) of each sweep chunk-row-sweeps chunks in `fn`. A
+    directive names the row loop by its stage and axis only, so the sweeps of one axis (a jammed
+    group's and the rows left over) take one factor: the smallest any of them needs."""
+    found = chunked_sweeps(fn)
+    factor: dict[int, int] = {}
+    for _, row in found:
+        factor[loop_axis(row)] = min(factor.get(loop_axis(row), columns), chunk_columns(row, columns, rows, lanes))
+    return [(sweep, row, factor[loop_axis(row)]) for sweep, row in found]
 
 
 def chunked_sweeps(fn: Operation) -> list[tuple[scf.ForOp, scf.ForOp]]:
@@ -120,18 +149,20 @@ def _chunk(sweep: scf.ForOp, row: scf.ForOp, columns: int, lanes: int) -> None:
 
 @dataclass(frozen=True)
 class ChunkRowSweeps(ModulePass):
-    """Run row-accumulating sweeps chunk by chunk of `columns` columns (accumulators in registers);
-    with `directives` (Split(tail=peel), printed, `;`-separated: passes/applying.py), the sweeps
-    whose row loop they name, by chunks of their factor (1: not chunked)."""
+    """Run row-accumulating sweeps chunk by chunk of `columns` columns (accumulators in registers;
+    fewer where a sweep accumulates more than `rows` stack rows: chunk_columns); with `directives`
+    (Split(tail=peel), printed, `;`-separated: passes/applying.py), the sweeps whose row loop they
+    name, by chunks of their factor (1: not chunked)."""
 
     name = "chunk-row-sweeps"
     columns: int = CHUNK
     lanes: int = LANES
+    rows: int = ROWS
     directives: str | None = None
     takes_text: ClassVar[str] = "Split(tail='peel')"
 
     def __post_init__(self):
-        check_counts(self, "columns", "lanes")
+        check_counts(self, "columns", "lanes", "rows")
         if self.columns % self.lanes:
             raise ArgumentError(f"chunk-row-sweeps: columns={self.columns} must be a multiple of lanes={self.lanes} "
                                 f"(a chunk runs as loops of lanes columns)")
@@ -141,8 +172,9 @@ class ChunkRowSweeps(ModulePass):
         return isinstance(directive, Split) and directive.tail == Tail.PEEL
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        candidates = [(Split(stage=stage_number(fn), axis=loop_axis(row), factor=self.columns, tail=Tail.PEEL),
-                       (sweep, row)) for fn in functions(op) for sweep, row in chunked_sweeps(fn)]
+        candidates = [(Split(stage=stage_number(fn), axis=loop_axis(row), factor=factor, tail=Tail.PEEL), (sweep, row))
+                      for fn in functions(op) for sweep, row, factor in chunk_factors(fn, self.columns, self.rows,
+                                                                                      self.lanes)]
         for (sweep, row), directive in chosen(self, candidates, "row loop of a sweep of jammed rows"):
             if directive.factor % self.lanes:
                 raise ScheduleError(f"{directive}: the factor must be a multiple of {self.name}'s lanes={self.lanes} "

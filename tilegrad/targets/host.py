@@ -182,7 +182,8 @@ class HostModel:
         """Columns per chunk (chunk-row-sweeps `columns`): the jammed rows' accumulators (jam_rows x
         columns / 8 vectors of 8 float32 lanes) take half the vector registers and the data the
         rest: 16 columns with AVX2's 16 (znver1, G @ W and G.T @ X at 128x256x2000: 77-79% -> 90%
-        of numpy's matmul), 32 with AVX-512's 32. A whole number of chunk_lanes."""
+        of numpy's matmul), 32 with AVX-512's 32. A whole number of chunk_lanes. Sized for jam_rows
+        stack rows (chunk-row-sweeps `rows`): a sweep of more (two sums jammed) takes fewer columns."""
         lanes = self.chunk_lanes
         return max(lanes, vector_registers // 2 * 8 // self.jam_rows // lanes * lanes)
 

@@ -79,7 +79,7 @@ class CpuBackend(Backend):
             # rows that sweep the same data run `rows` at a time (register tile, row side)
             JamRowSweeps(rows=host.jam_rows),
             # ... column chunk by chunk, the chunk's accumulators in registers
-            ChunkRowSweeps(columns, lanes=host.chunk_lanes),
+            ChunkRowSweeps(columns, lanes=host.chunk_lanes, rows=host.jam_rows),
             # the columns every row group sweeps are copied to a stack panel (cache blocking)
             PackReusedPanels(host.panel_bytes(target.ub_bytes), columns, host.panel_groups,
                              host.group_alias_bytes),

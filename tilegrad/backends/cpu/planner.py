@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tilegrad.passes.branch_guarded_reads import BranchGuardedReads, branched_reads
-from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps, chunked_sweeps
+from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps, chunk_factors
 from tilegrad.passes.common import (
     enclosing_func,
     functions,
@@ -100,8 +100,9 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
         return _unique(UnrollJam(stage=stage_number(fn), axis=loop_axis(loop), factor=step.rows)
                        for fn in functions(module) for loop in jammed_rows(fn) if step.rows > 1)
     if isinstance(step, ChunkRowSweeps):  # the columns a chunk leaves over run in the sweep as it was
-        return _unique(Split(stage=stage_number(fn), axis=loop_axis(row), factor=step.columns, tail=Tail.PEEL)
-                       for fn in functions(module) for _, row in chunked_sweeps(fn))
+        return _unique(Split(stage=stage_number(fn), axis=loop_axis(row), factor=factor, tail=Tail.PEEL)
+                       for fn in functions(module)
+                       for _, row, factor in chunk_factors(fn, step.columns, step.rows, step.lanes))
     if isinstance(step, UnrollReuseLoops):
         return reused_loops(module, step)
     if isinstance(step, InterchangeColumnReductions):  # the sums' loops outside the column loop
