@@ -160,6 +160,8 @@ def _plan(root: Operation, vector: scf.ForOp, variables: _Vars, elements: int) -
         return None
     at = None
     for loop in reversed(chain):
+        if "tg.stage" in loop.attributes:
+            break  # (the stage's loop, which the cores split, stays outermost)
         tabulated = [o for o in chain if o in depends and (o is loop or loop.is_ancestor(o))]
         if loop in depends and loop is not vector and _extent(loop) is None:
             break
@@ -260,7 +262,10 @@ def _strip(at: scf.ForOp, vector: scf.ForOp, chunk: int) -> None:
     at.detach()
     end = arith.MinSIOp(arith.AddiOp(body.args[0], size).result, ub)
     body.add_ops([end.lhs.owner, end, at, scf.YieldOp()])
+    bounds = [v.owner for v in (vector.lb, vector.ub) if isinstance(v.owner, Operation) and _inside(at, v)]
     vector.operands = [body.args[0], end.result, *vector.operands[2:]]
+    for op in bounds:  # (the bounds the vector loop had, where nothing else uses them)
+        erase_unused(_slice(op, at))
 
 
 def _index(lbs: list[SSAValue], ivs: list[SSAValue], extents: list[int], at: Operation) -> SSAValue:
