@@ -9,20 +9,23 @@ per value of those loops, into a small table, and read where it was computed.
                                                      for b < 4:
                                                        s += T[b, w - c] * g(h, a) * dy[..]
 
-A gather written as a user writes it (an upsample's bilinear weights, a convolution's padding masks)
-computes each tap's weight or mask from the output's position in the innermost loops, again for every
-row, channel and batch, though it depends on the column and the tap alone. Each such value (a pure
-expression of float or i1 type with at least `min_ops` ops besides index arithmetic, whose loop
-variables are a strict subset of its nest's) is computed into a stack table over the loops it
-depends on, before the outermost loop that can host it: every loop it depends on inside that one has
-a constant extent, or is the vector loop (the innermost parallel one), which is strip-mined by the
-chunk the table holds (`elements` at most, a host-model value), its chunk loop moved outside the
-parallel loops between. The table's last axis is the vector loop's (unit stride), so the vector loop
-reads it as it reads its own data, and the body left is a short gather LLVM can unroll and vectorize.
-A conjunction of tests (`&`) is first regrouped by the loops each test depends on (the tests of the
-same loops together, those of fewer loops first), so a mask `inside(y, x)` splits into its row and
-column parts. The table is written before it is read in the same thread, and the
-reassociation of `&` is exact, so the results are bitwise those of the code without tables.
+A gather written as a user writes it (an upsample's bilinear weights) computes each tap's weight
+from the output's position in the innermost loops, again for every row, channel and batch, though
+it depends on the column and the tap alone. Each such value (a pure float expression with at least
+`min_ops` ops besides index arithmetic, whose loop variables are a strict subset of its nest's) is
+computed into a stack table over the loops it depends on, before the outermost loop that can host it:
+every loop it depends on inside that one has a constant extent, or is the vector loop (the innermost
+parallel one), which is strip-mined by the chunk the table holds (`elements` at most, a host-model
+value), its chunk loop moved outside the parallel loops between (never outside the stage's own loop,
+which the cores split). The table's last axis is the vector loop's (unit stride), so the vector loop
+reads it as it reads its own data; the body left is the gather's loads and multiplies.
+Tests (i1) are not tabulated: a mask read from a table hides its bounds test from the passes that
+turn it into ranges or branches (branch-guarded-reads, partition-clamped-loops, split-stride-phases),
+and measured slower (docs/perf-notes.md "Tables"). In a loop that gets tables, a conjunction of
+tests (`&`) is regrouped by the loops each test depends on (the tests of the same loops together,
+those of fewer loops first), so a mask `inside(y, x)` splits into its row part, which LLVM hoists
+out of the column loop, and its column part. The table is written before it is read in the same
+thread, and `&` is exact in any order, so the results are bitwise those of the code without tables.
 
 Each vector loop with tables is `Table(stage, axis, elements)` (the vector loop's axis); with
 `directives` (passes/applying.py) the pass tabulates in the loops they name, `elements=0` none.
@@ -55,7 +58,6 @@ from tilegrad.passes.common import (
 from tilegrad.schedule import Directive, Table
 
 I1 = IntegerType(1)
-I8 = IntegerType(8)
 CHEAP = (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.ConstantOp, arith.IndexCastOp)
 """Index arithmetic an address computes anyway: not counted in an expression's cost."""
 
@@ -283,7 +285,7 @@ def _index(lbs: list[SSAValue], ivs: list[SSAValue], extents: list[int], at: Ope
 
 def _tabulate(plan: _Plan, chunk: int, entry: Block) -> None:
     value = plan.root.results[0]
-    element = I8 if value.type == I1 else value.type
+    element = value.type
     extents = [chunk if o is plan.vector and _extent(o) is None else _extent(o) for o in plan.loops]
     size = 1
     for e in extents:
@@ -305,16 +307,11 @@ def _tabulate(plan: _Plan, chunk: int, entry: Block) -> None:
         ivs.append(loop.body.block.args[0])
         mapping[original.body.block.args[0]] = ivs[-1]
     result = _clone_into(value, plan.at, at, mapping)
-    if value.type == I1:
-        result = _before(at, arith.ExtUIOp(result, I8)).result
     _before(at, memref.StoreOp.get(result, table.memref, [_index([lb for lb, _ in bounds], ivs, extents, at)]))
     # the read
     read = plan.root
     index = _index([o.lb for o in plan.loops], [o.body.block.args[0] for o in plan.loops], extents, read)
     loaded = _before(read, memref.LoadOp.get(table.memref, [index])).res
-    if value.type == I1:
-        loaded = _before(read, arith.CmpiOp(loaded, _before(read, arith.ConstantOp(IntegerAttr(0, I8))).result,
-                                            "ne")).result
     value.replace_all_uses_with(loaded)
     erase_unused(_slice(read, plan.at))
 
@@ -348,7 +345,7 @@ def _roots(vector: scf.ForOp, variables: _Vars, elements: int, min_ops: int) -> 
     found = []
     for op, plan in plans.items():
         value = op.results[0]
-        if plan is not None and (isinstance(value.type, Float32Type | Float64Type) or value.type == I1) \
+        if plan is not None and isinstance(value.type, Float32Type | Float64Type) \
                 and any(plans.get(u.operation) is None for u in value.uses) and _cost(value, plan.at, set()) >= min_ops:
             found.append(plan)
     return found
@@ -362,19 +359,8 @@ def tables(module: Operation, elements: int, min_ops: int) -> list[tuple[Table, 
             chain = _chain(vector)
             if chain is None:
                 continue
-            if _roots(vector, _Vars(chain[0]), elements, min_ops) or _regrouped_roots(fn, vector, elements, min_ops):
+            if _roots(vector, _Vars(chain[0]), elements, min_ops):
                 found.append((Table(stage=stage_number(fn), axis=loop_axis(vector), elements=elements), vector))
-    return found
-
-
-def _regrouped_roots(fn: func.FuncOp, vector: scf.ForOp, elements: int, min_ops: int) -> bool:
-    """Whether regrouping the tests would give the vector loop a table (on a copy of the function)."""
-    copy = fn.clone()
-    index = [o for o in fn.walk() if isinstance(o, scf.ForOp)].index(vector)
-    twin = [o for o in copy.walk() if isinstance(o, scf.ForOp)][index]
-    _regroup_conjunctions(twin, _Vars(_chain(twin)[0]))
-    found = bool(_roots(twin, _Vars(_chain(twin)[0]), elements, min_ops))
-    copy.erase()
     return found
 
 
