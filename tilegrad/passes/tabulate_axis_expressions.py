@@ -176,6 +176,9 @@ def _plan(root: Operation, vector: scf.ForOp, variables: _Vars, elements: int) -
             fixed *= _extent(o) if o is not vector else 1
         if fixed > elements or (vector in tabulated and elements // fixed < 8):
             break
+        if vector in tabulated and loop is not vector and _strips(vector, fixed, elements) \
+                and (loop_role(loop) != LoopRole.PARALLEL or loop.results):
+            break  # (the strip's chunk loop goes around it: only parallel loops exchange freely)
         at = loop
     if at is None:
         return None
@@ -184,6 +187,12 @@ def _plan(root: Operation, vector: scf.ForOp, variables: _Vars, elements: int) -
         return None
     loops = [o for o in inner if o in depends and o is not vector] + [o for o in inner if o is vector and o in depends]
     return _Plan(root, at, loops, vector) if loops else None  # (none: invariant in its loops, LLVM hoists it)
+
+
+def _strips(vector: scf.ForOp, fixed: int, elements: int) -> bool:
+    """Whether a table over the vector loop and loops of `fixed` elements needs it strip-mined."""
+    extent = _extent(vector)
+    return extent is None or extent * fixed > elements
 
 
 def _regroup_conjunctions(vector: scf.ForOp, variables: _Vars) -> None:
@@ -370,17 +379,15 @@ def _apply(vector: scf.ForOp, elements: int, min_ops: int, entry: Block) -> None
     plans = _roots(vector, _Vars(outer), elements, min_ops)
     chunks: dict[scf.ForOp, int] = {}
     for plan in plans:  # the chunk of each strip-mined vector loop: what its largest table holds
-        if plan.vector in plan.loops and _extent(plan.vector) is None:
-            fixed = 1
-            for o in plan.loops[:-1]:
-                fixed *= _extent(o)
+        fixed = 1
+        for o in plan.loops[:-1] if plan.vector in plan.loops else ():
+            fixed *= _extent(o)
+        if plan.vector in plan.loops and _strips(plan.vector, fixed, elements):
             chunks[plan.at] = min(chunks.get(plan.at, elements), elements // fixed)
-    strips = sorted(chunks, key=lambda a: len(_chain(a)))
-    if len(strips) > 1:  # one strip per vector loop: the outermost host's
-        for plan in plans:
-            if plan.at in strips[1:]:
-                plan.at = strips[0]
-        chunks = {strips[0]: min(chunks.values())}
+    if len(chunks) > 1:  # one strip per vector loop, the outermost host's: tables at another go without
+        host = min(chunks, key=lambda a: len(_chain(a)))
+        plans = [p for p in plans if p.at is host or p.at not in chunks]
+        chunks = {host: chunks[host]}
     for at, chunk in chunks.items():
         _strip(at, vector, chunk)
     for plan in plans:
