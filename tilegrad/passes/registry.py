@@ -58,6 +58,7 @@ ALL_PASSES: tuple[PassEntry, ...] = (
     _entry("jam-sweep-terms", "jam_sweep_terms", "JamSweepTerms", ("tiled", "cpu")),
     _entry("fuse-sibling-reductions", "fuse_sibling_reductions", "FuseSiblingReductions", ("tiled", "all")),
     _entry("hoist-tile-loops", "hoist_tile_loops", "HoistTileLoops", ("tiled", "cpu")),
+    _entry("tabulate-axis-expressions", "tabulate_axis_expressions", "TabulateAxisExpressions", ("tiled", "cpu")),
     _entry("unroll-short-reductions", "unroll_short_reductions", "UnrollShortReductions", ("tiled", "cpu"),
            ("llvm", "all")),
     _entry("branch-guarded-reads", "branch_guarded_reads", "BranchGuardedReads", ("tiled", "cpu")),

@@ -23,6 +23,7 @@ from tilegrad.schedule.directives import (
     Split,
     Stage,
     Store,
+    Table,
     Tail,
     Unroll,
     UnrollJam,
@@ -36,4 +37,4 @@ from tilegrad.schedule.hint import ScheduleHint
 __all__ = ["Balance", "Copy", "Directive", "Fuse", "KernelSchedule", "Memory", "Outline", "Parallel", "Partition",
            "PartitionBy", "RFactor", "Reorder", "Scan", "ScheduleHint", "Specialize", "Split", "Stage", "Store", "Tail",
            "Unroll", "UnrollJam", "VOCABULARY", "Vectorize", "make_directive", "parse_directive", "parse_schedule",
-           "ComputeWith", "Distribute"]
+           "ComputeWith", "Distribute", "Table"]

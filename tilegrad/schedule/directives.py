@@ -430,9 +430,30 @@ class Scan(Directive):
         _axis(self, "axis", self.axis)
 
 
+@dataclass(frozen=True)
+class Table(Directive):
+    """The expressions of vector loop `axis`'s body that depend on some of the nest's loops only are
+    computed once per value of those loops into stack tables of at most `elements` elements, filled
+    before the loops they do not depend on (`axis` strip-mined by what a table holds), and read in
+    the loop. elements=0: computed where they are used (a user's override of the planner's)."""
+
+    axis: int = 0
+    elements: int = 1024
+    kind: ClassVar[str] = "tabulate expressions of some loops"
+
+    @property
+    def off(self) -> bool:
+        return self.elements == 0
+
+    def check(self) -> None:
+        super().check()
+        _axis(self, "axis", self.axis)
+        _positive(self, "elements", self.elements, least=0)
+
+
 VOCABULARY: dict[str, type[Directive]] = {
     cls.__name__: cls for cls in (Parallel, Split, Reorder, Fuse, Unroll, UnrollJam, Vectorize, RFactor, Stage,
-                                  Specialize, Partition, Store, Outline, Scan)
+                                  Specialize, Partition, Store, Outline, Scan, Table)
 }
 """Every directive by the name it prints as."""
 

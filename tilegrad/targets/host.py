@@ -120,6 +120,14 @@ class HostModel:
     contiguous in L1 and the wider panel's strided reads cost more (1000^3: 17 -> 21 ms)."""
 
     # --- loop shapes LLVM vectorizes well
+    table_elements: int = 1024
+    """Elements of a table at most (tabulate-axis-expressions `elements`, Table): 4 KiB of float32,
+    an eighth of a 32 KiB L1 (a gather's few tables and its rows stay in it); the vector loop is
+    strip-mined by what a table holds per tap. This host (AMD EPYC), 2 threads, side by side: flat from 256 to
+    4096 (bilinear x2 backward at 16x64x256x256 214/196/204 ms; docs/perf-notes.md "Tables")."""
+    table_min_ops: int = 4
+    """Ops besides index arithmetic a float expression costs at least to be tabulated (a table read
+    costs a load and its index): a product of two loaded values is cheaper recomputed."""
     tail_vector: int = 16
     """Iterations in overlap-vector-tails' overlapping chunk (`vector`): 16 float32 lanes, two 256-bit
     vectors. Max pooling's window scan over 28 outputs of a 56x56 plane ran 12 of them one by one."""

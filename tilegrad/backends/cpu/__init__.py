@@ -34,6 +34,7 @@ from tilegrad.passes.separate_strided_load_groups import SeparateStridedLoadGrou
 from tilegrad.passes.split_column_reductions import SplitColumnReductions
 from tilegrad.passes.split_stride_phases import SplitStridePhases
 from tilegrad.passes.stream_stores import StreamStores
+from tilegrad.passes.tabulate_axis_expressions import TabulateAxisExpressions
 from tilegrad.passes.tile_for_target import TileForTarget
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
@@ -95,6 +96,8 @@ class CpuBackend(Backend):
             FuseSiblingReductions(),
             # windows become straight-line code LLVM can vectorize:
             HoistTileLoops(),  # a tile loop of one trip is its body
+            # values of some of a gather's loops (its weights, masks) computed once, into tables
+            TabulateAxisExpressions(host.table_elements, host.table_min_ops),
             UnrollShortReductions(),  # a window of a few terms, unrolled
             BranchGuardedReads(),  # a read under a bounds test moves into a branch (no clamped loads)
             SplitStridePhases(),  # a strided window's phases as separate loops (no divisions)

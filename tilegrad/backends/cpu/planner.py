@@ -17,7 +17,7 @@ sum loop; 0 for an unmarked window loop).
   interchange-column-reductions, reorder-for-reuse, hoist-tile-loops: Reorder (a sum's loop as 'rK')
   unroll-short-reductions: Unroll(factor=0)       unswitch-invariant-selects: Specialize
   branch-guarded-reads: Specialize(condition='TENSORS in bounds')
-  defer-sum-epilogues: Distribute
+  defer-sum-epilogues: Distribute  tabulate-axis-expressions: Table
   scan-reductions (the loops stage's): Scan
 
 Canonicalizations, not listed (no alternative a directive would choose): the loops stage's
@@ -53,6 +53,7 @@ from tilegrad.passes.scan_reductions import ScanReductions, scanned_stages
 from tilegrad.passes.split_column_reductions import SplitColumnReductions, rfactors
 from tilegrad.passes.split_stride_phases import SplitStridePhases, phase_split_loops
 from tilegrad.passes.stream_stores import StreamStores, streamable_loops
+from tilegrad.passes.tabulate_axis_expressions import TabulateAxisExpressions, tables
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops, reuse_decisions
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions, unrolled_windows
 from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects, versioned_loops
@@ -114,6 +115,8 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
     if isinstance(step, JamSweepTerms):
         return _unique(Unroll(stage=stage_number(fn), axis=loop_axis(sweep), factor=step.terms)
                        for fn in functions(module) for sweep, _ in jammed_sweeps(fn) if step.terms > 1)
+    if isinstance(step, TabulateAxisExpressions):
+        return _unique(own for own, _ in tables(module, step.elements, step.min_ops))
     if isinstance(step, UnrollShortReductions):
         return unrolled_windows(module)
     if isinstance(step, BranchGuardedReads):
