@@ -133,3 +133,28 @@ def test_python_equality_with_a_number_is_refused_not_a_silent_false():
     for name in ("equality_by_python", "element_equality_by_python"):
         with pytest.raises(tilegrad.DefinitionError, match=rf"{name}: TypeError: .*expr.eq\(v\)"):
             tilegrad.compile(name)(x=np.zeros(4, np.float32))
+
+
+@tg.op(outputs={"y": tg.like("x")}, replace=True)
+def strided_window_sum(x=tg.tensor("N"), stride=tg.attr(1)):
+    """y[i] = x[i // stride] where i is a multiple of the stride and the sum of both neighbours
+    otherwise: floor division, remainders and a mask built from them, as conv grad_inputs write."""
+    n = x.shape[0]
+
+    def tap(i, t):
+        at = i + t - 1
+        hit = (at >= 0) & (at % stride).eq(0) & (at // stride < n)
+        return tg.where(hit, x[tg.minimum(tg.maximum(at // stride, 0), n - 1)], 0.0)
+
+    return lambda i: tg.reduce_sum(3, lambda t: tap(i, t))
+
+
+@pytest.mark.parametrize("stride", [1, 2, 3])
+def test_remainders_and_quotients_by_a_stride_of_one_fold_away(stride):
+    x = np.random.default_rng(0).standard_normal(11)
+    kernel = tilegrad.compile("strided_window_sum")
+    want = [sum(x[(i + t - 1) // stride] for t in range(3)
+                if i + t - 1 >= 0 and (i + t - 1) % stride == 0 and (i + t - 1) // stride < 11) for i in range(11)]
+    np.testing.assert_allclose(kernel(x=x, stride=stride), want, rtol=1e-12)
+    loops = kernel.ir("loops", x=x, stride=stride)
+    assert ("remsi" in loops) == (stride != 1) and ("divsi" in loops) == (stride != 1)

@@ -181,7 +181,13 @@ class BinOp(Expr):
     def make(op: str, a: Expr, b: Expr) -> Expr:
         if op in _LOGIC:  # bitwise on integers, logical otherwise
             kind = "i" if a.kind == "i" and b.kind == "i" else "b"
-            return BinOp(op, a, b, kind) if kind == "i" else BinOp(op, cast(a, "b"), cast(b, "b"), "b")
+            if kind == "i":
+                return BinOp(op, a, b, kind)
+            a, b = cast(a, "b"), cast(b, "b")
+            for known, other in ((a, b), (b, a)):  # a test an attribute's value decided (a stride of 1's)
+                if isinstance(known, Const):
+                    return other if bool(known.value) == (op == "and") else known
+            return BinOp(op, a, b, "b")
         if a.kind != b.kind:
             a, b = promote(a, b)
         if op in _COMPARE:
@@ -190,6 +196,8 @@ class BinOp(Expr):
             return BinOp(op, a, b, "b")
         if op == "div" and a.kind == "i":
             a, b = cast(a, "f"), cast(b, "f")
+        if a.kind == "i" and isinstance(b, Const) and b.value == 1 and op in ("floordiv", "mod"):
+            return a if op == "floordiv" else Const(0, "i")  # (a stride of 1)
         if op in ("mul", "div") and isinstance(b, Const) and b.value == 1:
             return a  # x * 1 (an absent weight), x / 1
         if op == "mul" and isinstance(a, Const) and a.value == 1:
