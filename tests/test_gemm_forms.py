@@ -47,7 +47,8 @@ FORMS = {
                       [f"UnrollJam(stage=0, {TILE})", "Split(stage=0, factor=", "Stage(stage=0, tensor='w', at=1, "]),
     "gemm_forms_dw": (dict(dy=(37, 13), x=(37, 45)), lambda dy, x: dy.T @ x,
                       [f"UnrollJam(stage=0, {TILE})", "Split(stage=0, factor=", "Stage(stage=0, tensor='x', at=1, ",
-                       f"Stage(stage=0, tensor='dy', memory='panel', groups={HOST.panel_groups})"]),
+                       f"Stage(stage=0, tensor='dy', memory='panel', groups={HOST.panel_groups}"
+                       + (", hoist=1)" if HOST.panel_once else ")")]),
     "gemm_forms_nt": (dict(x=(13, 37), w=(45, 37)), lambda x, w: x @ w.T,
                       ["UnrollJam(stage=0, axis=1, factor=", "ComputeWith(stage=0, reductions="]),
     "gemm_forms_batched": (dict(a=(3, 13, 37), w=(3, 37, 45)), lambda a, w: a @ w,
