@@ -258,8 +258,8 @@ def _workspace(fn: func.FuncOp, source: SSAValue) -> SSAValue:
     found = [a for i, a in enumerate(fn.body.block.args) if arg_info(fn, i).get("tg.name") == name]
     if found:
         return found[0]
-    size: object = 1
-    for axis in range(source.type.get_num_dims()):
+    size: object = ["dim", tensor_name(fn, source), 0]
+    for axis in range(1, source.type.get_num_dims()):
         size = ["mul", size, ["dim", tensor_name(fn, source), axis]]
     type_ = MemRefType(source.type.element_type, [DYNAMIC_INDEX])
     module = fn.parent_op()
