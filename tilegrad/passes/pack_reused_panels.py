@@ -410,7 +410,8 @@ def _pack_group_columns_once(rows: scf.ForOp, strips: scf.ForOp, matrix: Matrix,
 class PackReusedPanels(ModulePass):
     """Copy the columns every row group sweeps into a stack panel of at most `panel_bytes`, strip
     by strip of whole `columns`-wide chunks, read by all the groups; and each group's own columns
-    into a panel of at most panel_bytes / 8, read by all its chunks. With `directives`
+    into a panel of at most panel_bytes / 8, read by all its chunks (with `once`, where every column
+    strip reads them again: packed once per call into a workspace, each group's panel contiguous). With `directives`
     (Stage(memory=panel), printed, `;`-separated: passes/applying.py), the inputs they name, by stage."""
 
     name = "pack-reused-panels"
