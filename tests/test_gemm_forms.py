@@ -47,7 +47,8 @@ FORMS = {
                       [f"UnrollJam(stage=0, {TILE})", "Split(stage=0, factor=", "Stage(stage=0, tensor='w', at=1, "]),
     "gemm_forms_dw": (dict(dy=(37, 13), x=(37, 45)), lambda dy, x: dy.T @ x,
                       [f"UnrollJam(stage=0, {TILE})", "Split(stage=0, factor=", "Stage(stage=0, tensor='x', at=1, ",
-                       f"Stage(stage=0, tensor='dy', memory='panel', groups={HOST.panel_groups})"]),
+                       f"Stage(stage=0, tensor='dy', memory='panel', groups={HOST.panel_groups}"
+                       + (", hoist=1)" if HOST.panel_once else ")")]),
     "gemm_forms_nt": (dict(x=(13, 37), w=(45, 37)), lambda x, w: x @ w.T,
                       ["UnrollJam(stage=0, axis=1, factor=", "ComputeWith(stage=0, reductions="]),
     "gemm_forms_batched": (dict(a=(3, 13, 37), w=(3, 37, 45)), lambda a, w: a @ w,
@@ -200,3 +201,62 @@ def test_two_contractions_in_one_sweep_chunk_fewer_columns(dtype, guard):
         columns = max(HOST.chunk_lanes, HOST.chunk_columns(registers) // 2 // HOST.chunk_lanes * HOST.chunk_lanes)
         schedule = [entry["directive"] for entry in kernel.plan(**call).schedule]
         assert f"Split(stage=0, factor={columns}, tail='peel')" in schedule, schedule
+
+
+@tg.op(outputs={"out": tg.shaped("M K", dtype="a")}, replace=True)
+def gemm_forms_weighted_tn(a=tg.tensor("N M"), b=tg.tensor("N K", dtype="a"), c=tg.tensor("N", dtype="a")):
+    return lambda m, k: tg.reduce_sum(a.shape[0], lambda n: a[n, m] * b[n, k] * c[n])
+
+
+# a transposed operand's group panels read by two or more column strips (the strip: the rows of the
+# panel in panel_bytes): name -> (inputs' shapes, the float64 result)
+ONCE = {
+    "gemm_forms_dw": (dict(dy=(300, 131), x=(300, 515)), lambda dy, x: dy.T @ x),
+    "gemm_forms_weighted_tn": (dict(a=(300, 131), b=(300, 515), c=(300,)), lambda a, b, c: (a * c[:, None]).T @ b),
+    "gemm_forms_batched_tn": (dict(a=(2, 300, 67), w=(2, 300, 515)), lambda a, w: a.transpose(0, 2, 1) @ w),
+    "gemm_forms_two_transposed": (dict(g=(300, 131), x=(300, 515), y=(300, 515)),
+                                  lambda g, x, y: (g.T @ x, g.T @ y)),
+}
+
+
+def _outputs(result) -> tuple:
+    return result if isinstance(result, tuple) else (result,)
+
+
+@pytest.mark.parametrize("dtype, guard", [(np.float32, False), (np.float64, False), (np.float32, True)])
+@pytest.mark.parametrize("name", sorted(ONCE))
+def test_group_panels_packed_once_per_call_are_the_per_strip_kernel(name, dtype, guard):
+    """g.T @ x and its kin where x's columns take several strips: the row groups' own panels of g are
+    packed once per call into a workspace the size of g (Stage hoist: the strips' loop), each group's
+    contiguous, and every strip reads them back; against float64 at sizes off the tile, and bitwise
+    the kernel that packs them again in every strip (the planner's schedule without hoist)."""
+    if not HOST.panel_once:
+        pytest.skip("a host model that packs group panels per strip")
+    shapes, reference = ONCE[name]
+    rng = np.random.default_rng(5)
+    wide = {k: rng.standard_normal(s) for k, s in shapes.items()}
+    call = {k: v.astype(dtype) for k, v in wide.items()}
+    kernel = tilegrad.compile(name, "cpu", guard=guard)
+    schedule = [entry["directive"] for entry in kernel.plan(**call).schedule]
+    assert len([d for d in schedule if "hoist=" in d]) == 1, schedule
+    got = _outputs(kernel(**call))
+    for out, want in zip(got, _outputs(reference(**wide)), strict=True):
+        np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
+    per_strip = "\n".join(d.split(", hoist=")[0] + ")" if "hoist=" in d else d for d in schedule)
+    strip = tilegrad.compile(name, "cpu", guard=guard, planner=False, schedule=per_strip)
+    for a, b in zip(got, _outputs(strip(**call)), strict=True):
+        assert np.array_equal(a, b)
+    tiled = kernel.ir("tiled", **call)
+    assert "packed_once" in tiled and "packed_once" not in strip.ir("tiled", **call)
+    source = next(k for k in shapes if f"{k}_panels" in tiled)
+    assert kernel.workspace_size(**call) == call[source].nbytes
+
+
+def test_a_hoist_naming_no_strip_loop_is_refused():
+    """Stage(hoist=...) names the loop over column strips the group panels' pack moves out of: an axis
+    that is not that loop's is a ScheduleError naming the directive."""
+    call = {k: np.zeros(s, np.float32) for k, s in ONCE["gemm_forms_dw"][0].items()}
+    kernel = tilegrad.compile("gemm_forms_dw", "cpu",
+                              schedule=[Stage(stage=0, tensor="dy", memory=Memory.PANEL, groups=2, hoist=0)])
+    with pytest.raises(tilegrad.ScheduleError, match="hoist=0.*loop over column strips"):
+        kernel(**call)

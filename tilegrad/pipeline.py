@@ -207,6 +207,8 @@ def _lower(opdef, binding, target, num_blocks, hint, untiled, after_pass, overri
             dtype = "float64" if arg.type.element_type == f64 else "float32"
             forms = json.loads(info["tg.shape"]) if "tg.shape" in info else list(arg.type.get_shape())
             temps[info["tg.name"]] = (dtype, tuple(forms))
+            if plan is not None:  # (one a pass after the tiling added: a tensor's panels packed once per call)
+                plan.workspace_temps.setdefault(info["tg.name"], 8 if dtype == "float64" else 4)
     prior = tuple(name for name in trace.outputs if name in trace.read_buffers())
     output_forms = {name: [size_form(d) for d in buffer.shape] for name, buffer in trace.outputs.items()}
     return Lowered(module, ir, emitted.args, emitted.messages, plan, functions, layout, num_blocks, temps, prior,

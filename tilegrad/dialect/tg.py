@@ -340,7 +340,12 @@ class PanelOp(IRDLOperation):
     copying the columns in is the caller's, under `scf.if %packed`. A GEMM's packed panel: the
     columns every row group sweeps, read in order from the core's cache instead of a strided walk.
     A source of more than two axes is indexed first by `at`, one index per leading axis
-    (`tg.panel %w at(%b) [%t, %width]`: the matrix w[b] of a batched product)."""
+    (`tg.panel %w at(%b) [%t, %width]`: the matrix w[b] of a batched product).
+
+    The buffer may also be a workspace (a 1-d memref of dynamic length, an argument the call
+    allocates) and the panel start `offset` elements into it (`in %ws offset %o`): there it packs
+    when offset + rows x width elements fit, so one call can keep many panels (a row group's
+    columns packed once per call, read by every column strip)."""
 
     name = "tg.panel"
     source = operand_def(MemRefType)
@@ -348,26 +353,32 @@ class PanelOp(IRDLOperation):
     start = operand_def(IndexType)
     width = operand_def(IndexType)
     buffer = operand_def(MemRefType)
+    offset = var_operand_def(IndexType)
     panel = result_def(MemRefType)
     packed = result_def(IntegerType(1))
     traits = traits_def(Pure())
-    assembly_format = ("$source (`at` `(` $at^ `)`)? `[` $start `,` $width `]` `in` $buffer attr-dict `:` "
-                       "type($source) `,` type($buffer) `->` type($panel)")
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = ("$source (`at` `(` $at^ `)`)? `[` $start `,` $width `]` `in` $buffer "
+                       "(`offset` $offset^)? attr-dict `:` type($source) `,` type($buffer) `->` type($panel)")
 
     def __init__(self, source: SSAValue, start: SSAValue, width: SSAValue, buffer: SSAValue,
-                 at: Sequence[SSAValue] = ()):
+                 at: Sequence[SSAValue] = (), offset: SSAValue | None = None):
         source_type = source.type
         assert isinstance(source_type, MemRefType)
         panel_type = source_type if not at else MemRefType(source_type.element_type, [DYNAMIC_INDEX] * 2)
-        super().__init__(operands=[source, list(at), start, width, buffer], result_types=[panel_type, IntegerType(1)])
+        super().__init__(operands=[source, list(at), start, width, buffer, [offset] if offset is not None else []],
+                         result_types=[panel_type, IntegerType(1)])
 
     def verify_(self) -> None:
         source, buffer, panel = self.source.type, self.buffer.type, self.panel.type
         assert isinstance(source, MemRefType) and isinstance(buffer, MemRefType) and isinstance(panel, MemRefType)
         if source.get_num_dims() != 2 + len(self.at):
             raise VerifyException("tg.panel: the source is a matrix after its `at` indices (2 axes left)")
-        if buffer.get_num_dims() != 1 or not buffer.has_static_shape():
-            raise VerifyException("tg.panel: the buffer is a 1-d memref of static length")
+        if buffer.get_num_dims() != 1 or (not buffer.has_static_shape() and not self.offset):
+            raise VerifyException("tg.panel: the buffer is a 1-d memref of static length, or a workspace at an "
+                                  "offset")
+        if len(self.offset) > 1:
+            raise VerifyException("tg.panel: one offset at most")
         if buffer.element_type != source.element_type:
             raise VerifyException("tg.panel: the buffer holds the source's element type")
         if self.at and (panel.get_num_dims() != 2 or panel.element_type != source.element_type):

@@ -825,7 +825,8 @@ def _ub_alloc(L: _FunctionLowering, op: tg.UBAllocOp, block: Block) -> None:
 
 def _panel(L: _FunctionLowering, op: tg.PanelOp, block: Block) -> None:
     """The buffer (rows `width` apart) when rows x width fit in it and width is less than the
-    source's row length, else the source from column `start`: two selects, no copy (the IR's)."""
+    source's row length, else the source from column `start`: two selects, no copy (the IR's).
+    At an `offset` (a workspace's): the buffer from that element, where offset + rows x width fit."""
     src, buf = L.memrefs[op.source], L.memrefs[op.buffer]
     if op.at:  # a source of more axes: the matrix at the `at` indices
         src = _matrix_at(L, op, src, block)
@@ -839,14 +840,25 @@ def _panel(L: _FunctionLowering, op: tg.PanelOp, block: Block) -> None:
         width = _clamped(L, block, width, L.const(block, 0, i64), 4)  # sgt: at least 0
         width = L.add(block, make(llvm.SelectOp, inside, width, L.const(block, 0, i64)))  # (then every access reports)
     need = L.add(block, make(llvm.MulOp, rows, width, **L.wraps))
-    fits = L.add(block, make(llvm.ICmpOp, need, buf.sizes[0], predicate(7)))  # ule
+    buffer_ptr = buf.ptr
+    if op.offset:
+        offset_in = L.v(op.offset[0])
+        room = L.add(block, make(llvm.SubOp, buf.sizes[0], offset_in))
+        inside_buffer = L.add(block, make(llvm.ICmpOp, offset_in, buf.sizes[0], predicate(7)))  # ule (not negative)
+        room = L.add(block, make(llvm.SelectOp, inside_buffer, room, L.const(block, 0, i64)))
+        need_fits = L.add(block, make(llvm.ICmpOp, need, room, predicate(7)))  # ule
+        fits = L.add(block, make(llvm.AndOp, inside_buffer, need_fits))
+        buffer_ptr = L.add(block, make(llvm.GEPOp, buf.ptr, [llvm.GEP_USE_SSA_VAL], llvm_type(buf.element),
+                                       ssa_indices=[offset_in], inbounds=not L.guarded))
+    else:
+        fits = L.add(block, make(llvm.ICmpOp, need, buf.sizes[0], predicate(7)))  # ule
     narrower = L.add(block, make(llvm.ICmpOp, width, row_length, predicate(6)))  # ult
     packed = L.add(block, make(llvm.AndOp, fits, narrower))
     offset = start if _is_const_one(src.strides[1]) else L.add(block, make(llvm.MulOp, start, src.strides[1],
                                                                              **L.wraps))
     columns = L.add(block, make(llvm.GEPOp, src.ptr, [llvm.GEP_USE_SSA_VAL], llvm_type(src.element),
                                 ssa_indices=[offset], inbounds=not L.guarded))
-    ptr = L.add(block, make(llvm.SelectOp, packed, buf.ptr, columns))
+    ptr = L.add(block, make(llvm.SelectOp, packed, buffer_ptr, columns))
     row_stride = L.add(block, make(llvm.SelectOp, packed, width, src.strides[0]))
     column_stride = src.strides[1] if _is_const_one(src.strides[1]) else \
         L.add(block, make(llvm.SelectOp, packed, L.const(block, 1, i64), src.strides[1]))

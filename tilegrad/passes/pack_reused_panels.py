@@ -30,24 +30,29 @@ chunk-row-sweeps.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, f32, f64
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect import tg
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import BlockBuilder
+from tilegrad.errors import ScheduleError
 from tilegrad.passes.applying import chosen
 from tilegrad.passes.common import (
+    add_function_arg,
+    arg_info,
     check_counts,
     constant_index,
     depends_on,
     functions,
+    is_part,
     loop_axis,
     loop_role,
     make_for,
@@ -69,6 +74,9 @@ GROUPS = 1
 the host's HostModel.panel_groups)."""
 ALIAS_BYTES = 4096
 """Rows a multiple of this long fall in the same cache sets (HostModel.alias_bytes)."""
+ONCE = 0
+"""1: a row group's own panel that every column strip reads again is packed once per call into a
+workspace (Stage `hoist`; the cpu backend gives the host's HostModel.panel_once); 0: once per strip."""
 
 
 def _column_var(index: SSAValue) -> bool:
@@ -182,12 +190,12 @@ def _read_from(panel: SSAValue, load: memref.LoadOp, column: SSAValue) -> None:
     load.erase()
 
 
-def _per_row(b: BlockBuilder, matrix: Matrix, buffer: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
-    """0, 1, and the buffer's elements per row of the matrix (how many of its columns fit)."""
+def _per_row(b: BlockBuilder, matrix: Matrix, elements: int) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """0, 1, and a panel's `elements` per row of the matrix (how many of its columns fit)."""
     source, lead = matrix
     zero, one = b.index(0), b.index(1)
     extent = b.add(memref.DimOp(source, b.index(len(lead)) if lead else zero))
-    return zero, one, b.add(arith.DivUIOp(b.index(buffer.type.get_shape()[0]), b.add(arith.MaxSIOp(extent, one))))
+    return zero, one, b.add(arith.DivUIOp(b.index(elements), b.add(arith.MaxSIOp(extent, one))))
 
 
 def _strips_around(rows: scf.ForOp, lb: SSAValue, ub: SSAValue, step: SSAValue, axis: int, matrix: Matrix,
@@ -211,7 +219,7 @@ def _pack_strips(rows: scf.ForOp, tile: scf.ForOp, matrix: Matrix, loads: list[m
     panel wide; each strip is copied into the panel before the groups read it."""
     buffer = _buffer(entry, matrix[0].type.element_type, budget)
     b = BlockBuilder(rows.parent_block(), rows)
-    zero, one, per_row = _per_row(b, matrix, buffer)
+    zero, one, per_row = _per_row(b, matrix, buffer.type.get_shape()[0])
     chunk = b.index(columns)
     fit = b.add(arith.MuliOp(b.add(arith.DivUIOp(per_row, chunk)), chunk))
     span = b.add(arith.MaxSIOp(b.add(arith.SubiOp(tile.ub, tile.lb)), one))
@@ -241,6 +249,51 @@ def _pack_group_columns(rows: scf.ForOp, matrix: Matrix, loads: list[tuple[memre
         _read_from(panel, load, BlockBuilder(load.parent_block(), load).index(c))
 
 
+def _workspace(fn: func.FuncOp, source: SSAValue) -> SSAValue:
+    """The workspace of `source`'s group panels (`<tensor>_panels`: as many elements as the tensor,
+    allocated by the call), an argument of every stage of the module (the stages take the same
+    arguments); the one already there when another stage packs the same tensor (stages run one
+    after another)."""
+    name = f"{tensor_name(fn, source)}_panels"
+    found = [a for i, a in enumerate(fn.body.block.args) if arg_info(fn, i).get("tg.name") == name]
+    if found:
+        return found[0]
+    size: object = ["dim", tensor_name(fn, source), 0]
+    for axis in range(1, source.type.get_num_dims()):
+        size = ["mul", size, ["dim", tensor_name(fn, source), axis]]
+    type_ = MemRefType(source.type.element_type, [DYNAMIC_INDEX])
+    module = fn.parent_op()
+    mine = None
+    for stage in [f for f in functions(module) if not is_part(f)] if module is not None else [fn]:
+        added = add_function_arg(stage, type_, name, "workspace", shape=json.dumps([size]))
+        mine = added if stage is fn else mine
+    return mine
+
+
+def _hoistable(fn: func.FuncOp, matrix: Matrix) -> bool:
+    """A group panel can be packed once per call where its matrix is an input the call is given
+    (the workspace's size is the input's) of float32 or float64."""
+    source = matrix[0]
+    return source in fn.body.block.args and arg_info(fn, fn.body.block.args.index(source)).get("tg.role") == "input" \
+        and source.type.element_type in (f32, f64)
+
+
+def _block_span(b: BlockBuilder, rows: scf.ForOp, matrix: Matrix, elements: int, groups: int,
+                alias_bytes: int) -> SSAValue:
+    """Columns of a block of row groups: up to `groups` groups where the matrix's rows are a
+    multiple of `alias_bytes` long, one elsewhere; as many as `elements` hold of the matrix's rows."""
+    source, lead = matrix
+    element = source.type.element_type
+    zero, one, per_row = _per_row(b, matrix, elements)
+    fit = b.add(arith.DivUIOp(per_row, rows.step))  # groups whose columns fit
+    row_bytes = b.add(arith.MuliOp(b.add(memref.DimOp(source, b.index(len(lead) + 1))), b.index(element.bitwidth // 8)))
+    aliases = b.add(arith.CmpiOp(b.add(arith.RemUIOp(row_bytes, b.index(alias_bytes))), zero, "eq"))
+    most = b.add(arith.SelectOp(aliases, b.index(groups), one))
+    span = b.add(arith.MuliOp(b.add(arith.MaxSIOp(b.add(arith.MinSIOp(fit, most)), one)), rows.step))
+    span.name_hint = "panel_columns"
+    return span
+
+
 def _pack_group_blocks(rows: scf.ForOp, matrix: Matrix, loads: list[tuple[memref.LoadOp, int]], entry: Block,
                        budget: int, groups: int, alias_bytes: int) -> None:
     """Where the matrix's rows are a multiple of `alias_bytes` long (each row's run falls in the same
@@ -249,17 +302,10 @@ def _pack_group_blocks(rows: scf.ForOp, matrix: Matrix, loads: list[tuple[memref
     each block first copies its columns, every source row one run of them, into a panel the block's
     groups then read (group i at column i - start). Elsewhere a block is one group (its panel
     contiguous, as _pack_group_columns')."""
-    source, lead = matrix
-    element = source.type.element_type
+    element = matrix[0].type.element_type
     buffer = _buffer(entry, element, budget)
     b = BlockBuilder(rows.parent_block(), rows)
-    zero, one, per_row = _per_row(b, matrix, buffer)
-    fit = b.add(arith.DivUIOp(per_row, rows.step))  # groups whose columns fit
-    row_bytes = b.add(arith.MuliOp(b.add(memref.DimOp(source, b.index(len(lead) + 1))), b.index(element.bitwidth // 8)))
-    aliases = b.add(arith.CmpiOp(b.add(arith.RemUIOp(row_bytes, b.index(alias_bytes))), zero, "eq"))
-    most = b.add(arith.SelectOp(aliases, b.index(groups), one))
-    span = b.add(arith.MuliOp(b.add(arith.MaxSIOp(b.add(arith.MinSIOp(fit, most)), one)), rows.step))
-    span.name_hint = "panel_columns"
+    span = _block_span(b, rows, matrix, buffer.type.get_shape()[0], groups, alias_bytes)
     start, end, panel = _strips_around(rows, rows.lb, rows.ub, span, loop_axis(rows), matrix, buffer, 1)
     rows.operands = [start, end, rows.step]
     group = rows.body.block.args[0]
@@ -268,11 +314,104 @@ def _pack_group_blocks(rows: scf.ForOp, matrix: Matrix, loads: list[tuple[memref
         _read_from(panel, load, lb.add(arith.AddiOp(lb.add(arith.SubiOp(group, start)), lb.index(c))))
 
 
+@dataclass
+class _Once:
+    """The group panels of a matrix in a workspace: group i's columns (a panel of the matrix's
+    rows x the group's width, rows `width` apart) from element base + i x rows (base: the matrix's
+    own place, at `at` indices b the tensor's elements before b), so every group's panel is
+    contiguous, and consecutive groups' consecutive."""
+
+    matrix: Matrix
+    workspace: SSAValue
+    base: SSAValue
+    rows: SSAValue
+    width: SSAValue
+
+    def panel(self, b: BlockBuilder, group: SSAValue) -> tg.PanelOp:
+        source, lead = self.matrix
+        offset = b.add(arith.AddiOp(self.base, b.add(arith.MuliOp(group, self.rows))))
+        made = b.add(tg.PanelOp(source, group, self.width, self.workspace, lead, offset)).owner
+        made.panel.name_hint = "panel"
+        return made
+
+    def copy(self, b: BlockBuilder, lo: SSAValue, hi: SSAValue, axis: int) -> None:
+        """The panels of the groups from column lo to hi, source row by source row (each row's
+        columns one run: the blocks of _pack_group_blocks)."""
+        source, lead = self.matrix
+        zero, one = b.index(0), b.index(1)
+        over_rows, row_body = make_for(zero, self.rows, one, LoopRole.COPY, 0)
+        over_groups, group_body = make_for(lo, hi, self.width, LoopRole.COPY, axis)
+        gb = BlockBuilder(group_body)
+        group, r = group_body.args[0], row_body.args[0]
+        made = self.panel(gb, group)
+        over_columns, column_body = make_for(zero, self.width, one, LoopRole.COPY, 1)
+        cb = BlockBuilder(column_body)
+        c = column_body.args[0]
+        value = cb.add(memref.LoadOp.get(source, [*lead, r, cb.add(arith.AddiOp(group, c))]))
+        cb.add(memref.StoreOp.get(value, made.panel, [r, c]))
+        column_body.add_op(scf.YieldOp())
+        then = Region([Block()])
+        then.block.add_ops([over_columns, scf.YieldOp()])
+        gb.add(scf.IfOp(made.packed, [], then))
+        group_body.add_op(scf.YieldOp())
+        row_body.add_ops([over_groups, scf.YieldOp()])
+        b.add(over_rows)
+
+
+def _pack_group_columns_once(rows: scf.ForOp, strips: scf.ForOp, matrix: Matrix,
+                             loads: list[tuple[memref.LoadOp, int]], fn: func.FuncOp, budget: int, groups: int,
+                             alias_bytes: int) -> None:
+    """Each row group's own columns in a panel of their own in a workspace (_Once), packed once
+    before the loop over column strips where it runs two strips or more (`packed_once`), else in
+    the strip; packed as _pack_group_blocks packs its blocks (one run of each source row per block
+    of up to `groups` groups), read back as _pack_group_columns' panels are: every strip reads the
+    same panels, each in order."""
+    source, lead = matrix
+    b = BlockBuilder(strips.parent_block(), strips)
+    elements = max(budget // (source.type.element_type.bitwidth // 8), 1)
+    span = _block_span(b, rows, matrix, elements, groups, alias_bytes)
+    axes = [b.add(memref.DimOp(source, b.index(a))) for a in range(len(lead) + 2)]
+    base = b.index(0)
+    for index, extent in zip(lead, axes):
+        base = b.add(arith.AddiOp(b.add(arith.MuliOp(base, extent)), index))
+    base = b.add(arith.MuliOp(base, b.add(arith.MuliOp(axes[-2], axes[-1]))))
+    once = _Once(matrix, _workspace(fn, source), base, axes[-2], rows.step)
+    packed_once = b.add(arith.CmpiOp(b.add(arith.AddiOp(strips.lb, strips.step)), strips.ub, "slt"))
+    packed_once.name_hint = "packed_once"  # two strips or more
+    axis = loop_axis(rows)
+    for blocks_at, when in ((b, packed_once), (None, None)):
+        blocks, body = make_for(rows.lb, rows.ub, span, LoopRole.COPY if when is not None else LoopRole.TILE, axis)
+        bb = BlockBuilder(body)
+        start = body.args[0]
+        end = bb.add(arith.MinSIOp(bb.add(arith.AddiOp(start, span)), rows.ub))
+        if when is not None:  # before the strips: every block, where there are two strips or more
+            once.copy(bb, start, end, axis)
+            body.add_op(scf.YieldOp())
+            then = Region([Block()])
+            then.block.add_ops([blocks, scf.YieldOp()])
+            blocks_at.add(scf.IfOp(when, [], then))
+            continue
+        then = Region([Block()])  # in the strip, where there is one
+        once.copy(BlockBuilder(then.block), start, end, axis)
+        then.block.add_op(scf.YieldOp())
+        true = bb.add(arith.ConstantOp.from_int_and_width(1, 1))
+        bb.add(scf.IfOp(bb.add(arith.XOrIOp(packed_once, true)), [], then))
+        rows.parent_block().insert_op_before(blocks, rows)
+        rows.detach()
+        body.add_ops([rows, scf.YieldOp()])
+        rows.operands = [start, end, rows.step]
+    rb = BlockBuilder(rows.body.block, rows.body.block.first_op)
+    panel = once.panel(rb, rows.body.block.args[0]).panel
+    for load, c in loads:
+        _read_from(panel, load, BlockBuilder(load.parent_block(), load).index(c))
+
+
 @dataclass(frozen=True)
 class PackReusedPanels(ModulePass):
     """Copy the columns every row group sweeps into a stack panel of at most `panel_bytes`, strip
     by strip of whole `columns`-wide chunks, read by all the groups; and each group's own columns
-    into a panel of at most panel_bytes / 8, read by all its chunks. With `directives`
+    into a panel of at most panel_bytes / 8, read by all its chunks (with `once`, where every column
+    strip reads them again: packed once per call into a workspace, each group's panel contiguous). With `directives`
     (Stage(memory=panel), printed, `;`-separated: passes/applying.py), the inputs they name, by stage."""
 
     name = "pack-reused-panels"
@@ -280,11 +419,13 @@ class PackReusedPanels(ModulePass):
     columns: int = COLUMNS
     groups: int = GROUPS
     alias_bytes: int = ALIAS_BYTES
+    once: int = ONCE
     directives: str | None = None
     takes_text: ClassVar[str] = "Stage(memory='panel')"
 
     def __post_init__(self):
         check_counts(self, "panel_bytes", "columns", "groups", "alias_bytes")
+        check_counts(self, "once", least=0)
 
     @staticmethod
     def takes(directive: Directive) -> bool:
@@ -294,16 +435,22 @@ class PackReusedPanels(ModulePass):
         candidates = []
         for fn in functions(op):
             for panel in panel_decisions(fn):  # (decided before any is packed)
-                for packed, at, kind in ((panel.strip, panel.tile, "strip"), (panel.group, panel.rows, "group")):
-                    if packed is not None:
-                        own = Stage(stage=stage_number(fn), tensor=tensor_name(fn, packed[0][0]), at=loop_axis(at),
-                                    memory=Memory.PANEL, groups=self.groups if kind == "group" and self.groups > 1
-                                    else 0)
-                        candidates.append((own, (fn, panel, kind)))
+                for own, kind in panel.directives(fn, self.groups, self.once):
+                    candidates.append((own, (fn, panel, kind)))
         for (fn, panel, kind), directive in chosen(self, candidates, "input every row group sweeps"):
             if kind == "strip":
                 matrix, loads = panel.strip
                 _pack_strips(panel.rows, panel.tile, matrix, loads, fn.body.block, self.panel_bytes, self.columns)
+            elif directive.hoist is not None:
+                matrix, loads = panel.group
+                strips = panel.rows.parent_op()
+                if not (isinstance(strips, scf.ForOp) and loop_role(strips) == LoopRole.TILE
+                        and loop_axis(strips) == directive.hoist and _hoistable(fn, matrix)):
+                    raise ScheduleError(f"{directive}: hoist names the loop over column strips the row groups' panels "
+                                        f"of {directive.tensor} are packed in, an input's (here: none of axis "
+                                        f"{directive.hoist}; the column strips' panel Stage(at=...) makes that loop)")
+                _pack_group_columns_once(panel.rows, strips, matrix, loads, fn, self.panel_bytes,
+                                         max(directive.groups, 1), self.alias_bytes)
             elif directive.groups > 1:
                 matrix, loads = panel.group
                 _pack_group_blocks(panel.rows, matrix, loads, fn.body.block, self.panel_bytes, directive.groups,
@@ -323,6 +470,21 @@ class PanelDecision:
     tile: scf.ForOp | None
     strip: tuple[Matrix, list[memref.LoadOp]] | None
     group: tuple[Matrix, list[tuple[memref.LoadOp, int]]] | None
+
+    def directives(self, fn: func.FuncOp, groups: int, once: int) -> list[tuple[Stage, str]]:
+        """Its Stage(memory=panel) directives with the pass's options, each with its kind ("strip",
+        "group"): the group panels `groups` at a time, and, with `once`, packed once per call out of
+        the column strips' loop (`hoist`: its axis) where the strips' panel is packed too."""
+        found = []
+        stage = stage_number(fn)
+        if self.strip is not None:
+            found.append((Stage(stage=stage, tensor=tensor_name(fn, self.strip[0][0]), at=loop_axis(self.tile),
+                                memory=Memory.PANEL), "strip"))
+        if self.group is not None:
+            hoist = loop_axis(self.tile) if once and self.strip is not None and _hoistable(fn, self.group[0]) else None
+            found.append((Stage(stage=stage, tensor=tensor_name(fn, self.group[0][0]), at=loop_axis(self.rows),
+                                memory=Memory.PANEL, groups=groups if groups > 1 else 0, hoist=hoist), "group"))
+        return found
 
 
 def panel_decisions(fn: func.FuncOp) -> list[PanelDecision]:

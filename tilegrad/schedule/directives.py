@@ -328,6 +328,11 @@ class Stage(Directive):
     """A row group's own panel (cpu, `at` the row groups' loop): the consecutive groups whose columns
     are packed at once, at most (as many as fit the panel), each source row read in one run; 0 or 1:
     each group packs its own (one short read from every source row, per group)."""
+    hoist: int | None = None
+    """A row group's own panel that every column strip reads again (cpu): the axis of the loop over
+    the strips its pack moves out of, the panels then packed once per call into a workspace of the
+    tensor's size (where that loop runs two strips or more) and read back by every strip; None: the
+    panels packed again in every strip."""
     kind: ClassVar[str] = "stage a tensor's tiles in fast memory"
 
     def check(self) -> None:
@@ -337,6 +342,8 @@ class Stage(Directive):
         _axis(self, "at", self.at)
         if not isinstance(self.groups, int) or self.groups < 0:
             raise ScheduleError(f"{self}: groups must be an integer >= 0")
+        if self.hoist is not None:
+            _axis(self, "hoist", self.hoist)
 
 
 @dataclass(frozen=True)

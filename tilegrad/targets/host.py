@@ -118,6 +118,11 @@ class HostModel:
     columns packed panel_groups at a time: there every group's short reads fall in the same cache
     sets and evict each other (2048 columns: 180 -> 115-130 ms). Elsewhere one group's panel stays
     contiguous in L1 and the wider panel's strided reads cost more (1000^3: 17 -> 21 ms)."""
+    panel_once: int = 1
+    """1: a row group's own panel that every column strip reads again is packed once per call into a
+    workspace the size of its tensor (pack-reused-panels `once`, Stage `hoist`), where the call runs
+    two strips or more; 0: packed again per strip. dy.T @ x, AMD EPYC (AVX2), 2 threads: see
+    docs/perf-notes.md "The transposed operand"."""
 
     # --- loop shapes LLVM vectorizes well
     table_elements: int = 1024

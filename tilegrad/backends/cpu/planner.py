@@ -59,12 +59,10 @@ from tilegrad.passes.unroll_short_reductions import UnrollShortReductions, unrol
 from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects, versioned_loops
 from tilegrad.schedule import (
     Directive,
-    Memory,
     Outline,
     Partition,
     PartitionBy,
     Split,
-    Stage,
     Store,
     Tail,
     Unroll,
@@ -79,7 +77,7 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
     if isinstance(step, StreamStores):
         return streamed_stores(module, step)
     if isinstance(step, PackReusedPanels):
-        return packed_panels(module, step.groups)
+        return packed_panels(module, step.groups, step.once)
     if isinstance(step, SplitColumnReductions):
         return split_columns(module, step)
     if isinstance(step, FuseSiblingLoops) and step.exchange_loops:  # (the loops stage's: a canonicalization)
@@ -170,15 +168,9 @@ def streamed_stores(module: ModuleOp, step: StreamStores) -> tuple[Directive, ..
     return tuple(dict.fromkeys(found))
 
 
-def packed_panels(module: ModuleOp, groups: int = 0) -> tuple[Directive, ...]:
+def packed_panels(module: ModuleOp, groups: int = 0, once: int = 0) -> tuple[Directive, ...]:
     """The inputs pack-reused-panels copies into stack panels, by stage, at the loop each is packed
-    in (the column strips' tile loop; a row group's loop for its own columns, `groups` at a time)."""
-    found = []
-    blocks_of_groups = groups if groups > 1 else 0
-    for fn in functions(module):
-        for panel in panel_decisions(fn):
-            for packed, at, blocks in ((panel.strip, panel.tile, 0), (panel.group, panel.rows, blocks_of_groups)):
-                if packed is not None:
-                    found.append(Stage(stage=stage_number(fn), tensor=tensor_name(fn, packed[0][0]), at=loop_axis(at),
-                                       memory=Memory.PANEL, groups=blocks))
-    return tuple(dict.fromkeys(found))
+    in (the column strips' tile loop; a row group's loop for its own columns, `groups` at a time,
+    and with `once` packed once per call out of the strips' loop: `hoist`)."""
+    return _unique(own for fn in functions(module) for panel in panel_decisions(fn)
+                   for own, _ in panel.directives(fn, groups, once))
