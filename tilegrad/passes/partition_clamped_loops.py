@@ -273,7 +273,8 @@ def _window_loops(root: Operation) -> list[scf.ForOp]:
 
 def _innermost_loops(root: Operation) -> list[scf.ForOp]:
     return [loop for loop in root.walk() if isinstance(loop, scf.ForOp) and _innermost(loop)
-            and constant_index(loop.step) == 1 and any(operand is not None for operand in _conditions(loop)[1].values())]
+            and constant_index(loop.step) == 1
+            and any(operand is not None for operand in _conditions(loop)[1].values())]
 
 
 @dataclass(frozen=True)
