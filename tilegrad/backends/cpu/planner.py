@@ -41,7 +41,7 @@ from tilegrad.passes.defer_sum_epilogues import DeferSumEpilogues, deferred_epil
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops, fusions
 from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions, merged_reductions
 from tilegrad.passes.hoist_tile_loops import HoistTileLoops, hoisted
-from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions, interchanges
+from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions, planned_interchanges
 from tilegrad.passes.jam_row_sweeps import JamRowSweeps, jammed_rows
 from tilegrad.passes.jam_sweep_terms import JamSweepTerms, jammed_sweeps
 from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests, outlines
@@ -104,8 +104,8 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
                        for fn in functions(module) for _, row in chunked_sweeps(fn))
     if isinstance(step, UnrollReuseLoops):
         return reused_loops(module, step)
-    if isinstance(step, InterchangeColumnReductions):  # the sums' loops outside the column loop
-        return _unique(own for own, _, _ in interchanges(module))
+    if isinstance(step, InterchangeColumnReductions):  # the sums' loops outside the column loop (nests: as they are)
+        return planned_interchanges(module)
     if isinstance(step, ReorderForReuse):  # the tile loop outside the parallel loop that re-reads it
         return _unique(own for own, _, _ in reuse_reorders(module))
     if isinstance(step, HoistTileLoops):  # the tile loop outside the parallel loop it is all the body of
