@@ -41,6 +41,7 @@ from tilegrad.passes.applying import reordered
 from tilegrad.passes.common import (
     blocked_shape,
     check_counts,
+    constant_index,
     depends_within,
     feeding_ops,
     functions,
@@ -141,6 +142,8 @@ def _along(index: SSAValue, column: SSAValue, within: Operation) -> bool:
                    for a, b in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)))
     if isinstance(owner, arith.SubiOp):
         return _along(owner.lhs, column, within) and not depends_within(owner.rhs, column, within)
+    if isinstance(owner, arith.DivSIOp) and constant_index(owner.rhs) == 1:  # a stride-1 window's `// stride`
+        return _along(owner.lhs, column, within)
     return False
 
 

@@ -138,6 +138,8 @@ class _WindowAffine(LoopAffine):
                 scale, inner = constant_index(factor), self.terms(other)
                 if scale is not None and inner is not None:
                     return {variable: c * scale for variable, c in inner.items() if c * scale}
+        if isinstance(owner, arith.DivSIOp) and constant_index(owner.rhs) == 1:  # a stride-1 window's `// stride`
+            return self.terms(owner.lhs)
         return None
 
     def scale(self, value: SSAValue) -> int | None:
