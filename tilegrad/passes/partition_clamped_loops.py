@@ -281,8 +281,8 @@ def _innermost_loops(root: Operation) -> list[scf.ForOp]:
 
 @dataclass(frozen=True)
 class PartitionClampedLoops(ModulePass):
-    """Split innermost loops around the iterations where an index clamp or range test can bite, so
-    the iterations in between run without them; with `directives`, the loops they name."""
+    """Split innermost loops and window loops around the iterations where an index clamp or range test can
+    bite, so the iterations in between run without them; with `directives`, the loops they name."""
 
     name = "partition-clamped-loops"
     directives: str | None = None
