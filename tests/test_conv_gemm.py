@@ -152,3 +152,14 @@ def test_a_conv_as_a_register_tiled_gemm_matches_torch(dims):
     want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
                                       padding=(1, 2))
     _close((kernel(**a, ph=1, pw=2),), (want.numpy(),), "float32")
+
+
+def test_a_user_turns_the_window_partitions_off():
+    a = _rect(RECT_SIZES[1], np.float32)
+    off = "Partition(stage=0, axis=2, partitioned=False)\nPartition(stage=0, axis=3, partitioned=False)"
+    kernel = tilegrad.compile("conv2d_rect_user", "cpu", schedule=off)
+    listed = _schedule(kernel, **a, ph=1, pw=2)
+    assert "Partition(stage=0, axis=3, partitioned=False)" in listed and "Partition(stage=0, axis=3)" not in listed
+    want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
+                                      padding=(1, 2))
+    _close((kernel(**a, ph=1, pw=2),), (want.numpy(),), "float32")
