@@ -48,10 +48,14 @@ from tilegrad.errors import ArgumentError, ScheduleError
 from tilegrad.passes.applying import chosen
 from tilegrad.passes.common import (
     IN_ORDER,
+    REDUCTION_ROLES,
     check_counts,
+    depends_on,
     functions,
     loop_axis,
+    loop_role,
     mark_loop,
+    pure_arith,
     stage_number,
     whole_steps,
 )
@@ -69,10 +73,28 @@ ROWS = 4
 host's HostModel.jam_rows)."""
 
 
-def _chunked_row(sweep: Operation) -> scf.ForOp | None:
-    """The row loop of a sweep worth running chunk by chunk: several stack rows (jammed rows)
-    share an operand that does not walk the columns, else None."""
+def _nest_row(sweep: Operation) -> scf.ForOp | None:
+    """The row loop of a sweep (row_of_sweep), or of a nest of sweeps (an interchanged sum over
+    several variables: each level's body one loop of the next beside index arithmetic), whose
+    columns do not depend on the levels' variables; else None."""
     row = row_of_sweep(sweep)
+    if row is not None or not isinstance(sweep, scf.ForOp) or loop_role(sweep) not in REDUCTION_ROLES \
+            or sweep.iter_args:
+        return row
+    ops = [o for o in sweep.body.block.ops if not isinstance(o, scf.YieldOp)]
+    loops = [o for o in ops if isinstance(o, scf.ForOp)]
+    if len(loops) != 1 or any(o is not loops[0] and not pure_arith(o) for o in ops):
+        return None
+    row = _nest_row(loops[0])
+    if row is None or any(depends_on(v, sweep.body.block.args[0]) for v in row.operands[:3]):
+        return None
+    return row
+
+
+def _chunked_row(sweep: Operation) -> scf.ForOp | None:
+    """The row loop of a sweep (or sweep nest) worth running chunk by chunk: several stack rows
+    (jammed rows) share an operand that does not walk the columns, else None."""
+    row = _nest_row(sweep)
     if row is None:
         return None
     written = {o.memref for o in row.body.walk() if isinstance(o, memref.StoreOp)}
@@ -102,7 +124,11 @@ def chunk_factors(fn: Operation, columns: int, rows: int, lanes: int) -> list[tu
 def chunked_sweeps(fn: Operation) -> list[tuple[scf.ForOp, scf.ForOp]]:
     """(sweep, its row loop) of each sweep chunk-row-sweeps chunks in `fn`: its decision, which the
     cpu planner lists too (no sweep holds another, so chunking one leaves the others' as it was)."""
-    return [(sweep, row) for sweep in fn.walk() if (row := _chunked_row(sweep)) is not None]
+    found: list[tuple[scf.ForOp, scf.ForOp]] = []
+    for sweep in fn.walk():  # a nest's outermost level (its inner levels sweep the same row loop)
+        if not any(outer.is_ancestor(sweep) for outer, _ in found) and (row := _chunked_row(sweep)) is not None:
+            found.append((sweep, row))
+    return found
 
 
 def _chunk(sweep: scf.ForOp, row: scf.ForOp, columns: int, lanes: int) -> None:
@@ -111,11 +137,25 @@ def _chunk(sweep: scf.ForOp, row: scf.ForOp, columns: int, lanes: int) -> None:
     start, end = row.lb, row.ub
     size, split = whole_steps(start, end, columns, sweep)
     chunk_body = Block(arg_types=[index])
-    h0 = chunk_body.args[0]
+    inner_sweep = _sweep_copy(sweep, row, chunk_body.args[0], columns, lanes, {})
+    chunk_body.add_ops([inner_sweep, scf.YieldOp()])
+    chunked = scf.ForOp(start, split, size, [], Region([chunk_body]))
+    chunked.attributes.update(row.attributes)
+    mark_loop(chunked, LoopRole.TILE, loop_axis(row))
+    block.insert_op_before(chunked, sweep)
+    row.operands = (split, *row.operands[1:])  # the columns left over, in the original sweep
+
+
+def _sweep_copy(sweep: scf.ForOp, row: scf.ForOp, h0: SSAValue, columns: int, lanes: int,
+                mapping: dict[SSAValue, SSAValue]) -> scf.ForOp:
+    """The sweep (a nest's level: its inner level copied the same way) over the chunk at h0."""
+    index = IndexType()
     sweep_body = Block(arg_types=[index])
-    mapping: dict[SSAValue, SSAValue] = {sweep.body.block.args[0]: sweep_body.args[0]}
+    mapping[sweep.body.block.args[0]] = sweep_body.args[0]
     for op in sweep.body.block.ops:
-        if op is row:
+        if isinstance(op, scf.ForOp) and op is not row and op.is_ancestor(row):
+            sweep_body.add_op(_sweep_copy(op, row, h0, columns, lanes, mapping))
+        elif op is row:
             for piece in range(0, columns, lanes):  # a loop per vector: one register per row each
                 inner = Block(arg_types=[index])
                 mapping[row.body.block.args[0]] = inner.args[0]
@@ -137,14 +177,9 @@ def _chunk(sweep: scf.ForOp, row: scf.ForOp, columns: int, lanes: int) -> None:
             sweep_body.add_op(clone)
             mapping.update(zip(op.results, clone.results))
     sweep_body.add_op(scf.YieldOp())
-    inner_sweep = scf.ForOp(sweep.lb, sweep.ub, sweep.step, [], Region([sweep_body]))
+    inner_sweep = scf.ForOp(*(mapping.get(v, v) for v in (sweep.lb, sweep.ub, sweep.step)), [], Region([sweep_body]))
     inner_sweep.attributes.update(sweep.attributes)
-    chunk_body.add_ops([inner_sweep, scf.YieldOp()])
-    chunked = scf.ForOp(start, split, size, [], Region([chunk_body]))
-    chunked.attributes.update(row.attributes)
-    mark_loop(chunked, LoopRole.TILE, loop_axis(row))
-    block.insert_op_before(chunked, sweep)
-    row.operands = (split, *row.operands[1:])  # the columns left over, in the original sweep
+    return inner_sweep
 
 
 @dataclass(frozen=True)

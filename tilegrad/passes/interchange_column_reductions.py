@@ -15,6 +15,13 @@ loop; a blocked long sum (float64 partials per 1024 terms) keeps its blocks the 
 targets without UB staging (cpu), after tiling. The cpu planner lists each interchange as
 `Reorder(stage, order=('rK', column axis))` (the sums' loops, by their reduction axis, outside the
 column loop); a Reorder in the loops' own order leaves the sums walking the column.
+
+A sum over several variables (a convolution's over channels and taps: lower-tg-to-loops nests one
+loop per variable, each level summing the next from zero) interchanges as a nest of its loops
+around the row loop, every term added to the row in the nest's order (the inner levels' partial
+sums are not formed: one rounding per term, as the sums' reassoc flag allows). Its read along the
+column may be a window's (the column plus a tap, clamped: partition-clamped-loops unclamps the row
+loop's middle). Only on a Reorder that names it (planned_interchanges).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import Float64Type, ModuleOp
+from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -34,12 +41,14 @@ from tilegrad.passes.applying import reordered
 from tilegrad.passes.common import (
     blocked_shape,
     check_counts,
+    constant_index,
     depends_within,
     feeding_ops,
     functions,
     loop_axis,
     loop_role,
     make_for,
+    pure_arith,
     same_range,
     stage_number,
     sum_loop,
@@ -62,12 +71,17 @@ def _candidates(p: scf.ForOp) -> list[Operation]:
     column = p.body.block.args[0]
     results = {r for o in sums for r in o.results}
     for reduce in sums:
-        loop = sum_loop(reduce)
-        if loop is None or not walks_columns(loop, column) or _mostly_invariant(loop):
+        nest = _sum_nest(reduce)
+        if nest is None:
+            return []
+        loop = nest[0]
+        walks = walks_columns(loop, column) if len(nest) == 1 else _nest_walks_columns(nest, column)
+        if not walks or _mostly_invariant(nest[-1], nest):
             return []
         if isinstance(reduce, scf.IfOp) and not blocked_shape(reduce):
             return []
-        bounds = [loop.lb, loop.ub, loop.step] + ([reduce.cond] if isinstance(reduce, scf.IfOp) else [])
+        bounds = [v for level in nest for v in (level.lb, level.ub, level.step)] + \
+            ([reduce.cond] if isinstance(reduce, scf.IfOp) else [])
         if any(depends_within(v, column, p) for v in bounds):
             return []
         if any(depends_within(v, r, p) for o in reduce.walk() for v in o.operands for r in results):
@@ -75,11 +89,70 @@ def _candidates(p: scf.ForOp) -> list[Operation]:
     return sums
 
 
-def _mostly_invariant(loop: scf.ForOp) -> bool:
+def _sum_nest(reduce: Operation) -> list[scf.ForOp] | None:
+    """A float sum's loops, outer to inner: [its plain loop] (sum_loop), or for a sum over several
+    variables as lower-tg-to-loops nests it (a convolution's over channels and taps), each level's
+    loop: a level's body adds one sum of the next level, started at zero, to its accumulator, beside
+    index arithmetic. None for anything else."""
+    loop = sum_loop(reduce)
+    if loop is not None:
+        return [loop]
+    if not isinstance(reduce, scf.ForOp) or len(reduce.iter_args) != 1 or \
+            not isinstance(reduce.iter_args[0].type, (Float32Type, Float64Type)):
+        return None
+    body = list(reduce.body.block.ops)
+    combined = body[-1].operands[0].owner if body[-1].operands else None
+    if not isinstance(combined, arith.AddfOp) or combined.lhs is not reduce.body.block.args[1]:
+        return None
+    inner = combined.rhs.owner
+    if not isinstance(inner, scf.ForOp) or inner.parent_block() is not reduce.body.block or \
+            len(inner.iter_args) != 1 or not _zero(inner.iter_args[0]):
+        return None
+    if any(o not in (inner, combined, body[-1]) and not pure_arith(o) for o in body):
+        return None
+    rest = _sum_nest(inner)
+    return None if rest is None else [reduce, *rest]
+
+
+def _zero(value: SSAValue) -> bool:
+    owner = value.owner
+    return isinstance(owner, arith.ConstantOp) and isinstance(owner.value, FloatAttr) and owner.value.value.data == 0
+
+
+def _nest_walks_columns(nest: list[scf.ForOp], column: SSAValue) -> bool:
+    """Whether a term of a sum nest reads a tensor along the column (its last index the column plus
+    a value the column does not change, a window's tap) at an element the sums choose."""
+    innermost = nest[-1]
+    variables = [level.body.block.args[0] for level in nest]
+    for o in innermost.body.walk():
+        if isinstance(o, memref.LoadOp) and o.indices and _along(o.indices[-1], column, nest[0]) and \
+                any(depends_within(i, v, nest[0]) for i in o.indices for v in variables):
+            return True
+    return False
+
+
+def _along(index: SSAValue, column: SSAValue, within: Operation) -> bool:
+    """index is the column plus or minus values the column does not change (maybe clamped to
+    bounds it does not change: partition-clamped-loops unclamps the row loop's middle)."""
+    if index is column:
+        return True
+    owner = index.owner
+    if isinstance(owner, (arith.AddiOp, arith.MaxSIOp, arith.MinSIOp)):
+        return any(_along(a, column, within) and not depends_within(b, column, within)
+                   for a, b in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)))
+    if isinstance(owner, arith.SubiOp):
+        return _along(owner.lhs, column, within) and not depends_within(owner.rhs, column, within)
+    if isinstance(owner, arith.DivSIOp) and constant_index(owner.rhs) == 1:  # a stride-1 window's `// stride`
+        return _along(owner.lhs, column, within)
+    return False
+
+
+def _mostly_invariant(loop: scf.ForOp, nest: list[scf.ForOp] | None = None) -> bool:
     """Whether most of a term's work does not change along the sum (a sampler's corner weights,
     computed from the grid point alone): the column form computes it once per result (LLVM hoists
-    it), a row accumulation would compute it again for every term."""
-    varying = set(loop.body.block.args)
+    it), a row accumulation would compute it again for every term. (A nest's terms: along any of
+    its variables.)"""
+    varying = set(loop.body.block.args) | {level.body.block.args[0] for level in nest or ()}
     moving = 0
     ops = [o for o in loop.body.walk() if o is not loop and not isinstance(o, (scf.YieldOp, arith.ConstantOp))]
     for o in ops:  # in walk order a value is defined before it is used
@@ -174,6 +247,40 @@ class _Rewrite:
         self.each(outer_body, accumulate)
         outer_body.add_op(scf.YieldOp())
 
+    def nest_terms(self, into: Block, nest: list[scf.ForOp], row: SSAValue, mapping: dict) -> None:
+        """A sum nest's loops, in their order, around one loop over the tile: row[j] += term, every
+        term of the nest added to the row in the nest's order (the partial sums of the inner levels
+        are not formed: one rounding per term, as the sums' reassoc flag allows)."""
+        body = into
+        for level in nest:
+            lb, ub, step = (self.outside(v, body, mapping) for v in (level.lb, level.ub, level.step))
+            loop, inner = make_for(lb, ub, step, loop_role(level), loop_axis(level))
+            body.add_op(loop)
+            mapping[level.body.block.args[0]] = inner.args[0]
+            if body is not into:
+                body.add_op(scf.YieldOp())
+            body = inner
+        innermost = nest[-1]
+
+        def accumulate(b: BlockBuilder, j: SSAValue, at: SSAValue) -> None:
+            values = {**mapping, self.column: j}
+            values[innermost.body.block.args[1]] = b.add(memref.LoadOp.get(row, [at]))
+            ops = list(innermost.body.block.ops)[:-1]
+            inside = {r for o in innermost.body.walk() for r in o.results}
+            for o in innermost.body.walk():
+                for v in o.operands:
+                    if v not in inside and v not in values and not (isinstance(v.owner, Block) and
+                                                                    innermost.is_ancestor(v.owner.parent_op())):
+                        self.outside(v, b.block, values)
+            for op in ops:
+                clone = op.clone(value_mapper=values)
+                b.add(clone)
+                values.update(zip(op.results, clone.results))
+            b.add(memref.StoreOp.get(values[innermost.body.block.last_op.operands[0]], row, [at]))
+
+        self.each(body, accumulate)
+        body.add_op(scf.YieldOp())
+
     def _clone_needed(self, loop: scf.ForOp, b: BlockBuilder, values: dict) -> None:
         """Clone into b the ops of p's body the loop's terms read, then the loop's body."""
         read = [v for op in loop.body.walk() for v in op.operands]
@@ -185,6 +292,11 @@ class _Rewrite:
     def plain(self, into: Block, sweep: list[tuple[Operation, SSAValue]]) -> None:
         """The rows start at each sum's initial value, then one sweep accumulates them all."""
         mapping: dict = {}
+        nest = _sum_nest(sweep[0][0])
+        if nest is not None and len(nest) > 1:  # (a nest sums alone: _groups)
+            self.fill(into, [(self.outside(nest[0].iter_args[0], into, mapping), sweep[0][1])])
+            self.nest_terms(into, nest, sweep[0][1], mapping)
+            return
         loops = [(sum_loop(reduce), row) for reduce, row in sweep]
         self.fill(into, [(self.outside(loop.iter_args[0], into, mapping), row) for loop, row in loops])
         self.terms(into, loops, mapping)
@@ -260,7 +372,8 @@ def _groups(sums: list[Operation]) -> list[list[Operation]]:
     groups: list[list[Operation]] = []
     for reduce in sums:
         for group in groups:
-            if type(group[0]) is type(reduce) and same_range(sum_loop(group[0]), sum_loop(reduce)):
+            if type(group[0]) is type(reduce) and sum_loop(group[0]) is not None and sum_loop(reduce) is not None \
+                    and same_range(sum_loop(group[0]), sum_loop(reduce)):
                 group.append(reduce)
                 break
         else:
@@ -299,13 +412,27 @@ Interchange = tuple[func.FuncOp, scf.ForOp, list[Operation]]
 """A function, its column loop and the sums interchanged in it."""
 
 
+def nested(sums: list[Operation]) -> bool:
+    """Whether any of the sums is a nest (a sum over several variables: _sum_nest)."""
+    return any(len(_sum_nest(s) or ()) > 1 for s in sums)
+
+
+def planned_interchanges(module: Operation) -> tuple[Reorder, ...]:
+    """What the pass does by itself, as the cpu planner lists it: each interchange's Reorder, but a
+    sum nest's in the order its loops have (left as it is: its row form pays only as the register
+    tile of a GEMM, which the row passes do not make of a nest yet), so that a user's Reorder with
+    the sums outside interchanges it."""
+    return tuple(dict.fromkeys(Reorder(stage=own.stage, order=present) if nested(thing[2]) else own
+                               for own, present, thing in interchanges(module)))
+
+
 def interchanges(module: Operation) -> list[tuple[Reorder, tuple[int | str, ...], Interchange]]:
     """Each interchange as (its Reorder: the sums' loops, 'rK', outside the column loop; the order
     the loops have now; (function, column loop, sums))."""
     found = []
     for fn in functions(module):
         for p, sums in interchanged(fn):
-            rows = tuple(dict.fromkeys(f"r{loop_axis(sum_loop(s))}" for s in sums))
+            rows = tuple(dict.fromkeys(f"r{loop_axis(_sum_nest(s)[0])}" for s in sums))
             found.append((Reorder(stage=stage_number(fn), order=(*rows, loop_axis(p))), (loop_axis(p), *rows),
                           (fn, p, sums)))
     return found
@@ -332,5 +459,8 @@ class InterchangeColumnReductions(ModulePass):
         return isinstance(directive, Reorder)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn, p, sums in reordered(self, interchanges(op), "column loop of column-walking sums"):
+        found = interchanges(op)
+        if self.directives is None:  # by itself: sum nests stay as they are (planned_interchanges)
+            found = [f for f in found if not nested(f[2][2])]
+        for fn, p, sums in reordered(self, found, "column loop of column-walking sums"):
             _Rewrite(p, sums, fn.body.block, self.row).apply()

@@ -86,6 +86,12 @@ def jammed_rows(fn: Operation) -> list[scf.ForOp]:
     return found
 
 
+def jammable_rows(fn: Operation) -> list[scf.ForOp]:
+    """Every row loop whose rows share the data they sweep, outer ones first (a directive may name
+    one inside the outermost: a convolution's output channels inside its batch loop)."""
+    return [o for o in fn.walk() if _candidate(o)]
+
+
 @dataclass(frozen=True)
 class JamRowSweeps(ModulePass):
     """Run `rows` (ROWS) rows of interchanged column sums in one sweep of the data they share; with
@@ -105,8 +111,11 @@ class JamRowSweeps(ModulePass):
         return isinstance(directive, UnrollJam)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        # by itself the outermost row loop; a directive may name any (inner ones first: an outer
+        # jam copies them jammed)
+        rows = jammed_rows if self.directives is None else lambda fn: jammable_rows(fn)[::-1]
         candidates = [(UnrollJam(stage=stage_number(fn), axis=loop_axis(loop), factor=self.rows), (fn, loop))
-                      for fn in functions(op) for loop in jammed_rows(fn)]
+                      for fn in functions(op) for loop in rows(fn)]
         for (fn, loop), directive in chosen(self, candidates, "row loop sweeping shared data"):
             if directive.factor > 1:
                 jam(loop, fn.body.block, directive.factor)

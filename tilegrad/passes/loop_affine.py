@@ -92,6 +92,8 @@ class LoopAffine:
                 return ca * b
             if cb is not None and a is not None:
                 return cb * a
+        if isinstance(owner, arith.DivSIOp) and constant_index(owner.rhs) == 1:  # a stride-1 window's `// stride`
+            return self.scale(owner.lhs)
         return None
 
     def at_zero(self, value: SSAValue, at: IndexBuilder, built: dict[SSAValue, SSAValue]) -> SSAValue:

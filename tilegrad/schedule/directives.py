@@ -374,11 +374,17 @@ class Specialize(Directive):
 
 @dataclass(frozen=True)
 class Partition(Directive):
-    """`axis`'s iterations separated into ranges with simpler bodies (`by`)."""
+    """`axis`'s iterations separated into ranges with simpler bodies (`by`). partitioned=False: one
+    range (a user's override of the planner's)."""
 
     axis: int = 0
     by: PartitionBy = PartitionBy.CLAMP
+    partitioned: bool = True
     kind: ClassVar[str] = "partition a loop's range"
+
+    @property
+    def off(self) -> bool:
+        return not self.partitioned
 
     def check(self) -> None:
         super().check()

@@ -41,8 +41,8 @@ from tilegrad.passes.defer_sum_epilogues import DeferSumEpilogues, deferred_epil
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops, fusions
 from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions, merged_reductions
 from tilegrad.passes.hoist_tile_loops import HoistTileLoops, hoisted
-from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions, interchanges
-from tilegrad.passes.jam_row_sweeps import JamRowSweeps, jammed_rows
+from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions, planned_interchanges
+from tilegrad.passes.jam_row_sweeps import JamRowSweeps, jammable_rows, jammed_rows
 from tilegrad.passes.jam_sweep_terms import JamSweepTerms, jammed_sweeps
 from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests, outlines
 from tilegrad.passes.overlap_vector_tails import OverlapVectorTails, overlapped_loops
@@ -95,17 +95,18 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
     if isinstance(step, OutlineSiblingNests):
         return _unique(Outline(stage=stage_number(fn)) for fn in functions(module)
                        if outlines(fn, step.stage_ops, step.nest_ops))
-    if isinstance(step, JamRowSweeps):
-        return _unique(UnrollJam(stage=stage_number(fn), axis=loop_axis(loop), factor=step.rows)
-                       for fn in functions(module) for loop in jammed_rows(fn) if step.rows > 1)
+    if isinstance(step, JamRowSweeps):  # the outermost row loop; one inside it, as not jammed (factor 1)
+        return _unique(UnrollJam(stage=stage_number(fn), axis=loop_axis(loop),
+                                 factor=step.rows if loop in jammed_rows(fn) else 1)
+                       for fn in functions(module) for loop in jammable_rows(fn) if step.rows > 1)
     if isinstance(step, ChunkRowSweeps):  # the columns a chunk leaves over run in the sweep as it was
         return _unique(Split(stage=stage_number(fn), axis=loop_axis(row), factor=factor, tail=Tail.PEEL)
                        for fn in functions(module)
                        for _, row, factor in chunk_factors(fn, step.columns, step.rows, step.lanes))
     if isinstance(step, UnrollReuseLoops):
         return reused_loops(module, step)
-    if isinstance(step, InterchangeColumnReductions):  # the sums' loops outside the column loop
-        return _unique(own for own, _, _ in interchanges(module))
+    if isinstance(step, InterchangeColumnReductions):  # the sums' loops outside the column loop (nests: as they are)
+        return planned_interchanges(module)
     if isinstance(step, ReorderForReuse):  # the tile loop outside the parallel loop that re-reads it
         return _unique(own for own, _, _ in reuse_reorders(module))
     if isinstance(step, HoistTileLoops):  # the tile loop outside the parallel loop it is all the body of

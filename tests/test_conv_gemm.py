@@ -1,0 +1,165 @@
+"""Convolutions as users write them (issue 45, "Contractions", windowed): padding masked with
+`tg.where`, run by the general window mechanisms (partition-clamped-loops' window loops; a sum
+nest's interchange, jam and chunks, the register tile of a GEMM, by a schedule), against torch in
+float64: the user table's convs at two sizes, and fresh ops written as a user would (a conv with a
+rectangular 3x5 window, a conv1d backward), on cpu in float32 and float64 (the guard build) and on
+ascend910b in float32."""
+
+import numpy as np
+import pytest
+from conftest import torch  # skips without torch
+
+import tilegrad
+import tilegrad.dsl as tg
+from tilegrad import user_ops
+
+BUILDS = [("cpu", "float32", False), ("cpu", "float64", True), ("ascend910b", "float32", False)]
+TOLERANCES = {"float32": dict(rtol=1e-4, atol=1e-5), "float64": dict(rtol=1e-10, atol=1e-10)}
+IDS = [f"{t}-{d}{'-guard' * g}" for t, d, g in BUILDS]
+
+
+def _close(got, want, dtype):
+    for value, expected in zip(got, want):
+        assert value.shape == expected.shape
+        scale = max(float(np.max(np.abs(expected))), 1.0)  # sums of many terms: relative to the largest
+        np.testing.assert_allclose(value.astype(np.float64) / scale, expected / scale, **TOLERANCES[dtype])
+
+
+# The user table's convs, each at its "small" size and one more (odd sizes: tails and edges)
+CONVS = {c.label: c for c in user_ops.cases() if c.op in ("user_conv2d", "user_conv2d_backward")}
+MORE = {"small": None, "odd": lambda d: (d[0], d[1] + 2, d[2] + 3, d[3] + 4, *d[4:])}
+
+
+SIZES = [(label, size) for label in sorted(CONVS) for size in sorted(MORE)
+         if not (size == "small" and "3x3 s1 p1" in label)]  # (those two: tests/test_user_ops.py)
+
+
+@pytest.mark.parametrize("target, dtype, guard", BUILDS, ids=IDS)
+@pytest.mark.parametrize("label, size", SIZES, ids=[f"{label}-{size}" for label, size in SIZES])
+def test_user_table_conv_matches_torch(label, size, target, dtype, guard):
+    case = CONVS[label]
+    dims = case.dims["small"] if MORE[size] is None else MORE[size](case.dims["small"])
+    inputs = {k: v.astype(dtype) for k, v in case.inputs(np.random.default_rng(0), dims).items()}
+    attrs = case.attrs(dims)
+    got = tilegrad.compile(case.op, target, guard=guard)(**inputs, **attrs)
+    _close(got if isinstance(got, tuple) else (got,), user_ops.oracle(case, inputs, attrs), dtype)
+
+
+# Fresh ops, as a user writes them
+
+
+def _inside(y, x, h, w):
+    return (y >= 0) & (y < h) & (x >= 0) & (x < w)
+
+
+@tg.op(outputs={"y": tg.shaped_by(lambda shape_of, attrs: (
+    shape_of("x")[0], shape_of("w")[0], shape_of("x")[2] + 2 * attrs["ph"] - shape_of("w")[2] + 1,
+    shape_of("x")[3] + 2 * attrs["pw"] - shape_of("w")[3] + 1), dtype="x")}, replace=True)
+def conv2d_rect_user(x=tg.tensor("N C H W"), w=tg.tensor("K C R S", dtype="x"), ph=tg.attr(1), pw=tg.attr(2)):
+    """y[n, k, a, b] = sum over c, i, j of x[n, c, a - ph + i, b - pw + j] w[k, c, i, j], zero padded."""
+    _, channels, h_, w_ = x.shape
+    taps_h, taps_w = w.shape[2], w.shape[3]
+    return lambda n, k, a, b: tg.reduce_sum_over((channels, taps_h, taps_w), lambda c, i, j: tg.where(
+        _inside(a - ph + i, b - pw + j, h_, w_), x[n, c, a - ph + i, b - pw + j] * w[k, c, i, j], 0.0))
+
+
+@tg.op(outputs={"dx": tg.like("x"), "dw": tg.like("w")}, replace=True)
+def conv1d_backward_user(dy=tg.tensor("N K L2"), x=tg.tensor("N C L", dtype="dy"), w=tg.tensor("K C S", dtype="dy"),
+                         padding=tg.attr(2), dilation=tg.attr(1)):
+    """y[n, k, o] = sum over c, j of x[n, c, o - padding + j * dilation] w[k, c, j] (stride 1):
+    dx[n, c, l] = sum over k, j of dy[n, k, l + padding - j * dilation] w[k, c, j],
+    dw[k, c, j] = sum over n, o of dy[n, k, o] x[n, c, o - padding + j * dilation]."""
+    batch, channels, length = x.shape
+    kernels, out = w.shape[0], dy.shape[2]
+    taps = w.shape[2]
+
+    def dx(n, c, ll):
+        return tg.reduce_sum_over((kernels, taps), lambda k, j: tg.where(
+            ((ll + padding - j * dilation) >= 0) & ((ll + padding - j * dilation) < out),
+            dy[n, k, ll + padding - j * dilation] * w[k, c, j], 0.0))
+
+    def dw(k, c, j):
+        return tg.reduce_sum_over((batch, out), lambda n, o: tg.where(
+            ((o - padding + j * dilation) >= 0) & ((o - padding + j * dilation) < length),
+            dy[n, k, o] * x[n, c, o - padding + j * dilation], 0.0))
+
+    return dx, dw
+
+
+RECT_SIZES = [(2, 3, 4, 6, 9), (1, 5, 6, 11, 21)]  # N, C, K, H, W (21: a chunk of 16 columns and 5 more)
+CONV1D_SIZES = [(2, 3, 4, 17, 5, 2, 1), (3, 6, 5, 40, 3, 2, 2)]  # N, C, K, L, S, padding, dilation
+
+
+def _rect(dims, dtype):
+    n, c, k, h, w = dims
+    rng = np.random.default_rng(1)
+    return dict(x=rng.standard_normal((n, c, h, w)).astype(dtype), w=rng.standard_normal((k, c, 3, 5)).astype(dtype))
+
+
+@pytest.mark.parametrize("target, dtype, guard", BUILDS, ids=IDS)
+@pytest.mark.parametrize("dims", RECT_SIZES, ids=lambda d: "x".join(map(str, d)))
+def test_a_rectangular_window_conv_matches_torch(dims, target, dtype, guard):
+    a = _rect(dims, dtype)
+    got = tilegrad.compile("conv2d_rect_user", target, guard=guard)(**a, ph=1, pw=2)
+    want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
+                                      padding=(1, 2))
+    _close((got,), (want.numpy(),), dtype)
+
+
+@pytest.mark.parametrize("target, dtype, guard", BUILDS, ids=IDS)
+@pytest.mark.parametrize("dims", CONV1D_SIZES, ids=lambda d: "x".join(map(str, d)))
+def test_a_conv1d_backward_matches_torch(dims, target, dtype, guard):
+    n, c, k, length, taps, padding, dilation = dims
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((n, c, length)), rng.standard_normal((k, c, taps))
+    out = length + 2 * padding - dilation * (taps - 1)
+    dy = rng.standard_normal((n, k, out))
+    xt, wt = torch.from_numpy(x).requires_grad_(), torch.from_numpy(w).requires_grad_()
+    torch.nn.functional.conv1d(xt, wt, padding=padding, dilation=dilation).backward(torch.from_numpy(dy))
+    got = tilegrad.compile("conv1d_backward_user", target, guard=guard)(
+        dy=dy.astype(dtype), x=x.astype(dtype), w=w.astype(dtype), padding=padding, dilation=dilation)
+    _close(got, (xt.grad.numpy(), wt.grad.numpy()), dtype)
+
+
+# The plan: every decision listed, the GEMM form by a user's schedule
+
+GEMM = """Reorder(stage=0, order=('r0', 3))
+UnrollJam(stage=0, axis=0, factor=1)
+UnrollJam(stage=0, axis=1, factor=4)
+Specialize(stage=0, condition='x in bounds', versioned=False)"""
+"""The forward conv's sums outside its column loop (a row sweep nest over c, i, j), its output
+channels jammed by 4 (not the batch loop), and its reads not branched: chunk-row-sweeps then keeps
+4 x 16 accumulators in registers over the whole nest."""
+
+
+def _schedule(kernel, **call):
+    return [d["directive"] for d in kernel.plan(**call).schedule]
+
+
+def test_the_plan_lists_the_window_partitions_and_the_nest_as_it_is():
+    a = _rect(RECT_SIZES[0], np.float32)
+    listed = _schedule(tilegrad.compile("conv2d_rect_user", "cpu"), **a, ph=1, pw=2)
+    assert "Partition(stage=0, axis=3)" in listed and "Partition(stage=0, axis=2)" in listed
+    assert "Reorder(stage=0, order=(3, 'r0'))" in listed  # the sums inside the column loop: not interchanged
+
+
+@pytest.mark.parametrize("dims", RECT_SIZES, ids=lambda d: "x".join(map(str, d)))
+def test_a_conv_as_a_register_tiled_gemm_matches_torch(dims):
+    a = _rect(dims, np.float32)
+    kernel = tilegrad.compile("conv2d_rect_user", "cpu", schedule=GEMM)
+    listed = _schedule(kernel, **a, ph=1, pw=2)
+    assert "Split(stage=0, factor=16, tail='peel')" in listed  # the chunks: a register tile
+    want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
+                                      padding=(1, 2))
+    _close((kernel(**a, ph=1, pw=2),), (want.numpy(),), "float32")
+
+
+def test_a_user_turns_the_window_partitions_off():
+    a = _rect(RECT_SIZES[1], np.float32)
+    off = "Partition(stage=0, axis=2, partitioned=False)\nPartition(stage=0, axis=3, partitioned=False)"
+    kernel = tilegrad.compile("conv2d_rect_user", "cpu", schedule=off)
+    listed = _schedule(kernel, **a, ph=1, pw=2)
+    assert "Partition(stage=0, axis=3, partitioned=False)" in listed and "Partition(stage=0, axis=3)" not in listed
+    want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
+                                      padding=(1, 2))
+    _close((kernel(**a, ph=1, pw=2),), (want.numpy(),), "float32")
