@@ -84,7 +84,7 @@ from tilegrad.passes.tiling_plan import (
 from tilegrad.passes.ub_run_staging import (
     ColumnWalk,
     Leftovers,
-    find_column_walk,
+    find_column_walks,
     find_leftovers,
     stage_column_walk,
     stage_elements,
@@ -464,9 +464,9 @@ class _Tiler:
             if self.target.staged:
                 written = written_memrefs(state.nest)
                 for axis in state.axes.values():
-                    walk = None if axis.fixed else find_column_walk(axis.point_loop, gm | workspace_args, written)
-                    if walk is not None:
-                        state.walks.append((axis, walk))
+                    if not axis.fixed:
+                        state.walks += [(axis, w) for w in find_column_walks(axis.point_loop, gm | workspace_args,
+                                                                              written)]
                 covered = {a for g in state.groups for a in g.accesses}
                 covered |= {a for _, w in state.walks for a in w.accesses}
                 points = {a.point_loop for a in state.axes.values()}

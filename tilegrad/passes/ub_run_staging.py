@@ -332,25 +332,31 @@ class ColumnWalk:
         return found
 
 
-def find_column_walk(point: scf.ForOp, gm: set[SSAValue], written: set[SSAValue]) -> ColumnWalk | None:
-    """The column walk in a point loop's body, if there is one it can stage by blocks: one reduction
-    loop of unit step over bounds the point loop does not change (or its two forms, plain and
-    blocked), whose body is straight-line code (no loops, branches or stores) computing from values
-    it can recompute (index and constant arithmetic of the point's body), and reads at least one
-    tensor the stage does not write at [.., row, .., column]."""
+def find_column_walks(point: scf.ForOp, gm: set[SSAValue], written: set[SSAValue]) -> list[ColumnWalk]:
+    """The column walks in a point loop's body it can stage by blocks, one per sum (layer norm's
+    dgamma and dbeta under one tile of columns are two): a reduction loop of unit step over bounds
+    the point loop does not change (or its two forms, plain and blocked), whose body is
+    straight-line code (no loops, branches or stores) computing from values it can recompute
+    (index and constant arithmetic of the point's body), and reads at least one tensor the stage
+    does not write at [.., row, .., column]. Each walk's strips go before the point loop, and the
+    point loop reads each sum's partials where the sum was: the sums stay independent."""
     sums = [o for o in point.body.block.ops if isinstance(o, (scf.ForOp, scf.IfOp)) and loop_role(o) == LoopRole.REDUCE]
-    if len(sums) != 1:
-        return None
-    if isinstance(sums[0], scf.IfOp):
-        forms = _two_forms(sums[0], point)
+    walks = [_column_walk(point, s, gm, written) for s in sums]
+    return [w for w in walks if w is not None]
+
+
+def _column_walk(point: scf.ForOp, sum_op: scf.ForOp | scf.IfOp, gm: set[SSAValue],
+                 written: set[SSAValue]) -> ColumnWalk | None:
+    if isinstance(sum_op, scf.IfOp):
+        forms = _two_forms(sum_op, point)
         if forms is None:
             return None
         blocked, part, plain = forms
-        walk = ColumnWalk(point, plain, choice=sums[0], blocked=blocked, part=part)
+        walk = ColumnWalk(point, plain, choice=sum_op, blocked=blocked, part=part)
         loops = [plain, part]
     else:
-        walk = ColumnWalk(point, sums[0])
-        loops = [sums[0]]
+        walk = ColumnWalk(point, sum_op)
+        loops = [sum_op]
     if not all(_point_invariant(v, point) for v in (walk.reduce.lb, walk.reduce.ub)):
         return None
     for reduce in loops:
