@@ -657,7 +657,7 @@ class _Tiler:
                 # a loop of a known short trip count (a window's taps, a core's rows) needs no longer run
                 whole = self._run_trips(state, run.loop)
                 whole = None if whole is None else max(quantum, -(-whole // quantum) * quantum)
-                run.length = length if whole is None else min(length, whole)
+                run.length = length if whole is None else min(length, whole * run.slope)
                 run.buffer = UBBuffer(self._name(run.mem), index, (run.length,), 1, size, f"run {run.copies}",
                                       False, align)
             free -= sum(r.buffer.padded_bytes for r in group)

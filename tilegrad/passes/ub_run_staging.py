@@ -12,8 +12,9 @@ parallel axis. What is left reads or writes GM inside reductions, windows and ga
   R; before each strip the run the strip reads (the span between the index at the strip's first
   and last iteration: a monotone index of unit slope stays inside it, and it is at most R long) is
   copied GM->UB and the loads read it.
-  A tensor the stage writes moves as a run too where the loop walks rows the core owns (the split
-  axis of a stage split by its rows) and every access of the tensor in the stage is the run's (a
+  A tensor the stage writes moves as a run too where the elements are the core's own (the loop
+  walks the split axis of a stage split by its rows, or an index is the variable of such a loop
+  around it: bmm's da[z, m, k] along k under the core's batches z) and every access of the tensor in the stage is the run's (a
   per-row sum `gx[n]` stored, then read by the row's columns): copied in before the strip (unless
   each iteration stores its element unconditionally), out after it.
   The loop still visits the same elements in the same order: results are bitwise unchanged.
@@ -55,7 +56,10 @@ class Run:
     accesses: list[Operation] = field(default_factory=list)
     buffer: UBBuffer | None = None
     length: int = 0
-    """R of its loop: the elements of the run buffer."""
+    """The elements of the run buffer: a strip of its loop reads at most that many."""
+    slope: int = 1
+    """The most its last index moves per iteration (a window at a stride reads every s-th element):
+    a strip of its loop is (length - 1) // slope + 1 iterations."""
 
     @property
     def nested(self) -> bool:
@@ -105,17 +109,18 @@ def find_leftovers(nest: Operation, gm: set[SSAValue], covered: set[Operation],
         if not isinstance(op, (memref.LoadOp, memref.StoreOp)) or op.memref not in gm or op in covered:
             continue
         loop = _run_loop(op, points)
-        if loop is not None and (isinstance(op, memref.LoadOp) or owned(loop)):
+        if loop is not None and (isinstance(op, memref.LoadOp) or _owns(loop, tuple(op.indices)[:-1], owned)):
             fixed, last = tuple(op.indices)[:-1], op.indices[-1]
             key = (op.memref, loop, fixed, last)
             run = runs.get(key) or runs.setdefault(key, Run(op.memref, loop, fixed, last))
             run.accesses.append(op)
+            run.slope = _slope(last, loop.body.block.args[0], loop)
         else:
             left.elements.append(op)
     for key, run in list(runs.items()):
         # a tensor the stage writes: a run only if it is every access of the tensor, along owned rows
         mem = viewed(run.mem)
-        if mem in written and (not owned(run.loop) or len(touching[mem]) != len(run.accesses)):
+        if mem in written and (not _owns(run.loop, run.fixed, owned) or len(touching[mem]) != len(run.accesses)):
             left.elements += run.accesses
             del runs[key]
     left.runs = list(runs.values())
@@ -123,6 +128,20 @@ def find_leftovers(nest: Operation, gm: set[SSAValue], covered: set[Operation],
     in_rows = {a for r in left.rows for a in r.accesses}
     left.elements = [a for a in left.elements if a not in in_rows]
     return left
+
+
+def _owns(loop: scf.ForOp, fixed: tuple[SSAValue, ...], owned: Callable[[scf.ForOp], bool]) -> bool:
+    """Whether the elements a run along `loop` at other indices `fixed` touches are the core's own:
+    the loop walks the rows of the split, or one of the indices is the variable of a loop around it
+    that does (bmm's da[z, m, k] along k, under the core's batches z)."""
+    if owned(loop):
+        return True
+    outer = loop.parent_op()
+    while outer is not None:
+        if isinstance(outer, scf.ForOp) and owned(outer) and outer.body.block.args[0] in fixed:
+            return True
+        outer = outer.parent_op()
+    return False
 
 
 def _run_loop(access: Operation, points: set[scf.ForOp]) -> scf.ForOp | None:
@@ -137,10 +156,17 @@ def _run_loop(access: Operation, points: set[scf.ForOp]) -> scf.ForOp | None:
             or loop_role(loop) in (LoopRole.TILE, LoopRole.COPY, LoopRole.RUN) or constant_index(loop.step) != 1):
         return None
     iv = loop.body.block.args[0]
-    if _unit_slope(indices[-1], iv, loop) and all(_invariant(v, iv, loop) for v in indices[:-1]):
+    slope = _slope(indices[-1], iv, loop)
+    if slope is None or (slope > 1 and isinstance(access, memref.StoreOp)):  # a store's run has no gaps
+        return None
+    if slope <= MAX_SLOPE and all(_invariant(v, iv, loop) for v in indices[:-1]):
         return loop
     return None
 
+
+MAX_SLOPE = 4
+"""The steepest run staged: a strip moves up to this many elements per one it reads (a 3x3 window at
+stride 2 reads x at every other column; its other taps read the ones between)."""
 
 _PURE = (arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.MinSIOp, arith.MaxSIOp,
          arith.DivUIOp, arith.DivSIOp, arith.RemUIOp, arith.RemSIOp)
@@ -160,17 +186,31 @@ def _invariant(value: SSAValue, iv: SSAValue, loop: scf.ForOp) -> bool:
     return isinstance(op, _PURE) and all(_invariant(v, iv, loop) for v in op.operands)
 
 
-def _unit_slope(value: SSAValue, iv: SSAValue, loop: scf.ForOp) -> bool:
-    """`value` is iv, or iv plus or minus loop-invariant values, clamped (min, max) by such values:
-    monotone in iv, and never more than one apart for consecutive iv."""
+def _slope(value: SSAValue, iv: SSAValue, loop: scf.ForOp) -> int | None:
+    """The most `value` moves between consecutive iv, if it is monotone in iv: iv, plus or minus
+    loop-invariant values, times a constant (a window's `oh * 2 + i`: 2), divided by a positive
+    constant (a window's position at a stride, `(w + p - j) / s`: a monotone index divided by c moves
+    at most ceil(slope / c)), clamped (min, max) by loop-invariant values. None if not monotone."""
     if value is iv:
-        return True
+        return 1
     op = _inside(value, loop)
+    if isinstance(op, arith.DivSIOp) and (constant_index(op.rhs) or 0) > 0:
+        inner = _slope(op.lhs, iv, loop)
+        return None if inner is None else -(-inner // constant_index(op.rhs))
+    if isinstance(op, arith.MuliOp):
+        for a, b in (op.operands, reversed(op.operands)):
+            inner, factor = _slope(a, iv, loop), constant_index(b)
+            if inner is not None and factor:
+                return inner * abs(factor)
+        return None
     if not isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MinSIOp, arith.MaxSIOp)):
-        return False
+        return None
     a, b = op.operands  # one side walks, the other does not change (inv - iv walks backwards)
-    return (_unit_slope(a, iv, loop) and _invariant(b, iv, loop)) or (
-        _unit_slope(b, iv, loop) and _invariant(a, iv, loop))
+    if _invariant(b, iv, loop):
+        return _slope(a, iv, loop)
+    if _invariant(a, iv, loop):
+        return _slope(b, iv, loop)
+    return None
 
 
 def _clone_at(values: list[SSAValue], loop: scf.ForOp, b: BlockBuilder, mapping: dict[SSAValue, SSAValue]) -> list:
@@ -200,7 +240,7 @@ def stage_runs(runs: list[Run], buffers: dict[int, SSAValue]) -> list[tg.CopyOp]
         by_loop.setdefault(run.loop, []).append(run)
     for loop, loop_runs in by_loop.items():
         parent = loop.parent_block()
-        size = arith.ConstantOp(IntegerAttr(loop_runs[0].length, INDEX))
+        size = arith.ConstantOp(IntegerAttr(min((r.length - 1) // r.slope + 1 for r in loop_runs), INDEX))
         parent.insert_op_before(size, loop)
         axis = loop_axis(loop)
         strip, body = make_for(loop.lb, loop.ub, size.result, LoopRole.RUN, axis, list(loop.iter_args))
