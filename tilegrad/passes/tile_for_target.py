@@ -471,8 +471,9 @@ class _Tiler:
                 covered |= {a for _, w in state.walks for a in w.accesses}
                 points = {a.point_loop for a in state.axes.values()}
                 lo, hi = state.lo, state.hi
+                walked = {a: w.point for _, w in state.walks for loads in w.runs.values() for a in loads}
                 state.left = find_leftovers(state.nest, gm | workspace_args, covered, points,
-                                            lambda loop, lo=lo, hi=hi: loop.lb is lo and loop.ub is hi)
+                                            lambda loop, lo=lo, hi=hi: loop.lb is lo and loop.ub is hi, walked)
                 state.plan.tensors = self.tensor_uses(state)
         for arg in workspace_args:
             workspace[self._name(arg)] = element_bytes(arg.type.element_type)

@@ -95,9 +95,12 @@ class Leftovers:
 
 
 def find_leftovers(nest: Operation, gm: set[SSAValue], covered: set[Operation],
-                   points: set[scf.ForOp], owned: Callable[[scf.ForOp], bool]) -> Leftovers:
+                   points: set[scf.ForOp], owned: Callable[[scf.ForOp], bool],
+                   walked: dict[Operation, scf.ForOp] | None = None) -> Leftovers:
     """Classify the GM accesses of a stage that no tile group covers into runs and elements.
-    `owned(loop)`: the loop walks rows of the split axis that only this core walks."""
+    `owned(loop)`: the loop walks rows of the split axis that only this core walks. `walked`: the
+    runs of column walks (covered), each to its point loop: its strips copy in before that loop."""
+    walked = walked or {}
     written = written_memrefs(nest)
     runs: dict[tuple, Run] = {}
     left = Leftovers()
@@ -117,12 +120,24 @@ def find_leftovers(nest: Operation, gm: set[SSAValue], covered: set[Operation],
             run.slope = _slope(last, loop.body.block.args[0], loop)
         else:
             left.elements.append(op)
-    for key, run in list(runs.items()):
-        # a tensor the stage writes: a run only if it is every access of the tensor, along owned rows
-        mem = viewed(run.mem)
-        if mem in written and (not _owns(run.loop, run.fixed, owned) or len(touching[mem]) != len(run.accesses)):
-            left.elements += run.accesses
-            del runs[key]
+    # a tensor the stage writes moves by runs only if every access of it is in one, each along
+    # rows the core owns, in loops none of which holds another (a run's strip copies in before its
+    # loop and out after it: a second run of the tensor inside that loop would see stale GM)
+    of_tensor: dict[SSAValue, list[tuple]] = {}
+    for key, run in runs.items():
+        of_tensor.setdefault(viewed(run.mem), []).append(key)
+    for mem, keys in of_tensor.items():
+        if mem not in written:
+            continue
+        mine = [runs[k] for k in keys]
+        walks = [a for a in touching[mem] if a in walked]
+        loops = [r.loop for r in mine] + list({walked[a]: None for a in walks})
+        if (not all(_owns(r.loop, r.fixed, owned) for r in mine) or any(isinstance(a, memref.StoreOp) for a in walks)
+                or len(touching[mem]) != sum(len(r.accesses) for r in mine) + len(walks)
+                or any(a.is_ancestor(b) for a in loops for b in loops if a is not b)
+                or len(set(loops)) != len(loops)):
+            for k in keys:
+                left.elements += runs.pop(k).accesses
     left.runs = list(runs.values())
     left.rows = find_short_rows(left.elements)
     in_rows = {a for r in left.rows for a in r.accesses}
@@ -138,10 +153,24 @@ def _owns(loop: scf.ForOp, fixed: tuple[SSAValue, ...], owned: Callable[[scf.For
         return True
     outer = loop.parent_op()
     while outer is not None:
-        if isinstance(outer, scf.ForOp) and owned(outer) and outer.body.block.args[0] in fixed:
+        if isinstance(outer, scf.ForOp) and owned(outer) and _identified(outer.body.block.args[0], set(fixed)):
             return True
         outer = outer.parent_op()
     return False
+
+
+def _identified(value: SSAValue, known: set[SSAValue]) -> bool:
+    """Whether `value` follows from the values `known`: one of them, or both v / c and v % c of a
+    value v that does (a fused split's rows: attention's b = f / L and r = f % L give f)."""
+    known = set(known)
+    while value not in known:
+        quotients = {(o.lhs, o.rhs) for k in known if isinstance(o := k.owner, (arith.DivUIOp, arith.DivSIOp))}
+        remainders = {(o.lhs, o.rhs) for k in known if isinstance(o := k.owner, (arith.RemUIOp, arith.RemSIOp))}
+        more = {lhs for lhs, _ in quotients & remainders} - known
+        if not more:
+            return False
+        known |= more
+    return True
 
 
 def _run_loop(access: Operation, points: set[scf.ForOp]) -> scf.ForOp | None:
@@ -307,7 +336,23 @@ def stage_elements(elements: list[Operation], slots: dict[str, SSAValue]) -> lis
         zero = b.index(0)
         one = b.index(1)
         indices = list(access.indices)
-        if isinstance(access, memref.LoadOp):
+        hoisted = _hoisted_out_of(access) if isinstance(access, memref.LoadOp) else []
+        if hoisted:  # once before the loops, if they run at all (else it might read past the tensor)
+            b = BlockBuilder(hoisted[-1].parent_block(), hoisted[-1])
+            zero = b.index(0)
+            one = b.index(1)
+            runs = None
+            for loop in hoisted:
+                nonempty = b.add(arith.CmpiOp(loop.lb, loop.ub, "slt"))
+                runs = nonempty if runs is None else b.add(arith.AndIOp(runs, nonempty))
+            then = Block()
+            b.add(scf.IfOp(runs, [], Region([then])))
+            indices = [_recompute(v, hoisted[-1], BlockBuilder(then)) for v in indices]
+            copy = tg.CopyOp("gm_to_ub", access.memref, indices, slot, [zero], one)
+            then.add_ops([copy, scf.YieldOp()])
+            new = b.add(memref.LoadOp.get(slot, [zero]))
+            access.res.replace_all_uses_with(new)
+        elif isinstance(access, memref.LoadOp):
             copy = tg.CopyOp("gm_to_ub", access.memref, indices, slot, [zero], one)
             b.add(copy)
             new = memref.LoadOp.get(slot, [zero])
@@ -322,6 +367,51 @@ def stage_elements(elements: list[Operation], slots: dict[str, SSAValue]) -> lis
         access.detach()
         access.erase()
     return built
+
+
+def _hoisted_out_of(load: memref.LoadOp) -> list[scf.ForOp]:
+    """The loops (innermost first) an element load moves out of: those around it, through loops
+    only, that change none of its indices, store nothing into its tensor, and have bounds set
+    outside the outermost (so a test before it says whether they run at all); never the stage's
+    own loop. An element a reduction reads for every term (attention's delta[b, r]) moves once."""
+    mem = viewed(load.memref)
+    chain: list[scf.ForOp] = []
+    loop = load.parent_op()
+    while isinstance(loop, scf.ForOp) and "tg.stage" not in loop.attributes:
+        if not all(_computed_outside(v, loop) for v in load.indices) or _stores_into(loop, mem):
+            break
+        chain.append(loop)
+        loop = loop.parent_op()
+    while chain and not all(defined_outside(v, chain[-1]) for c in chain for v in (c.lb, c.ub)):
+        chain.pop()
+    return chain
+
+
+def _computed_outside(value: SSAValue, loop: scf.ForOp) -> bool:
+    """Defined outside the loop, or index arithmetic of such values (recomputed where it moves)."""
+    if defined_outside(value, loop):
+        return True
+    op = value.owner
+    return isinstance(op, _PURE) and all(_computed_outside(v, loop) for v in op.operands)
+
+
+def _recompute(value: SSAValue, loop: scf.ForOp, b: BlockBuilder) -> SSAValue:
+    """`value` (see _computed_outside) computed at `b`, before the loop."""
+    if defined_outside(value, loop):
+        return value
+    op = value.owner
+    clone = op.clone(value_mapper={v: _recompute(v, loop, b) for v in op.operands})
+    b.add(clone)
+    return clone.results[0]
+
+
+def _stores_into(loop: scf.ForOp, mem: SSAValue) -> bool:
+    for op in loop.walk():
+        if isinstance(op, memref.StoreOp) and viewed(op.memref) is mem:
+            return True
+        if isinstance(op, tg.CopyOp) and op.direction.data == "ub_to_gm" and viewed(op.dst) is mem:
+            return True
+    return False
 
 
 # ---- column walks: a reduction over rows inside the tile of columns it reduces ------------------------------------
@@ -429,6 +519,8 @@ def _walk_terms(walk: ColumnWalk, reduce: scf.ForOp, gm: set[SSAValue], written:
             walk.runs.setdefault((op.memref, fixed), []).append(op)
         elif r in indices and p not in indices and viewed(op.memref) not in written:
             walk.columns.setdefault((op.memref, indices.index(r), fixed), []).append(op)
+        elif r not in indices and p not in indices:
+            continue  # the same element for every point and row (attention's delta[b, r]): left to the leftovers
         else:  # a GM read of its own (x[p, r]: a row per point) would need the point loop it leaves
             return False
     return True
