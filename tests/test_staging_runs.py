@@ -303,7 +303,7 @@ def test_user_ops_move_no_single_elements_on_ascend910b(label):
     report = tilegrad.compile(case.op, "ascend910b").plan(**inputs, **attrs)
     for stage in report.stages:
         traffic = stage["traffic"]
-        assert traffic is not None and traffic["element_copies"] == 0 and traffic["copies"] > 0, (stage["stage"], traffic)
+        assert traffic is not None and traffic["element_copies"] == 0 and traffic["copies"] > 0, stage
     _check_user(case, inputs, attrs)
 
 

@@ -3,25 +3,32 @@
 Tile staging (`ub_staging.py`) covers accesses whose innermost index walks a tile of the stage's
 parallel axis. What is left reads or writes GM inside reductions, windows and gathers:
 
-- a **run**: a load whose last index walks a loop around it at unit slope: the loop's variable,
-  or that plus or minus values the loop does not change, clamped by such values (a window's
-  `x[.., o + k - p]`, a variable-extent reduction's `x[n, i + t]`, a flipped kernel's
-  `w[.., 2 - k]`), of a tensor the stage does not write, its other indices unchanged by the loop,
-  and none of its indices changed by the loops between (a per-row value `rstd[n]` read inside the
-  loops over a row's columns walks the loop over rows). That loop is strip-mined by the run length
-  R; before each strip the run the strip reads (the span between the index at the strip's first
-  and last iteration: a monotone index of unit slope stays inside it, and it is at most R long) is
-  copied GM->UB and the loads read it.
-  A tensor the stage writes moves as a run too where the elements are the core's own (the loop
-  walks the split axis of a stage split by its rows, or an index is the variable of such a loop
-  around it: bmm's da[z, m, k] along k under the core's batches z) and every access of the tensor in the stage is the run's (a
-  per-row sum `gx[n]` stored, then read by the row's columns): copied in before the strip (unless
-  each iteration stores its element unconditionally), out after it.
+- a **run**: a load whose last index walks a loop around it monotonically, by at most s per
+  iteration (its slope): the loop's variable, or that plus or minus values the loop does not
+  change, times a constant, divided by a positive constant, clamped by such values (a window's
+  `x[.., o + k - p]`, at a stride `dy[.., (w + p - j) / s]` or dilation `x[.., oh * 2 + j * d]`, a
+  variable-extent reduction's `x[n, i + t]`, a flipped kernel's `w[.., 2 - k]`), of a tensor the
+  stage does not write, its other indices unchanged by the loop, and none of its indices changed by
+  the loops between (a per-row value `rstd[n]` read inside the loops over a row's columns walks the
+  loop over rows). That loop is strip-mined by (R - 1) // s + 1 for runs of R elements; before each
+  strip the run the strip reads (the span between the index at the strip's first and last
+  iteration: a monotone index stays inside it, and it is at most R long) is copied GM->UB and the
+  loads read it. A slope of more than one (MAX_SLOPE at most) moves the elements between too.
+  A tensor the stage writes moves as runs too (of slope one) where the elements are the core's own
+  (the loop walks the split axis of a stage split by its rows, or the indices name the variable of
+  such a loop around it: bmm's `da[z, m, k]` along k under the core's batches z; attention's
+  `dp[b, r, m]` under a fused split f with b = f / L, r = f % L) and every access of the tensor in
+  the stage is in one of them (or a column walk's run), in loops none of which holds another (a
+  per-row sum `gx[n]` stored, then read by the row's columns; attention's dp stored along m, then
+  read along m by two sums): copied in before the strip (unless each iteration stores its element
+  unconditionally), out after it.
   The loop still visits the same elements in the same order: results are bitwise unchanged.
 - an **element**: any other access (a per-row scalar, a data-indexed gather, a scatter's
-  read-modify-write) moves through a one-element UB slot right where it happens: a load is
-  `copy gm->slot; load slot`, a store is `store slot; copy slot->gm`, in the same block as the
-  access, so it runs under the same conditions and in the same order as before.
+  read-modify-write) moves through a one-element UB slot: a load is `copy gm->slot; load slot`, a
+  store is `store slot; copy slot->gm`, in the same block as the access, so it runs under the same
+  conditions and in the same order as before. A load that the loops around it (through loops only,
+  not the stage's own) do not change, and that store nothing into its tensor, moves once before
+  them, under a test that they run (attention's `delta[b, r]`, read by every term of dq's sum).
 
 After both, a tiled kernel on a scratchpad target has no direct GM load or store.
 """
