@@ -307,17 +307,35 @@ def test_user_ops_move_no_single_elements_on_ascend910b(label):
     _check_user(case, inputs, attrs)
 
 
-def test_bmm_backward_stores_da_by_runs_of_the_cores_batches():
-    """da[z, m, k] is stored along k under the core's batches z: the core's own elements, so a run
-    out (not an element per point). What remains: a[z, m, k] read down m under db's tile of n, one
-    element per row (a transposed operand: its blocks need the k loop inside the walk's strips)."""
-    case, inputs, attrs = _user_call("bmm backward")
+@pytest.mark.parametrize("label", ["linear backward float32", "bmm backward"])
+def test_transposed_operands_move_in_panels(label):
+    """linear's dw[o, i] = sum_n dy[n, o] x[n, i] under a tile of i reads dy down a column at the
+    core's o; bmm's db[z, k, n] reads a[z, m, k] down m at k. The column moves in panels (rows x 8
+    of the loop over o or k, one run per row, once per 8 of its iterations), each strip filling its
+    column from the panel; bmm's da[z, m, k] is stored along k under the core's batches z (its own
+    elements): a run out. No element copies; results match torch in float64, also in the guard build."""
+    case, inputs, attrs = _user_call(label)
     report = tilegrad.compile(case.op, "ascend910b").plan(**inputs, **attrs)
-    assert ("da", "run out") in {(b["name"], b["copies"]) for b in report.buffers}
-    z, m, _ = inputs["dc"].shape
-    k = inputs["a"].shape[2]
-    assert report.stages[0]["traffic"]["element_copies"] == z * m * k  # a's column, once per (z, k) and row
+    kinds = {(b["name"], b["copies"]) for b in report.buffers}
+    want = {("dy", "panel in")} if label.startswith("linear") else {("a", "panel in"), ("da", "run out")}
+    assert want <= kinds
+    assert all(s["traffic"]["element_copies"] == 0 for s in report.stages)
     _check_user(case, inputs, attrs)
+
+
+def test_a_panel_too_short_for_the_rows_falls_back_to_columns():
+    """Over more rows than the panel holds (2457 float32 rows on ascend910b), the column moves an
+    element per row, as before, chosen at run time: the plan counts those copies, and the results
+    (in the sum's blocked form, over 1024 rows) still match float64, also in the guard build."""
+    rng = np.random.default_rng(9)
+    n, o, i = 2500, 3, 5
+    dy, x, w = (rng.standard_normal(s).astype(np.float32) for s in [(n, o), (n, i), (o, i)])
+    traffic = tilegrad.compile("user_linear_backward", "ascend910b").plan(dy=dy, x=x, w=w).stages[1]["traffic"]
+    assert traffic["element_copies"] == n * o
+    want = dy.astype(np.float64).T @ x.astype(np.float64)
+    for guard in (False, True):
+        got = tilegrad.compile("user_linear_backward", "ascend910b", guard=guard)(dy=dy, x=x, w=w)[1]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
 
 
 def test_attention_backward_moves_per_row_values_once_per_row():

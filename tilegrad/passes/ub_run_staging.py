@@ -448,6 +448,11 @@ class ColumnWalk:
     """(tensor, row position, other indices) -> loads of one element per row the tile's points share,
     down a column (attention's p[b, l, m] under a tile of d): a strip's column is copied once per
     tile, an element per row, not once per point."""
+    panels: dict[tuple, scf.ForOp] = field(default_factory=dict)
+    """column key -> the loop around the tile its column index walks (linear's dw[o, i] reads
+    dy[n, o] under the core's loop over o): the column moves in panels, rows x PANEL columns of that
+    loop, one run per row, copied once per PANEL iterations of it; each strip fills its column from
+    the panel. Only while the rows fit the panel (a test at run time): else as columns."""
     rows: int = 0
     buffers: dict[tuple, UBBuffer] = field(default_factory=dict)
     """block / run key -> its buffer; ("partial", k) -> the partial sums of the reduction's result k;
@@ -502,6 +507,64 @@ def _column_walk(point: scf.ForOp, sum_op: scf.ForOp | scf.IfOp, gm: set[SSAValu
         if not all(defined_outside(v, point) or _recomputable(v, point) for v in reduce.iter_args):
             return None
     return walk if walk.blocks else None
+
+
+def panel_loop(walk: ColumnWalk, key: tuple) -> scf.ForOp | None:
+    """The loop around the walk's point loop whose variable is the column's last index, if the
+    column can move in panels along it: a loop of unit step, the column's other indices and the
+    sum's rows set outside it."""
+    mem, row_position, fixed = key
+    indices = dict(fixed)
+    last = indices.get(len(fixed))
+    if last is None or row_position == len(fixed):
+        return None
+    loop = walk.point.parent_op()
+    while isinstance(loop, scf.ForOp | scf.IfOp):
+        if isinstance(loop, scf.ForOp) and loop.body.block.args[0] is last:
+            inside = [v for k, v in indices.items() if k != len(fixed)] + [walk.reduce.lb, walk.reduce.ub]
+            if constant_index(loop.step) == 1 and all(defined_outside(v, loop) for v in inside):
+                return loop
+            return None
+        loop = loop.parent_op()
+    return None
+
+
+def stage_panels(walk: ColumnWalk, buffers: dict[tuple, SSAValue]) -> tuple[dict, list[tg.CopyOp]]:
+    """Per panel loop L: at the top of its body, for the first iteration of each PANEL of them, copy
+    rows x width of each column's tensor (one run per row), if the rows fit the panel buffer. The
+    values a strip needs to fill its column from the panel, and the copies built."""
+    built: list[tg.CopyOp] = []
+    found = {}
+    for key, loop in walk.panels.items():
+        mem, row_position, fixed = key
+        panel = buffers[("panel", key)]
+        capacity, width = panel.type.get_shape()
+        block = loop.body.block
+        b = BlockBuilder(block, block.first_op)
+        iv, lb, ub = block.args[0], loop.lb, loop.ub
+        step = b.index(width)
+        first = b.add(arith.AddiOp(lb, b.add(arith.MuliOp(b.add(arith.DivUIOp(b.add(arith.SubiOp(iv, lb)), step)),
+                                                          step))))
+        rows = b.add(arith.SubiOp(walk.reduce.ub, walk.reduce.lb))
+        fits = b.add(arith.CmpiOp(rows, b.index(capacity), "sle"))
+        starts = b.add(arith.CmpiOp(iv, first, "eq"))
+        then = Block()
+        b.add(scf.IfOp(b.add(arith.AndIOp(fits, starts)), [], Region([then])))
+        tb = BlockBuilder(then)
+        length = tb.add(arith.SubiOp(tb.add(arith.MinSIOp(tb.add(arith.AddiOp(iv, step)), ub)), iv))
+        copy_rows, body = make_for(walk.reduce.lb, walk.reduce.ub, tb.index(1), LoopRole.COPY, loop_axis(walk.reduce))
+        tb.add(copy_rows)
+        cb = BlockBuilder(body)
+        row = body.args[0]
+        gm_idx = dict(fixed) | {row_position: row, len(fixed): iv}
+        copy = tg.CopyOp("gm_to_ub", mem, [gm_idx[k] for k in range(len(gm_idx))], panel,
+                         [cb.add(arith.SubiOp(row, walk.reduce.lb)), cb.index(0)], length)
+        cb.add(copy)
+        cb.add(scf.YieldOp())
+        then.add_op(scf.YieldOp())
+        built.append(copy)
+        found[key] = (fits, b.add(arith.SubiOp(iv, first)))
+    return found, built
 
 
 def _walk_terms(walk: ColumnWalk, reduce: scf.ForOp, gm: set[SSAValue], written: set[SSAValue]) -> bool:
@@ -601,8 +664,9 @@ def stage_column_walk(walk: ColumnWalk, tile_start: SSAValue, tile_end: SSAValue
     point, reduce = walk.point, walk.reduce
     p = point.body.block.args[0]
     axis, block = loop_axis(point), point.parent_block()
+    rows_lb = reduce.lb  # the panels' first row (the staging below moves the reduction's bounds)
+    panels, built = stage_panels(walk, buffers)
     b = BlockBuilder(block, point)
-    built: list[tg.CopyOp] = []
 
     def points(builder: BlockBuilder) -> tuple[BlockBuilder, SSAValue, SSAValue]:
         """A loop over the tile's points; a builder of its body, its variable and offset in the tile."""
@@ -655,8 +719,23 @@ def stage_column_walk(walk: ColumnWalk, tile_start: SSAValue, tile_end: SSAValue
             built.append(copy)
         for key in walk.columns:  # strided in GM: one element per row
             mem, row_position, fixed = key
+            target = sb
+            if key in panels:  # from the panel if the rows fit it, else from GM
+                fits, column = panels[key]
+                from_panel, from_gm = Block(), Block()
+                sb.add(scf.IfOp(fits, [], Region([from_panel]), Region([from_gm])))
+                fill, fill_body = make_for(start, end, one, LoopRole.PARALLEL, loop_axis(reduce))
+                from_panel.add_ops([fill, scf.YieldOp()])
+                fb = BlockBuilder(fill_body)
+                row = fill_body.args[0]
+                value = fb.add(memref.LoadOp.get(buffers[("panel", key)],
+                                                 [fb.add(arith.SubiOp(row, rows_lb)), column]))
+                fb.add(memref.StoreOp.get(value, buffers[key], [fb.add(arith.SubiOp(row, start))]))
+                fb.add(scf.YieldOp())
+                from_gm.add_op(scf.YieldOp())
+                target = BlockBuilder(from_gm, from_gm.last_op)
             copy_rows, copy_body = make_for(start, end, one, LoopRole.COPY, loop_axis(reduce))
-            sb.add(copy_rows)
+            target.add(copy_rows)
             cb = BlockBuilder(copy_body)
             row = copy_body.args[0]
             gm_idx = dict(fixed) | {row_position: row}
