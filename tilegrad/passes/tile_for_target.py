@@ -84,8 +84,9 @@ from tilegrad.passes.tiling_plan import (
 from tilegrad.passes.ub_run_staging import (
     ColumnWalk,
     Leftovers,
-    find_column_walk,
+    find_column_walks,
     find_leftovers,
+    panel_loop,
     stage_column_walk,
     stage_elements,
     stage_runs,
@@ -107,6 +108,11 @@ MAX_RUN = 2048
 MAX_ROW_RUN = 256
 """Elements of a run of per-row values (`rstd[n]` read by a row's columns): each is read once per
 row, not once per term, so R rows per copy already make the copies few; longer takes tile space."""
+PANEL_SHARE = 0.4
+"""The share of the UB a stage's column-walk panels (each rows x one aligned block of the loop its
+column walks) take together: linear's dw reads dy[n, o] under the core's loop over o; its panel holds
+up to 0.4 * 192 KiB / 32 B = 2457 rows on ascend910b (more rows: the column moves an element per row)."""
+
 WALK_ROWS = 16
 """Rows of a column walk's block: each copy moves one row of the tile, each strip of rows one block
 per walked tensor; more rows make the tile narrower (the blocks share the UB with it)."""
@@ -464,15 +470,16 @@ class _Tiler:
             if self.target.staged:
                 written = written_memrefs(state.nest)
                 for axis in state.axes.values():
-                    walk = None if axis.fixed else find_column_walk(axis.point_loop, gm | workspace_args, written)
-                    if walk is not None:
-                        state.walks.append((axis, walk))
+                    if not axis.fixed:
+                        state.walks += [(axis, w) for w in find_column_walks(axis.point_loop, gm | workspace_args,
+                                                                              written)]
                 covered = {a for g in state.groups for a in g.accesses}
                 covered |= {a for _, w in state.walks for a in w.accesses}
                 points = {a.point_loop for a in state.axes.values()}
                 lo, hi = state.lo, state.hi
+                walked = {a: w.point for _, w in state.walks for loads in w.runs.values() for a in loads}
                 state.left = find_leftovers(state.nest, gm | workspace_args, covered, points,
-                                            lambda loop, lo=lo, hi=hi: loop.lb is lo and loop.ub is hi)
+                                            lambda loop, lo=lo, hi=hi: loop.lb is lo and loop.ub is hi, walked)
                 state.plan.tensors = self.tensor_uses(state)
         for arg in workspace_args:
             workspace[self._name(arg)] = element_bytes(arg.type.element_type)
@@ -657,7 +664,7 @@ class _Tiler:
                 # a loop of a known short trip count (a window's taps, a core's rows) needs no longer run
                 whole = self._run_trips(state, run.loop)
                 whole = None if whole is None else max(quantum, -(-whole // quantum) * quantum)
-                run.length = length if whole is None else min(length, whole)
+                run.length = length if whole is None else min(length, whole * run.slope)
                 run.buffer = UBBuffer(self._name(run.mem), index, (run.length,), 1, size, f"run {run.copies}",
                                       False, align)
             free -= sum(r.buffer.padded_bytes for r in group)
@@ -688,6 +695,18 @@ class _Tiler:
                     walk.buffers[key] = UBBuffer(self._name(key[0]), state.plan.index, (WALK_ROWS,), 1, eb, copies,
                                                  False, self.target.ub_align)
                     found.append(walk.buffers[key])
+        panels = [(walk, key, loop) for _, walk in state.walks for key in walk.columns
+                  if (loop := panel_loop(walk, key)) is not None]
+        for walk, key, loop in panels:  # the stage's panels share PANEL_SHARE of the UB
+            eb = element_bytes(key[0].type.element_type)
+            width = max(1, self.target.ub_align // eb)
+            known = self._run_trips(state, walk.reduce)
+            rows = int(PANEL_SHARE * self.target.ub_bytes) // len(panels) // (width * eb)
+            rows = rows if known is None else min(rows, max(known, 1))
+            walk.panels[key] = loop
+            walk.buffers[("panel", key)] = UBBuffer(self._name(key[0]), state.plan.index, (rows, width), 1, eb,
+                                                    "panel in", False, self.target.ub_align)
+            found.append(walk.buffers[("panel", key)])
         return found
 
     def _walk_buffers(self, state: StageState, size: int) -> list[UBBuffer]:
@@ -778,6 +797,7 @@ class _Tiler:
                 built += stage_group(group, value, group.buffer.slots == 2)
             for axis, walk in state.walks:
                 types = {key: key[0].type.element_type for key in [*walk.blocks, *walk.runs, *walk.columns]}
+                types.update({("panel", key): key[0].type.element_type for key in walk.panels})
                 types.update(walk.sums)
                 values = {key: self.ub_alloc(walk.buffers[key], t) for key, t in types.items()}
                 built += stage_column_walk(walk, axis.tile_start, axis.tile_end, values)

@@ -315,13 +315,25 @@ def _copy_totals(copy: CopyTraffic, shapes: dict[str, tuple], budget: list[int])
     conditions = [c for c, _ in copy.when if c is not None]
     # the loops whose variable something inside them uses must be walked; the others multiply
     inner_uses: list[set[int]] = []
-    below = _uses(copy.length).union(*(_uses(c) for c in conditions))
+    leaf = _uses(copy.length).union(*(_uses(c) for c in conditions))
+    below = leaf
     for level in range(len(loops) - 1, -1, -1):
         inner_uses.append(below)
         below = below | _uses(loops[level][0]) | _uses(loops[level][1]) | _uses(loops[level][2])
     inner_uses.reverse()
+    # what a level counts depends only on the outer variables its loops, length and conditions use:
+    # counted once per distinct value of those (every core's rows count the same inner loops once)
+    needs = [inner_uses[level] | _uses(loops[level][0]) | _uses(loops[level][1]) | _uses(loops[level][2])
+             for level in range(len(loops))] + [leaf]
+    memo: dict[tuple, tuple[int, int]] = {}
 
     def total(level: int, env: dict[int, int]) -> tuple[int, int]:
+        key = (level, *(env[v] for v in sorted(needs[level]) if v in env))
+        if key not in memo:
+            memo[key] = counted(level, env)
+        return memo[key]
+
+    def counted(level: int, env: dict[int, int]) -> tuple[int, int]:
         if level == len(loops):
             if any(bool(_value(c, shapes, env)) != taken for c, taken in copy.when if c is not None):
                 return 0, 0

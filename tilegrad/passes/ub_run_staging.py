@@ -3,24 +3,32 @@
 Tile staging (`ub_staging.py`) covers accesses whose innermost index walks a tile of the stage's
 parallel axis. What is left reads or writes GM inside reductions, windows and gathers:
 
-- a **run**: a load whose last index walks a loop around it at unit slope: the loop's variable,
-  or that plus or minus values the loop does not change, clamped by such values (a window's
-  `x[.., o + k - p]`, a variable-extent reduction's `x[n, i + t]`, a flipped kernel's
-  `w[.., 2 - k]`), of a tensor the stage does not write, its other indices unchanged by the loop,
-  and none of its indices changed by the loops between (a per-row value `rstd[n]` read inside the
-  loops over a row's columns walks the loop over rows). That loop is strip-mined by the run length
-  R; before each strip the run the strip reads (the span between the index at the strip's first
-  and last iteration: a monotone index of unit slope stays inside it, and it is at most R long) is
-  copied GM->UB and the loads read it.
-  A tensor the stage writes moves as a run too where the loop walks rows the core owns (the split
-  axis of a stage split by its rows) and every access of the tensor in the stage is the run's (a
-  per-row sum `gx[n]` stored, then read by the row's columns): copied in before the strip (unless
-  each iteration stores its element unconditionally), out after it.
+- a **run**: a load whose last index walks a loop around it monotonically, by at most s per
+  iteration (its slope): the loop's variable, or that plus or minus values the loop does not
+  change, times a constant, divided by a positive constant, clamped by such values (a window's
+  `x[.., o + k - p]`, at a stride `dy[.., (w + p - j) / s]` or dilation `x[.., oh * 2 + j * d]`, a
+  variable-extent reduction's `x[n, i + t]`, a flipped kernel's `w[.., 2 - k]`), of a tensor the
+  stage does not write, its other indices unchanged by the loop, and none of its indices changed by
+  the loops between (a per-row value `rstd[n]` read inside the loops over a row's columns walks the
+  loop over rows). That loop is strip-mined by (R - 1) // s + 1 for runs of R elements; before each
+  strip the run the strip reads (the span between the index at the strip's first and last
+  iteration: a monotone index stays inside it, and it is at most R long) is copied GM->UB and the
+  loads read it. A slope of more than one (MAX_SLOPE at most) moves the elements between too.
+  A tensor the stage writes moves as runs too (of slope one) where the elements are the core's own
+  (the loop walks the split axis of a stage split by its rows, or the indices name the variable of
+  such a loop around it: bmm's `da[z, m, k]` along k under the core's batches z; attention's
+  `dp[b, r, m]` under a fused split f with b = f / L, r = f % L) and every access of the tensor in
+  the stage is in one of them (or a column walk's run), in loops none of which holds another (a
+  per-row sum `gx[n]` stored, then read by the row's columns; attention's dp stored along m, then
+  read along m by two sums): copied in before the strip (unless each iteration stores its element
+  unconditionally), out after it.
   The loop still visits the same elements in the same order: results are bitwise unchanged.
 - an **element**: any other access (a per-row scalar, a data-indexed gather, a scatter's
-  read-modify-write) moves through a one-element UB slot right where it happens: a load is
-  `copy gm->slot; load slot`, a store is `store slot; copy slot->gm`, in the same block as the
-  access, so it runs under the same conditions and in the same order as before.
+  read-modify-write) moves through a one-element UB slot: a load is `copy gm->slot; load slot`, a
+  store is `store slot; copy slot->gm`, in the same block as the access, so it runs under the same
+  conditions and in the same order as before. A load that the loops around it (through loops only,
+  not the stage's own) do not change, and that store nothing into its tensor, moves once before
+  them, under a test that they run (attention's `delta[b, r]`, read by every term of dq's sum).
 
 After both, a tiled kernel on a scratchpad target has no direct GM load or store.
 """
@@ -55,7 +63,10 @@ class Run:
     accesses: list[Operation] = field(default_factory=list)
     buffer: UBBuffer | None = None
     length: int = 0
-    """R of its loop: the elements of the run buffer."""
+    """The elements of the run buffer: a strip of its loop reads at most that many."""
+    slope: int = 1
+    """The most its last index moves per iteration (a window at a stride reads every s-th element):
+    a strip of its loop is (length - 1) // slope + 1 iterations."""
 
     @property
     def nested(self) -> bool:
@@ -91,9 +102,12 @@ class Leftovers:
 
 
 def find_leftovers(nest: Operation, gm: set[SSAValue], covered: set[Operation],
-                   points: set[scf.ForOp], owned: Callable[[scf.ForOp], bool]) -> Leftovers:
+                   points: set[scf.ForOp], owned: Callable[[scf.ForOp], bool],
+                   walked: dict[Operation, scf.ForOp] | None = None) -> Leftovers:
     """Classify the GM accesses of a stage that no tile group covers into runs and elements.
-    `owned(loop)`: the loop walks rows of the split axis that only this core walks."""
+    `owned(loop)`: the loop walks rows of the split axis that only this core walks. `walked`: the
+    runs of column walks (covered), each to its point loop: its strips copy in before that loop."""
+    walked = walked or {}
     written = written_memrefs(nest)
     runs: dict[tuple, Run] = {}
     left = Leftovers()
@@ -105,24 +119,65 @@ def find_leftovers(nest: Operation, gm: set[SSAValue], covered: set[Operation],
         if not isinstance(op, (memref.LoadOp, memref.StoreOp)) or op.memref not in gm or op in covered:
             continue
         loop = _run_loop(op, points)
-        if loop is not None and (isinstance(op, memref.LoadOp) or owned(loop)):
+        if loop is not None and (isinstance(op, memref.LoadOp) or _owns(loop, tuple(op.indices)[:-1], owned)):
             fixed, last = tuple(op.indices)[:-1], op.indices[-1]
             key = (op.memref, loop, fixed, last)
             run = runs.get(key) or runs.setdefault(key, Run(op.memref, loop, fixed, last))
             run.accesses.append(op)
+            run.slope = _slope(last, loop.body.block.args[0], loop)
         else:
             left.elements.append(op)
-    for key, run in list(runs.items()):
-        # a tensor the stage writes: a run only if it is every access of the tensor, along owned rows
-        mem = viewed(run.mem)
-        if mem in written and (not owned(run.loop) or len(touching[mem]) != len(run.accesses)):
-            left.elements += run.accesses
-            del runs[key]
+    # a tensor the stage writes moves by runs only if every access of it is in one, each along
+    # rows the core owns, in loops none of which holds another (a run's strip copies in before its
+    # loop and out after it: a second run of the tensor inside that loop would see stale GM)
+    of_tensor: dict[SSAValue, list[tuple]] = {}
+    for key, run in runs.items():
+        of_tensor.setdefault(viewed(run.mem), []).append(key)
+    for mem, keys in of_tensor.items():
+        if mem not in written:
+            continue
+        mine = [runs[k] for k in keys]
+        walks = [a for a in touching[mem] if a in walked]
+        loops = [r.loop for r in mine] + list({walked[a]: None for a in walks})
+        if (not all(_owns(r.loop, r.fixed, owned) for r in mine) or any(isinstance(a, memref.StoreOp) for a in walks)
+                or len(touching[mem]) != sum(len(r.accesses) for r in mine) + len(walks)
+                or any(a.is_ancestor(b) for a in loops for b in loops if a is not b)
+                or len(set(loops)) != len(loops)):
+            for k in keys:
+                left.elements += runs.pop(k).accesses
     left.runs = list(runs.values())
     left.rows = find_short_rows(left.elements)
     in_rows = {a for r in left.rows for a in r.accesses}
     left.elements = [a for a in left.elements if a not in in_rows]
     return left
+
+
+def _owns(loop: scf.ForOp, fixed: tuple[SSAValue, ...], owned: Callable[[scf.ForOp], bool]) -> bool:
+    """Whether the elements a run along `loop` at other indices `fixed` touches are the core's own:
+    the loop walks the rows of the split, or one of the indices is the variable of a loop around it
+    that does (bmm's da[z, m, k] along k, under the core's batches z)."""
+    if owned(loop):
+        return True
+    outer = loop.parent_op()
+    while outer is not None:
+        if isinstance(outer, scf.ForOp) and owned(outer) and _identified(outer.body.block.args[0], set(fixed)):
+            return True
+        outer = outer.parent_op()
+    return False
+
+
+def _identified(value: SSAValue, known: set[SSAValue]) -> bool:
+    """Whether `value` follows from the values `known`: one of them, or both v / c and v % c of a
+    value v that does (a fused split's rows: attention's b = f / L and r = f % L give f)."""
+    known = set(known)
+    while value not in known:
+        quotients = {(o.lhs, o.rhs) for k in known if isinstance(o := k.owner, (arith.DivUIOp, arith.DivSIOp))}
+        remainders = {(o.lhs, o.rhs) for k in known if isinstance(o := k.owner, (arith.RemUIOp, arith.RemSIOp))}
+        more = {lhs for lhs, _ in quotients & remainders} - known
+        if not more:
+            return False
+        known |= more
+    return True
 
 
 def _run_loop(access: Operation, points: set[scf.ForOp]) -> scf.ForOp | None:
@@ -137,10 +192,17 @@ def _run_loop(access: Operation, points: set[scf.ForOp]) -> scf.ForOp | None:
             or loop_role(loop) in (LoopRole.TILE, LoopRole.COPY, LoopRole.RUN) or constant_index(loop.step) != 1):
         return None
     iv = loop.body.block.args[0]
-    if _unit_slope(indices[-1], iv, loop) and all(_invariant(v, iv, loop) for v in indices[:-1]):
+    slope = _slope(indices[-1], iv, loop)
+    if slope is None or (slope > 1 and isinstance(access, memref.StoreOp)):  # a store's run has no gaps
+        return None
+    if slope <= MAX_SLOPE and all(_invariant(v, iv, loop) for v in indices[:-1]):
         return loop
     return None
 
+
+MAX_SLOPE = 4
+"""The steepest run staged: a strip moves up to this many elements per one it reads (a 3x3 window at
+stride 2 reads x at every other column; its other taps read the ones between)."""
 
 _PURE = (arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.MinSIOp, arith.MaxSIOp,
          arith.DivUIOp, arith.DivSIOp, arith.RemUIOp, arith.RemSIOp)
@@ -160,17 +222,31 @@ def _invariant(value: SSAValue, iv: SSAValue, loop: scf.ForOp) -> bool:
     return isinstance(op, _PURE) and all(_invariant(v, iv, loop) for v in op.operands)
 
 
-def _unit_slope(value: SSAValue, iv: SSAValue, loop: scf.ForOp) -> bool:
-    """`value` is iv, or iv plus or minus loop-invariant values, clamped (min, max) by such values:
-    monotone in iv, and never more than one apart for consecutive iv."""
+def _slope(value: SSAValue, iv: SSAValue, loop: scf.ForOp) -> int | None:
+    """The most `value` moves between consecutive iv, if it is monotone in iv: iv, plus or minus
+    loop-invariant values, times a constant (a window's `oh * 2 + i`: 2), divided by a positive
+    constant (a window's position at a stride, `(w + p - j) / s`: a monotone index divided by c moves
+    at most ceil(slope / c)), clamped (min, max) by loop-invariant values. None if not monotone."""
     if value is iv:
-        return True
+        return 1
     op = _inside(value, loop)
+    if isinstance(op, arith.DivSIOp) and (constant_index(op.rhs) or 0) > 0:
+        inner = _slope(op.lhs, iv, loop)
+        return None if inner is None else -(-inner // constant_index(op.rhs))
+    if isinstance(op, arith.MuliOp):
+        for a, b in (op.operands, reversed(op.operands)):
+            inner, factor = _slope(a, iv, loop), constant_index(b)
+            if inner is not None and factor:
+                return inner * abs(factor)
+        return None
     if not isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MinSIOp, arith.MaxSIOp)):
-        return False
+        return None
     a, b = op.operands  # one side walks, the other does not change (inv - iv walks backwards)
-    return (_unit_slope(a, iv, loop) and _invariant(b, iv, loop)) or (
-        _unit_slope(b, iv, loop) and _invariant(a, iv, loop))
+    if _invariant(b, iv, loop):
+        return _slope(a, iv, loop)
+    if _invariant(a, iv, loop):
+        return _slope(b, iv, loop)
+    return None
 
 
 def _clone_at(values: list[SSAValue], loop: scf.ForOp, b: BlockBuilder, mapping: dict[SSAValue, SSAValue]) -> list:
@@ -200,7 +276,7 @@ def stage_runs(runs: list[Run], buffers: dict[int, SSAValue]) -> list[tg.CopyOp]
         by_loop.setdefault(run.loop, []).append(run)
     for loop, loop_runs in by_loop.items():
         parent = loop.parent_block()
-        size = arith.ConstantOp(IntegerAttr(loop_runs[0].length, INDEX))
+        size = arith.ConstantOp(IntegerAttr(min((r.length - 1) // r.slope + 1 for r in loop_runs), INDEX))
         parent.insert_op_before(size, loop)
         axis = loop_axis(loop)
         strip, body = make_for(loop.lb, loop.ub, size.result, LoopRole.RUN, axis, list(loop.iter_args))
@@ -267,7 +343,23 @@ def stage_elements(elements: list[Operation], slots: dict[str, SSAValue]) -> lis
         zero = b.index(0)
         one = b.index(1)
         indices = list(access.indices)
-        if isinstance(access, memref.LoadOp):
+        hoisted = _hoisted_out_of(access) if isinstance(access, memref.LoadOp) else []
+        if hoisted:  # once before the loops, if they run at all (else it might read past the tensor)
+            b = BlockBuilder(hoisted[-1].parent_block(), hoisted[-1])
+            zero = b.index(0)
+            one = b.index(1)
+            runs = None
+            for loop in hoisted:
+                nonempty = b.add(arith.CmpiOp(loop.lb, loop.ub, "slt"))
+                runs = nonempty if runs is None else b.add(arith.AndIOp(runs, nonempty))
+            then = Block()
+            b.add(scf.IfOp(runs, [], Region([then])))
+            indices = [_recompute(v, hoisted[-1], BlockBuilder(then)) for v in indices]
+            copy = tg.CopyOp("gm_to_ub", access.memref, indices, slot, [zero], one)
+            then.add_ops([copy, scf.YieldOp()])
+            new = b.add(memref.LoadOp.get(slot, [zero]))
+            access.res.replace_all_uses_with(new)
+        elif isinstance(access, memref.LoadOp):
             copy = tg.CopyOp("gm_to_ub", access.memref, indices, slot, [zero], one)
             b.add(copy)
             new = memref.LoadOp.get(slot, [zero])
@@ -282,6 +374,51 @@ def stage_elements(elements: list[Operation], slots: dict[str, SSAValue]) -> lis
         access.detach()
         access.erase()
     return built
+
+
+def _hoisted_out_of(load: memref.LoadOp) -> list[scf.ForOp]:
+    """The loops (innermost first) an element load moves out of: those around it, through loops
+    only, that change none of its indices, store nothing into its tensor, and have bounds set
+    outside the outermost (so a test before it says whether they run at all); never the stage's
+    own loop. An element a reduction reads for every term (attention's delta[b, r]) moves once."""
+    mem = viewed(load.memref)
+    chain: list[scf.ForOp] = []
+    loop = load.parent_op()
+    while isinstance(loop, scf.ForOp) and "tg.stage" not in loop.attributes:
+        if not all(_computed_outside(v, loop) for v in load.indices) or _stores_into(loop, mem):
+            break
+        chain.append(loop)
+        loop = loop.parent_op()
+    while chain and not all(defined_outside(v, chain[-1]) for c in chain for v in (c.lb, c.ub)):
+        chain.pop()
+    return chain
+
+
+def _computed_outside(value: SSAValue, loop: scf.ForOp) -> bool:
+    """Defined outside the loop, or index arithmetic of such values (recomputed where it moves)."""
+    if defined_outside(value, loop):
+        return True
+    op = value.owner
+    return isinstance(op, _PURE) and all(_computed_outside(v, loop) for v in op.operands)
+
+
+def _recompute(value: SSAValue, loop: scf.ForOp, b: BlockBuilder) -> SSAValue:
+    """`value` (see _computed_outside) computed at `b`, before the loop."""
+    if defined_outside(value, loop):
+        return value
+    op = value.owner
+    clone = op.clone(value_mapper={v: _recompute(v, loop, b) for v in op.operands})
+    b.add(clone)
+    return clone.results[0]
+
+
+def _stores_into(loop: scf.ForOp, mem: SSAValue) -> bool:
+    for op in loop.walk():
+        if isinstance(op, memref.StoreOp) and viewed(op.memref) is mem:
+            return True
+        if isinstance(op, tg.CopyOp) and op.direction.data == "ub_to_gm" and viewed(op.dst) is mem:
+            return True
+    return False
 
 
 # ---- column walks: a reduction over rows inside the tile of columns it reduces ------------------------------------
@@ -311,6 +448,11 @@ class ColumnWalk:
     """(tensor, row position, other indices) -> loads of one element per row the tile's points share,
     down a column (attention's p[b, l, m] under a tile of d): a strip's column is copied once per
     tile, an element per row, not once per point."""
+    panels: dict[tuple, scf.ForOp] = field(default_factory=dict)
+    """column key -> the loop around the tile its column index walks (linear's dw[o, i] reads
+    dy[n, o] under the core's loop over o): the column moves in panels, rows x PANEL columns of that
+    loop, one run per row, copied once per PANEL iterations of it; each strip fills its column from
+    the panel. Only while the rows fit the panel (a test at run time): else as columns."""
     rows: int = 0
     buffers: dict[tuple, UBBuffer] = field(default_factory=dict)
     """block / run key -> its buffer; ("partial", k) -> the partial sums of the reduction's result k;
@@ -332,25 +474,31 @@ class ColumnWalk:
         return found
 
 
-def find_column_walk(point: scf.ForOp, gm: set[SSAValue], written: set[SSAValue]) -> ColumnWalk | None:
-    """The column walk in a point loop's body, if there is one it can stage by blocks: one reduction
-    loop of unit step over bounds the point loop does not change (or its two forms, plain and
-    blocked), whose body is straight-line code (no loops, branches or stores) computing from values
-    it can recompute (index and constant arithmetic of the point's body), and reads at least one
-    tensor the stage does not write at [.., row, .., column]."""
+def find_column_walks(point: scf.ForOp, gm: set[SSAValue], written: set[SSAValue]) -> list[ColumnWalk]:
+    """The column walks in a point loop's body it can stage by blocks, one per sum (layer norm's
+    dgamma and dbeta under one tile of columns are two): a reduction loop of unit step over bounds
+    the point loop does not change (or its two forms, plain and blocked), whose body is
+    straight-line code (no loops, branches or stores) computing from values it can recompute
+    (index and constant arithmetic of the point's body), and reads at least one tensor the stage
+    does not write at [.., row, .., column]. Each walk's strips go before the point loop, and the
+    point loop reads each sum's partials where the sum was: the sums stay independent."""
     sums = [o for o in point.body.block.ops if isinstance(o, (scf.ForOp, scf.IfOp)) and loop_role(o) == LoopRole.REDUCE]
-    if len(sums) != 1:
-        return None
-    if isinstance(sums[0], scf.IfOp):
-        forms = _two_forms(sums[0], point)
+    walks = [_column_walk(point, s, gm, written) for s in sums]
+    return [w for w in walks if w is not None]
+
+
+def _column_walk(point: scf.ForOp, sum_op: scf.ForOp | scf.IfOp, gm: set[SSAValue],
+                 written: set[SSAValue]) -> ColumnWalk | None:
+    if isinstance(sum_op, scf.IfOp):
+        forms = _two_forms(sum_op, point)
         if forms is None:
             return None
         blocked, part, plain = forms
-        walk = ColumnWalk(point, plain, choice=sums[0], blocked=blocked, part=part)
+        walk = ColumnWalk(point, plain, choice=sum_op, blocked=blocked, part=part)
         loops = [plain, part]
     else:
-        walk = ColumnWalk(point, sums[0])
-        loops = [sums[0]]
+        walk = ColumnWalk(point, sum_op)
+        loops = [sum_op]
     if not all(_point_invariant(v, point) for v in (walk.reduce.lb, walk.reduce.ub)):
         return None
     for reduce in loops:
@@ -359,6 +507,64 @@ def find_column_walk(point: scf.ForOp, gm: set[SSAValue], written: set[SSAValue]
         if not all(defined_outside(v, point) or _recomputable(v, point) for v in reduce.iter_args):
             return None
     return walk if walk.blocks else None
+
+
+def panel_loop(walk: ColumnWalk, key: tuple) -> scf.ForOp | None:
+    """The loop around the walk's point loop whose variable is the column's last index, if the
+    column can move in panels along it: a loop of unit step, the column's other indices and the
+    sum's rows set outside it."""
+    mem, row_position, fixed = key
+    indices = dict(fixed)
+    last = indices.get(len(fixed))
+    if last is None or row_position == len(fixed):
+        return None
+    loop = walk.point.parent_op()
+    while isinstance(loop, scf.ForOp | scf.IfOp):
+        if isinstance(loop, scf.ForOp) and loop.body.block.args[0] is last:
+            inside = [v for k, v in indices.items() if k != len(fixed)] + [walk.reduce.lb, walk.reduce.ub]
+            if constant_index(loop.step) == 1 and all(defined_outside(v, loop) for v in inside):
+                return loop
+            return None
+        loop = loop.parent_op()
+    return None
+
+
+def stage_panels(walk: ColumnWalk, buffers: dict[tuple, SSAValue]) -> tuple[dict, list[tg.CopyOp]]:
+    """Per panel loop L: at the top of its body, for the first iteration of each PANEL of them, copy
+    rows x width of each column's tensor (one run per row), if the rows fit the panel buffer. The
+    values a strip needs to fill its column from the panel, and the copies built."""
+    built: list[tg.CopyOp] = []
+    found = {}
+    for key, loop in walk.panels.items():
+        mem, row_position, fixed = key
+        panel = buffers[("panel", key)]
+        capacity, width = panel.type.get_shape()
+        block = loop.body.block
+        b = BlockBuilder(block, block.first_op)
+        iv, lb, ub = block.args[0], loop.lb, loop.ub
+        step = b.index(width)
+        first = b.add(arith.AddiOp(lb, b.add(arith.MuliOp(b.add(arith.DivUIOp(b.add(arith.SubiOp(iv, lb)), step)),
+                                                          step))))
+        rows = b.add(arith.SubiOp(walk.reduce.ub, walk.reduce.lb))
+        fits = b.add(arith.CmpiOp(rows, b.index(capacity), "sle"))
+        starts = b.add(arith.CmpiOp(iv, first, "eq"))
+        then = Block()
+        b.add(scf.IfOp(b.add(arith.AndIOp(fits, starts)), [], Region([then])))
+        tb = BlockBuilder(then)
+        length = tb.add(arith.SubiOp(tb.add(arith.MinSIOp(tb.add(arith.AddiOp(iv, step)), ub)), iv))
+        copy_rows, body = make_for(walk.reduce.lb, walk.reduce.ub, tb.index(1), LoopRole.COPY, loop_axis(walk.reduce))
+        tb.add(copy_rows)
+        cb = BlockBuilder(body)
+        row = body.args[0]
+        gm_idx = dict(fixed) | {row_position: row, len(fixed): iv}
+        copy = tg.CopyOp("gm_to_ub", mem, [gm_idx[k] for k in range(len(gm_idx))], panel,
+                         [cb.add(arith.SubiOp(row, walk.reduce.lb)), cb.index(0)], length)
+        cb.add(copy)
+        cb.add(scf.YieldOp())
+        then.add_op(scf.YieldOp())
+        built.append(copy)
+        found[key] = (fits, b.add(arith.SubiOp(iv, first)))
+    return found, built
 
 
 def _walk_terms(walk: ColumnWalk, reduce: scf.ForOp, gm: set[SSAValue], written: set[SSAValue]) -> bool:
@@ -383,6 +589,8 @@ def _walk_terms(walk: ColumnWalk, reduce: scf.ForOp, gm: set[SSAValue], written:
             walk.runs.setdefault((op.memref, fixed), []).append(op)
         elif r in indices and p not in indices and viewed(op.memref) not in written:
             walk.columns.setdefault((op.memref, indices.index(r), fixed), []).append(op)
+        elif r not in indices and p not in indices:
+            continue  # the same element for every point and row (attention's delta[b, r]): left to the leftovers
         else:  # a GM read of its own (x[p, r]: a row per point) would need the point loop it leaves
             return False
     return True
@@ -456,8 +664,9 @@ def stage_column_walk(walk: ColumnWalk, tile_start: SSAValue, tile_end: SSAValue
     point, reduce = walk.point, walk.reduce
     p = point.body.block.args[0]
     axis, block = loop_axis(point), point.parent_block()
+    rows_lb = reduce.lb  # the panels' first row (the staging below moves the reduction's bounds)
+    panels, built = stage_panels(walk, buffers)
     b = BlockBuilder(block, point)
-    built: list[tg.CopyOp] = []
 
     def points(builder: BlockBuilder) -> tuple[BlockBuilder, SSAValue, SSAValue]:
         """A loop over the tile's points; a builder of its body, its variable and offset in the tile."""
@@ -510,8 +719,23 @@ def stage_column_walk(walk: ColumnWalk, tile_start: SSAValue, tile_end: SSAValue
             built.append(copy)
         for key in walk.columns:  # strided in GM: one element per row
             mem, row_position, fixed = key
+            target = sb
+            if key in panels:  # from the panel if the rows fit it, else from GM
+                fits, column = panels[key]
+                from_panel, from_gm = Block(), Block()
+                sb.add(scf.IfOp(fits, [], Region([from_panel]), Region([from_gm])))
+                fill, fill_body = make_for(start, end, one, LoopRole.PARALLEL, loop_axis(reduce))
+                from_panel.add_ops([fill, scf.YieldOp()])
+                fb = BlockBuilder(fill_body)
+                row = fill_body.args[0]
+                value = fb.add(memref.LoadOp.get(buffers[("panel", key)],
+                                                 [fb.add(arith.SubiOp(row, rows_lb)), column]))
+                fb.add(memref.StoreOp.get(value, buffers[key], [fb.add(arith.SubiOp(row, start))]))
+                fb.add(scf.YieldOp())
+                from_gm.add_op(scf.YieldOp())
+                target = BlockBuilder(from_gm, from_gm.last_op)
             copy_rows, copy_body = make_for(start, end, one, LoopRole.COPY, loop_axis(reduce))
-            sb.add(copy_rows)
+            target.add(copy_rows)
             cb = BlockBuilder(copy_body)
             row = copy_body.args[0]
             gm_idx = dict(fixed) | {row_position: row}
