@@ -124,12 +124,10 @@ def test_a_conv1d_backward_matches_torch(dims, target, dtype, guard):
 # The plan: every decision listed, the GEMM form by a user's schedule
 
 GEMM = """Reorder(stage=0, order=('r0', 3))
-UnrollJam(stage=0, axis=0, factor=1)
-UnrollJam(stage=0, axis=1, factor=4)
 Specialize(stage=0, condition='x in bounds', versioned=False)"""
-"""The forward conv's sums outside its column loop (a row sweep nest over c, i, j), its output
-channels jammed by 4 (not the batch loop), and its reads not branched: chunk-row-sweeps then keeps
-4 x 16 accumulators in registers over the whole nest."""
+"""The forward conv's sums outside its column loop (a row sweep nest over c, i, j) and its reads not
+branched: jam-row-sweeps then jams its output channels by 4 (not the batch loop, whose rows sweep
+images of their own) and chunk-row-sweeps keeps 4 x 16 accumulators in registers over the whole nest."""
 
 
 def _schedule(kernel, **call):
@@ -149,6 +147,8 @@ def test_a_conv_as_a_register_tiled_gemm_matches_torch(dims):
     kernel = tilegrad.compile("conv2d_rect_user", "cpu", schedule=GEMM)
     listed = _schedule(kernel, **a, ph=1, pw=2)
     assert "Split(stage=0, factor=16, tail='peel')" in listed  # the chunks: a register tile
+    assert "UnrollJam(stage=0, axis=1, factor=4)" in listed  # the output channels, by the planner
+    assert not any(d.startswith("UnrollJam(stage=0, factor=") for d in listed)  # not the batch loop
     want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
                                       padding=(1, 2))
     _close((kernel(**a, ph=1, pw=2),), (want.numpy(),), "float32")
@@ -163,3 +163,45 @@ def test_a_user_turns_the_window_partitions_off():
     want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
                                       padding=(1, 2))
     _close((kernel(**a, ph=1, pw=2),), (want.numpy(),), "float32")
+
+
+# The packed form (issue 45's direction): the window's operand copied into a panel with its mask
+# applied (im2col), then a plain GEMM over it. Written here as a user would in two ops; the GEMM's
+# batch loop sweeps a panel of its own (col[n]), so its output channels are the rows jammed
+
+
+@tg.op(outputs={"col": tg.shaped_by(lambda shape_of, attrs: (
+    shape_of("x")[0], shape_of("x")[1] * attrs["r"] * attrs["s"],
+    (shape_of("x")[2] + 2 * attrs["ph"] - attrs["r"] + 1) * (shape_of("x")[3] + 2 * attrs["pw"] - attrs["s"] + 1)),
+    dtype="x")}, replace=True)
+def im2col_user(x=tg.tensor("N C H W"), r=tg.attr(3), s=tg.attr(5), ph=tg.attr(1), pw=tg.attr(2)):
+    """col[n, (c, i, j), (a, b)] = x[n, c, a - ph + i, b - pw + j], 0 in the padding."""
+    h_, w_ = x.shape[2], x.shape[3]
+    out_w = w_ + 2 * pw - s + 1
+
+    def value(n, q, p):
+        c, i, j, a, b = q // (r * s), q // s % r, q % s, p // out_w, p % out_w
+        return tg.where(_inside(a - ph + i, b - pw + j, h_, w_), x[n, c, a - ph + i, b - pw + j], 0.0)
+    return value
+
+
+@tg.op(outputs={"y": tg.shaped_by(lambda shape_of, attrs: (shape_of("col")[0], shape_of("w")[0], shape_of("col")[2]),
+                                  dtype="col")}, replace=True)
+def panel_gemm_user(col=tg.tensor("N Q P"), w=tg.tensor("K Q", dtype="col")):
+    """y[n, k, p] = sum over q of w[k, q] col[n, q, p]."""
+    return lambda n, k, p: tg.reduce_sum(col.shape[1], lambda q: w[k, q] * col[n, q, p])
+
+
+@pytest.mark.parametrize("dims", RECT_SIZES, ids=lambda d: "x".join(map(str, d)))
+def test_a_conv_as_a_gemm_over_its_packed_window_jams_output_channels(dims):
+    a = _rect(dims, np.float32)
+    n, c, k, h, w = dims
+    col = tilegrad.compile("im2col_user", "cpu")(x=a["x"], r=3, s=5, ph=1, pw=2)
+    weights = a["w"].reshape(k, c * 15)
+    gemm = tilegrad.compile("panel_gemm_user", "cpu")
+    listed = _schedule(gemm, col=col, w=weights)
+    assert "UnrollJam(stage=0, axis=1, factor=4)" in listed  # output channels (rows sweeping col[n])
+    assert not any(d.startswith("UnrollJam(stage=0, factor=") for d in listed)  # not the batch loop
+    want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
+                                      padding=(1, 2))
+    _close((gemm(col=col, w=weights).reshape(want.shape),), (want.numpy(),), "float32")
