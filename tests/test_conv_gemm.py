@@ -2,8 +2,8 @@
 `tg.where`, run by the general window mechanisms (partition-clamped-loops' window loops; a sum
 nest's interchange, jam and chunks, the register tile of a GEMM, by a schedule), against torch in
 float64: the user table's convs at two sizes, and fresh ops written as a user would (a conv with a
-rectangular 3x5 window, a conv1d backward), on cpu in float32 and float64 (the guard build) and on
-ascend910b in float32."""
+rectangular 3x5 window, a conv1d backward), on cpu in float32 and float64 (the guard build); the 3x5
+window on ascend910b in float32 too."""
 
 import numpy as np
 import pytest
@@ -13,7 +13,9 @@ import tilegrad
 import tilegrad.dsl as tg
 from tilegrad import user_ops
 
-BUILDS = [("cpu", "float32", False), ("cpu", "float64", True), ("ascend910b", "float32", False)]
+BUILDS = [("cpu", "float32", False), ("cpu", "float64", True)]
+"""(ascend910b: the user table's convs in tests/test_user_ops.py, the 3x5 window below at one size;
+a third of this file's builds)"""
 TOLERANCES = {"float32": dict(rtol=1e-4, atol=1e-5), "float64": dict(rtol=1e-10, atol=1e-10)}
 IDS = [f"{t}-{d}{'-guard' * g}" for t, d, g in BUILDS]
 
@@ -96,8 +98,12 @@ def _rect(dims, dtype):
     return dict(x=rng.standard_normal((n, c, h, w)).astype(dtype), w=rng.standard_normal((k, c, 3, 5)).astype(dtype))
 
 
-@pytest.mark.parametrize("target, dtype, guard", BUILDS, ids=IDS)
-@pytest.mark.parametrize("dims", RECT_SIZES, ids=lambda d: "x".join(map(str, d)))
+RECT_BUILDS = [(dims, *build) for dims in RECT_SIZES for build in BUILDS] + [
+    (RECT_SIZES[0], "ascend910b", "float32", False)]
+
+
+@pytest.mark.parametrize("dims, target, dtype, guard", RECT_BUILDS,
+                         ids=[f"{'x'.join(map(str, d))}-{t}-{dt}{'-guard' * g}" for d, t, dt, g in RECT_BUILDS])
 def test_a_rectangular_window_conv_matches_torch(dims, target, dtype, guard):
     a = _rect(dims, dtype)
     got = tilegrad.compile("conv2d_rect_user", target, guard=guard)(**a, ph=1, pw=2)
@@ -124,12 +130,10 @@ def test_a_conv1d_backward_matches_torch(dims, target, dtype, guard):
 # The plan: every decision listed, the GEMM form by a user's schedule
 
 GEMM = """Reorder(stage=0, order=('r0', 3))
-UnrollJam(stage=0, axis=0, factor=1)
-UnrollJam(stage=0, axis=1, factor=4)
 Specialize(stage=0, condition='x in bounds', versioned=False)"""
-"""The forward conv's sums outside its column loop (a row sweep nest over c, i, j), its output
-channels jammed by 4 (not the batch loop), and its reads not branched: chunk-row-sweeps then keeps
-4 x 16 accumulators in registers over the whole nest."""
+"""The forward conv's sums outside its column loop (a row sweep nest over c, i, j) and its reads not
+branched: jam-row-sweeps then jams its output channels by 4 (not the batch loop, whose rows sweep
+images of their own) and chunk-row-sweeps keeps 4 x 16 accumulators in registers over the whole nest."""
 
 
 def _schedule(kernel, **call):
@@ -149,6 +153,8 @@ def test_a_conv_as_a_register_tiled_gemm_matches_torch(dims):
     kernel = tilegrad.compile("conv2d_rect_user", "cpu", schedule=GEMM)
     listed = _schedule(kernel, **a, ph=1, pw=2)
     assert "Split(stage=0, factor=16, tail='peel')" in listed  # the chunks: a register tile
+    assert "UnrollJam(stage=0, axis=1, factor=4)" in listed  # the output channels, by the planner
+    assert not any(d.startswith("UnrollJam(stage=0, factor=") for d in listed)  # not the batch loop
     want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
                                       padding=(1, 2))
     _close((kernel(**a, ph=1, pw=2),), (want.numpy(),), "float32")
@@ -163,3 +169,45 @@ def test_a_user_turns_the_window_partitions_off():
     want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
                                       padding=(1, 2))
     _close((kernel(**a, ph=1, pw=2),), (want.numpy(),), "float32")
+
+
+# The packed form (issue 45's direction): the window's operand copied into a panel with its mask
+# applied (im2col), then a plain GEMM over it. Written here as a user would in two ops; the GEMM's
+# batch loop sweeps a panel of its own (col[n]), so its output channels are the rows jammed
+
+
+@tg.op(outputs={"col": tg.shaped_by(lambda shape_of, attrs: (
+    shape_of("x")[0], shape_of("x")[1] * attrs["r"] * attrs["s"],
+    (shape_of("x")[2] + 2 * attrs["ph"] - attrs["r"] + 1) * (shape_of("x")[3] + 2 * attrs["pw"] - attrs["s"] + 1)),
+    dtype="x")}, replace=True)
+def im2col_user(x=tg.tensor("N C H W"), r=tg.attr(3), s=tg.attr(5), ph=tg.attr(1), pw=tg.attr(2)):
+    """col[n, (c, i, j), (a, b)] = x[n, c, a - ph + i, b - pw + j], 0 in the padding."""
+    h_, w_ = x.shape[2], x.shape[3]
+    out_w = w_ + 2 * pw - s + 1
+
+    def value(n, q, p):
+        c, i, j, a, b = q // (r * s), q // s % r, q % s, p // out_w, p % out_w
+        return tg.where(_inside(a - ph + i, b - pw + j, h_, w_), x[n, c, a - ph + i, b - pw + j], 0.0)
+    return value
+
+
+@tg.op(outputs={"y": tg.shaped_by(lambda shape_of, attrs: (shape_of("col")[0], shape_of("w")[0], shape_of("col")[2]),
+                                  dtype="col")}, replace=True)
+def panel_gemm_user(col=tg.tensor("N Q P"), w=tg.tensor("K Q", dtype="col")):
+    """y[n, k, p] = sum over q of w[k, q] col[n, q, p]."""
+    return lambda n, k, p: tg.reduce_sum(col.shape[1], lambda q: w[k, q] * col[n, q, p])
+
+
+@pytest.mark.parametrize("dims", RECT_SIZES, ids=lambda d: "x".join(map(str, d)))
+def test_a_conv_as_a_gemm_over_its_packed_window_jams_output_channels(dims):
+    a = _rect(dims, np.float32)
+    n, c, k, h, w = dims
+    col = tilegrad.compile("im2col_user", "cpu")(x=a["x"], r=3, s=5, ph=1, pw=2)
+    weights = a["w"].reshape(k, c * 15)
+    gemm = tilegrad.compile("panel_gemm_user", "cpu")
+    listed = _schedule(gemm, col=col, w=weights)
+    assert "UnrollJam(stage=0, axis=1, factor=4)" in listed  # output channels (rows sweeping col[n])
+    assert not any(d.startswith("UnrollJam(stage=0, factor=") for d in listed)  # not the batch loop
+    want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
+                                      padding=(1, 2))
+    _close((gemm(col=col, w=weights).reshape(want.shape),), (want.numpy(),), "float32")

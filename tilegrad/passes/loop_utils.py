@@ -35,13 +35,18 @@ def _stack_rows(loop: scf.ForOp) -> list[SSAValue]:
 
 def sweeps_shared_data(loop: scf.ForOp) -> bool:
     """Whether an interchanged row loop inside reads data the row does not choose (w[v, h]) beside
-    data it does (g[i, v]): the reuse that jamming turns into fewer loads."""
+    data it does (g[i, v]): the reuse that jamming turns into fewer loads. The shared data is what
+    the row sweeps (read at the sweep's column h) where it reads any: a batch loop's rows
+    (col[b, v, h] w[k, v]) share only w[k, v], one scalar per term, and sweep data of their own."""
     iv = loop.body.block.args[0]
     for row in (o for o in loop.body.walk() if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.ROW):
         loads = [o for o in row.body.walk() if isinstance(o, memref.LoadOp)
                  and not isinstance(o.memref.owner, memref.AllocaOp)]
-        varying = [any(depends_on(i, iv) for i in load.indices) for load in loads]
-        if any(varying) and not all(varying):
+        column = row.body.block.args[0]
+        swept = [load for load in loads if any(depends_on(i, column) for i in load.indices)]
+        own = [any(depends_on(i, iv) for i in load.indices) for load in loads]
+        shared = [not any(depends_on(i, iv) for i in load.indices) for load in swept or loads]
+        if any(own) and any(shared):
             return True
     return False
 

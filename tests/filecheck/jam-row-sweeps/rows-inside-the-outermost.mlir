@@ -1,10 +1,9 @@
-// RUN: tilegrad opt %s -p 'jam-row-sweeps{directives="UnrollJam(stage=0, axis=0, factor=1); UnrollJam(stage=0, axis=1, factor=2)"}' | filecheck %s
+// RUN: tilegrad opt %s -p 'jam-row-sweeps{directives="UnrollJam(stage=0, axis=1, factor=2)"}' | filecheck %s
 
-// Directives may name a row loop inside the outermost one whose rows share what they sweep: a
+// A directive names a row loop inside the outermost one, whose rows share what they sweep: a
 // convolution's output channels r (w[r, c, j] per row, x[b, c, o + j] shared) inside its batch loop b,
-// interchanged as a sweep nest. By itself the pass jams b (the outermost; the planner lists r as
-// UnrollJam(stage=0, axis=1, factor=1)); here b is left alone and r is jammed by 2, each copy with its
-// own stack row.
+// interchanged as a sweep nest. b is no row loop to jam (its rows sweep images of their own, x[b]:
+// the planner lists r); r is jammed by 2, each copy with its own stack row.
 
 builtin.module {
   func.func @window(%x: memref<?x?x?xf32>, %w: memref<?x?x?xf32>, %y: memref<?x?x?xf32>) {
