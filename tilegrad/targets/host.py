@@ -86,7 +86,8 @@ class HostModel:
     This host (AMD EPYC, znver3, AVX2), 2 threads, dy @ w side by side (tests/test_gemm_forms.py
     forms; rows x columns by directives), load 2.8: 1000^3 4x16 27.6-28.9 ms, 5x16 25.6-27.0, 3x32
     24.6, 3x24 36.0, 7x8 34.0, 6x16 58.4 (spills); 2048x1024x2048 4x16 136 ms, 5x16 117, 3x32 120,
-    7x8 164 (torch.mm 98). On znver1 4 rows of 16 columns against 8 rows of 8: 90% of numpy's
+    7x8 164 (torch.mm 98); at load 6.6 (one process, 4x16 against 5x16) dx, dy.T @ x and bmm backward
+    were within the noise. On znver1 4 rows of 16 columns against 8 rows of 8: 90% of numpy's
     matmul against 77-79% (G @ W and G.T @ X at 128x256x2000)."""
     chunk_lanes: int = 8
     """Columns per loop inside a chunk (chunk-row-sweeps `lanes`): a float32 vector of AVX2, which
