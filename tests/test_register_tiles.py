@@ -42,3 +42,62 @@ def test_the_sweep_of_a_register_tile_adds_into_registers():
     fmas, on_stack = max(fma_blocks(k.ir("asm", g=g, w=w)))
     assert fmas >= 8  # the tile's sweep: a vector of columns for each of its rows, twice or more
     assert on_stack == 0
+
+
+def tile_block(asm: str, fmas: int) -> list[str]:
+    """The lines of the basic block of the assembly with exactly `fmas` FMAs and the fewest lines:
+    the sweep's step of a register tile of that many accumulators."""
+    blocks, lines = [], []
+    for line in asm.splitlines():
+        if re.match(r"^(\.LBB\w+|\w+):", line):
+            blocks.append(lines)
+            lines = []
+        lines.append(line)
+        if re.match(r"\s+j\w+\s", line):  # a branch ends the block (its fall-through is another)
+            blocks.append(lines)
+            lines = []
+    found = [b for b in [*blocks, lines] if sum("vfmadd" in x for x in b) == fmas]
+    return min(found, key=len) if found else []
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="reads x86 assembly")
+@pytest.mark.parametrize("rows", [3, 4, 5])
+def test_a_tile_the_host_model_sizes_fits_the_registers(rows):
+    """HostModel.chunk_columns' bound, rows x (vectors + 1) + 1 <= vector registers, with the rows
+    and columns given as directives: the sweep's step loads each row's broadcast and each vector of
+    w once and keeps every vector in a register (a tile past the bound, 6 x 2 vectors on AVX2, spills
+    accumulators to the stack and back each step)."""
+    from dataclasses import replace
+
+    from tilegrad.schedule import Split, Tail, UnrollJam
+    from tilegrad.targets import get_target
+    from tilegrad.targets.host import HOST
+
+    columns = replace(HOST, jam_rows=rows).chunk_columns(get_target("cpu").vector_registers)
+    vectors = columns // HOST.chunk_lanes
+    k = tilegrad.compile("register_tile_grad_input", "cpu", guard=False,
+                         schedule=[UnrollJam(stage=0, factor=rows), Split(stage=0, factor=columns, tail=Tail.PEEL)])
+    spec = dict(g=tilegrad.Spec((61, 203)), w=tilegrad.Spec((203, 259)))
+    block = tile_block(k.ir("asm", **spec), rows * vectors)
+    assert sum("vbroadcastss" in x for x in block) == rows, block
+    assert sum(bool(re.search(r"vmovups\s+\(", x)) for x in block) == vectors, block
+    assert not any("(%rsp" in x and "%ymm" in x for x in block), block
+
+
+@pytest.mark.parametrize("guard", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_any_tile_gives_the_same_sums(dtype, guard):
+    """A jammed, chunked tile adds each row's terms in the same order: the host model's tile, 3 rows
+    of 24 columns and 7 of 8 (directives) give bitwise the same dx at sizes off every tile (rows and
+    columns left over, strips of the packed panel of whole chunks), and match float64."""
+    from tilegrad.schedule import Split, Tail, UnrollJam
+
+    rng = np.random.default_rng(5)
+    g, w = rng.standard_normal((61, 203)), rng.standard_normal((203, 259))
+    call = dict(g=g.astype(dtype), w=w.astype(dtype))
+    planned = tilegrad.compile("register_tile_grad_input", "cpu", guard=guard)(**call)
+    np.testing.assert_allclose(planned, g @ w, rtol=1e-4, atol=1e-4)
+    for rows, columns in ((3, 24), (7, 8)):
+        tiled = tilegrad.compile("register_tile_grad_input", "cpu", guard=guard, schedule=[
+            UnrollJam(stage=0, factor=rows), Split(stage=0, factor=columns, tail=Tail.PEEL)])
+        assert np.array_equal(tiled(**call), planned), (rows, columns)

@@ -10,7 +10,7 @@ row loop inside, every iteration loading and storing the accumulators it adds to
                                          for r: for h in [split, end): ...      (the columns left over)
 
 Inside a chunk the accumulators' addresses do not change with r, so LLVM keeps them in registers
-(CHUNK columns of every jammed row: 4 rows x 2 vectors), and the loads per term drop to the data
+(CHUNK columns of every jammed row: 5 rows x 2 vectors), and the loads per term drop to the data
 itself: the register tile of a GEMM kernel. (LLVM's LICM does so only in a loop of at most so many
 memory accesses, counted before it vectorizes: codegen/jit.py raises that cap, which 4 rows x 32
 columns passed.) Each accumulator still adds its terms in r order:
@@ -68,7 +68,7 @@ LANES = 8
 """Columns per loop inside a chunk: a float32 vector of AVX2. LLVM unrolls a loop this short
 whole and keeps its accumulators in registers across the sweep; a 16-column loop it left in
 memory (G @ W: 36% of numpy's matmul instead of 90%)."""
-ROWS = 4
+ROWS = 5
 """Stack rows a chunk of `columns` is sized for (jam-row-sweeps' rows: the cpu backend gives the
 host's HostModel.jam_rows)."""
 

@@ -42,11 +42,10 @@ from tilegrad.passes.common import (
 from tilegrad.passes.loop_utils import jam, sweeps_shared_data
 from tilegrad.schedule import Directive, UnrollJam
 
-ROWS = 4
-"""Rows per sweep: with chunk-row-sweeps' columns (16 with AVX2), 4 rows x 2 vectors of
-accumulators, the register tile of a GEMM kernel that broadcasts one g per two FMAs (8 rows of
-one vector broadcast one per FMA: 77-79% of numpy's matmul for G @ W and G.T @ X on znver1,
-against 90%; 6 rows, 52-56%)."""
+ROWS = 5
+"""Rows per sweep: with chunk-row-sweeps' columns (16 with AVX2), 5 rows x 2 vectors of
+accumulators, their 5 broadcasts and one loaded vector fill AVX2's 16 registers, the register tile
+of a GEMM kernel (the cpu backend gives the host's: HostModel.jam_rows, where it was measured)."""
 
 
 def _candidate(loop: Operation) -> bool:

@@ -31,6 +31,7 @@ chunk-row-sweeps.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -213,6 +214,21 @@ def _strips_around(rows: scf.ForOp, lb: SSAValue, ub: SSAValue, step: SSAValue, 
     return start, end, panel
 
 
+def _chunk_width(tile: scf.ForOp, columns: int) -> int:
+    """Columns a strip of `tile` is a whole number of: the chunks chunk-row-sweeps made in it (tile
+    loops by a constant step over a row loop's columns: the least common multiple of their steps,
+    which a directive may have set apart from the pass's `columns`), else `columns`. A strip of
+    whole chunks leaves no columns to the sweep of the columns left over but the matrix's last few
+    (1000^3 g @ w by chunks of 24 in strips of 64: 16 of every 64 columns accumulated in memory,
+    2.4x slower)."""
+    steps = {constant_index(o.step) for o in tile.body.walk()
+             if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.TILE
+             and any(isinstance(r, scf.ForOp) and loop_role(r) == LoopRole.ROW and loop_axis(r) == loop_axis(o)
+                     for r in o.body.walk())}
+    steps.discard(None)
+    return math.lcm(*steps) if steps else columns
+
+
 def _pack_strips(rows: scf.ForOp, tile: scf.ForOp, matrix: Matrix, loads: list[memref.LoadOp], entry: Block,
                  budget: int, columns: int) -> None:
     """The column tile loop moves outside the row groups, a strip of whole chunks that fits the
@@ -220,7 +236,7 @@ def _pack_strips(rows: scf.ForOp, tile: scf.ForOp, matrix: Matrix, loads: list[m
     buffer = _buffer(entry, matrix[0].type.element_type, budget)
     b = BlockBuilder(rows.parent_block(), rows)
     zero, one, per_row = _per_row(b, matrix, buffer.type.get_shape()[0])
-    chunk = b.index(columns)
+    chunk = b.index(_chunk_width(tile, columns))
     fit = b.add(arith.MuliOp(b.add(arith.DivUIOp(per_row, chunk)), chunk))
     span = b.add(arith.MaxSIOp(b.add(arith.SubiOp(tile.ub, tile.lb)), one))
     step = b.add(arith.SelectOp(b.add(arith.CmpiOp(fit, zero, "sgt")), fit, span))

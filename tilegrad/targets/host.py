@@ -81,10 +81,14 @@ class HostModel:
     below turn them into the passes' options (chunk_columns, reuse_unroll, panel_bytes)."""
 
     # --- register tiles of the GEMM-like sums (jam-row-sweeps, chunk-row-sweeps, unroll-reuse-loops)
-    jam_rows: int = 4
-    """Rows per jammed sweep (jam-row-sweeps `rows`): 4 rows x 2 vectors of accumulators broadcast
-    one g per two FMAs. znver1, G @ W and G.T @ X at 128x256x2000: 90% of numpy's matmul; 8 rows
-    of one vector 77-79%, 6 rows 52-56%."""
+    jam_rows: int = 5
+    """Rows per jammed sweep (jam-row-sweeps `rows`; chunk_columns fills the registers around them).
+    This host (AMD EPYC, znver3, AVX2), 2 threads, dy @ w side by side (tests/test_gemm_forms.py
+    forms; rows x columns by directives), load 2.8: 1000^3 4x16 27.6-28.9 ms, 5x16 25.6-27.0, 3x32
+    24.6, 3x24 36.0, 7x8 34.0, 6x16 58.4 (spills); 2048x1024x2048 4x16 136 ms, 5x16 117, 3x32 120,
+    7x8 164 (torch.mm 98); at load 6.6 (one process, 4x16 against 5x16) dx, dy.T @ x and bmm backward
+    were within the noise. On znver1 4 rows of 16 columns against 8 rows of 8: 90% of numpy's
+    matmul against 77-79% (G @ W and G.T @ X at 128x256x2000)."""
     chunk_lanes: int = 8
     """Columns per loop inside a chunk (chunk-row-sweeps `lanes`): a float32 vector of AVX2, which
     LLVM unrolls whole and keeps in registers; a 16-column loop stayed in memory (G @ W: 36% of
@@ -192,13 +196,17 @@ class HostModel:
     thread, znver1)."""
 
     def chunk_columns(self, vector_registers: int) -> int:
-        """Columns per chunk (chunk-row-sweeps `columns`): the jammed rows' accumulators (jam_rows x
-        columns / 8 vectors of 8 float32 lanes) take half the vector registers and the data the
-        rest: 16 columns with AVX2's 16 (znver1, G @ W and G.T @ X at 128x256x2000: 77-79% -> 90%
-        of numpy's matmul), 32 with AVX-512's 32. A whole number of chunk_lanes. Sized for jam_rows
-        stack rows (chunk-row-sweeps `rows`): a sweep of more (two sums jammed) takes fewer columns."""
-        lanes = self.chunk_lanes
-        return max(lanes, vector_registers // 2 * 8 // self.jam_rows // lanes * lanes)
+        """Columns per chunk (chunk-row-sweeps `columns`): as many vectors V of chunk_lanes as fill
+        the registers with the jammed rows' accumulators (jam_rows x V), one broadcast of each row's
+        factor and one loaded vector: jam_rows x (V + 1) + 1 <= vector_registers. LLVM's schedule
+        of the sweep's step (the asm of dy @ w, `kernel.ir('asm', ...)`) loads every row's
+        broadcast first and then each vector of the swept row in turn, its FMAs into every row
+        before the next load: a tile past the bound spills accumulators to the stack every step
+        (6x16: 12 + 6 + 1 = 19 registers of 16, 2.2x slower than 5x16; 4x24 and 8x8 spill too, 3x32
+        and 5x16 fill 16 exactly). 16 columns with AVX2's 16 registers and 5 rows, 40 with
+        AVX-512's 32 (not measured there), at least one vector. Sized for jam_rows stack rows
+        (chunk-row-sweeps `rows`): a sweep of more (two sums jammed) takes fewer columns."""
+        return self.chunk_lanes * max(1, (vector_registers - 1) // self.jam_rows - 1)
 
     def reuse_unroll(self, vector_registers: int) -> int:
         """Dot products per row (unroll-reuse-loops `unroll`): the reuse_jam_rows x unroll

@@ -1,4 +1,4 @@
-// RUN: tilegrad opt %s -p 'jam-row-sweeps' | filecheck %s
+// RUN: tilegrad opt %s -p 'jam-row-sweeps{rows=4}' | filecheck %s
 
 // out[i, h] = sum_v g[i, v] * w[v, h], each row summed into a stack row: the main loop runs 4 rows at a
 // time in one sweep of w (one v loop, one h loop, each w[v, h] loaded once per row copy, a stack row per
