@@ -10,6 +10,7 @@ import pytest
 
 import tilegrad
 import tilegrad.dsl as tg
+from tilegrad.errors import ScheduleError
 from tilegrad.schedule import Memory, Stage
 from tilegrad.targets import get_target
 from tilegrad.targets.host import HOST
@@ -185,7 +186,8 @@ def gemm_forms_two_transposed(g=tg.tensor("N M"), x=tg.tensor("N K", dtype="g"),
 @pytest.mark.parametrize("guard", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_two_contractions_in_one_sweep_chunk_fewer_columns(dtype, guard):
-    """g.T @ x beside g.T @ y (attention's dk and dv): one sweep over n accumulates both sums' jammed
+    """g.T @ x beside g.T @ y (g read on the same side by both: they share one nest, g loaded once for
+    both; fuse-sibling-loops keeps two that share no side apart): one sweep over n accumulates both sums' jammed
     rows, twice the stack rows a chunk is sized for, so chunk-row-sweeps takes half the columns
     (at least a vector's: the accumulators stay in registers) and the plan says so; against float64
     at sizes off the tile."""
@@ -201,6 +203,65 @@ def test_two_contractions_in_one_sweep_chunk_fewer_columns(dtype, guard):
         columns = max(HOST.chunk_lanes, HOST.chunk_columns(registers) // 2 // HOST.chunk_lanes * HOST.chunk_lanes)
         schedule = [entry["directive"] for entry in kernel.plan(**call).schedule]
         assert f"Split(stage=0, factor={columns}, tail='peel')" in schedule, schedule
+
+
+@tg.op(outputs={"da": tg.shaped("B M K", dtype="a"), "dc": tg.shaped("B M K", dtype="a")}, replace=True)
+def gemm_forms_two_products(a=tg.tensor("B N M"), x=tg.tensor("B N K", dtype="a"), c=tg.tensor("B N M", dtype="a"),
+                            y=tg.tensor("B N K", dtype="a")):
+    return (lambda b, m, k: tg.reduce_sum(a.shape[1], lambda n: a[b, n, m] * x[b, n, k]),
+            lambda b, m, k: tg.reduce_sum(a.shape[1], lambda n: c[b, n, m] * y[b, n, k]))
+
+
+JOINED = "ComputeWith(stage=0, nests=(0, 1), fused=True)"
+
+
+def _two_products(shape, dtype):
+    batch, rows, m, k = shape
+    rng = np.random.default_rng(5)
+    wide = {name: rng.standard_normal((batch, rows, cols)) for name, cols in dict(a=m, x=k, c=m, y=k).items()}
+    want = [np.einsum("bnm,bnk->bmk", wide[p], wide[q]) for p, q in (("a", "x"), ("c", "y"))]
+    return {name: v.astype(dtype) for name, v in wide.items()}, want
+
+
+@pytest.mark.parametrize("dtype, guard", [(np.float32, False), (np.float64, False), (np.float32, True)])
+@pytest.mark.parametrize("shape", [(2, 37, 13, 45), (1, 70, 33, 20)])
+@pytest.mark.parametrize("schedule", [None, JOINED])
+def test_two_contractions_sharing_no_operand_are_two_gemms(shape, dtype, guard, schedule):
+    """sum_n a[b, n, m] x[b, n, k] beside sum_n c[b, n, m] y[b, n, k] (attention backward's dk and dv,
+    written fresh): in one nest their register tile would hold both sums and each term load four
+    operands, so on cpu they stay two stages, each with its own tile, and the plan lists the pair as
+    ComputeWith(..., fused=False); a user's fused=True joins them (one stage). Both against float64
+    at sizes off the tile."""
+    call, want = _two_products(shape, dtype)
+    kernel = tilegrad.compile("gemm_forms_two_products", "cpu", guard=guard, schedule=schedule)
+    for got, expected in zip(kernel(**call), want):
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    report = kernel.plan(**call)
+    schedule_text = [entry["directive"] for entry in report.schedule]
+    if schedule is None:
+        assert "ComputeWith(stage=0, nests=(0, 1), fused=False)" in schedule_text, schedule_text
+        assert len(report.stages) == 2
+        if HOST.jam_rows > 1:
+            assert {f"UnrollJam(stage=0, axis=1, {TILE})", f"UnrollJam(stage=1, axis=1, {TILE})"} <= set(schedule_text)
+    else:
+        assert "ComputeWith(stage=0, nests=(0, 1))" in schedule_text and len(report.stages) == 1, schedule_text
+
+
+@pytest.mark.parametrize("schedule", [None, JOINED])
+def test_the_printed_plan_of_two_contractions_is_its_kernel(schedule):
+    """The printed plan, run exactly with the planner off, is the planner's kernel (the pair kept
+    apart by its fused=False, or joined by the user's)."""
+    call, _ = _two_products((2, 37, 13, 45), np.float32)
+    planned = tilegrad.compile("gemm_forms_two_products", "cpu", schedule=schedule)
+    text = "\n".join(entry["directive"] for entry in planned.plan(**call).schedule)
+    exact = tilegrad.compile("gemm_forms_two_products", "cpu", schedule=text, planner=False)
+    assert exact.ir("tiled", **call) == planned.ir("tiled", **call)
+
+
+def test_a_join_naming_no_pair_of_contractions_is_refused():
+    call, _ = _two_products((1, 9, 5, 7), np.float32)
+    with pytest.raises(ScheduleError, match=r"ComputeWith\(stage=1, nests=\(0, 1\)\).*fused=False"):
+        tilegrad.compile("gemm_forms_two_products", "cpu", schedule="ComputeWith(stage=1, nests=(0, 1))")(**call)
 
 
 @tg.op(outputs={"out": tg.shaped("M K", dtype="a")}, replace=True)

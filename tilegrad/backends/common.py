@@ -27,13 +27,15 @@ StageTable = dict[str, list[ModulePass]]
 """Stage name -> the passes that make it from the stage before, in order (backends.STAGES)."""
 
 
-def loops_passes(scans: bool = True) -> list[ModulePass]:
-    """`scans` False: only stages that read their own earlier elements run as scans (Backend.scans)."""
+def loops_passes(scans: bool = True, contractions: bool = True) -> list[ModulePass]:
+    """`scans` False: only stages that read their own earlier elements run as scans (Backend.scans);
+    `contractions` False: two contractions side by side stay apart (Backend.contractions)."""
     return [
         FuseElementwise(),  # an elementwise producer read by one consumer is computed where it is read
         ScanReductions(reductions=scans),  # a prefix or suffix reduction runs as an in-order scan per row (O(n))
         LowerTgToLoops(),  # tg ops become scf loop nests over memrefs, one nest per stage
-        FuseSiblingLoops(),  # sibling nests over the same range share one loop (one pass over the data)
+        # sibling nests over the same range share one loop (one pass over the data)
+        FuseSiblingLoops(contractions=contractions),
         CollapseContiguousNests(),  # nests over contiguous axes become one loop (fewer, longer loops)
         CollapseContiguousRows(),  # rows walked whole become one row (a plane as one run)
         UnrollShortParallelLoops(),  # a parallel loop of a few trips around a reduction, unrolled
@@ -63,6 +65,10 @@ class Backend:
     scans: bool = True
     """Whether a reduction over a prefix or suffix runs as a scan (scan-reductions)."""
 
+    contractions: bool = True
+    """Whether the loops stage's fuse-sibling-loops joins two contractions side by side (else a
+    later stage decides: the cpu tiled stage's instance lists them)."""
+
     plans: bool = False
     """Whether the backend lists its decisions as a schedule (decide); else the plan has none."""
 
@@ -74,7 +80,7 @@ class Backend:
         """The passes of each stage, decided before any runs (a textual form of each list runs the
         same way in `tilegrad opt -p`)."""
         tiled = [] if untiled else self.tiled_passes(target, num_blocks, hint)
-        return {"loops": loops_passes(self.scans), "tiled": tiled, "llvm": self.llvm_passes(guard)}
+        return {"loops": loops_passes(self.scans, self.contractions), "tiled": tiled, "llvm": self.llvm_passes(guard)}
 
     def decide(self, step: ModulePass, module: ModuleOp, target: Target) -> tuple[Directive, ...]:
         """What `step` will do to `module`, as directives, decided before it runs (pure: the module

@@ -21,6 +21,17 @@ stages it is made of, in their order. With `directives` (ComputeWith with nests,
 stages stays a stage of its own, and the stages after it are numbered on). Where this is the
 loops stage's instance, shared by every target (no exchanged loops), the cpu backend lists none
 of its fusions: a canonicalization, before the cpu planner sees the stages.
+
+Two contractions (sums of a product of two reads, each indexed by a loop of the nest the other is
+not: a GEMM's terms) that would share the nest's innermost body and read different tensors on each
+side join only with `contractions` (the default; a scratchpad target's tiler stages each nest's
+tiles): in one body their register tile holds both sums' accumulators and each term loads both
+sums' operands (sum_r a[r, i] b[r, j] beside sum_r c[r, i] e[r, j]: 44 ms of CPU joined against 32
+apart at 16x512x512x64; attention backward's dk = ds^T q and dv = p^T do; docs/perf-notes.md).
+Two reading the same tensor on a side (g.T @ x beside g.T @ y) load it once for both: they fuse.
+On cpu both instances keep them apart (`contractions=False`); the tiled stage's lists each pair
+kept apart as `ComputeWith(stage=S, nests=(0, ..., m-1), fused=False)` (S the number of the first,
+m the stages the two are made of), and a user's `fused=True` for it joins them.
 """
 
 from __future__ import annotations
@@ -124,6 +135,40 @@ def _column_sums_beside_loops(a: list[scf.ForOp], b: list[scf.ForOp], depth: int
                for chain in (a, b) for loop in map(sum_loop, chain[depth - 1].body.block.ops))
 
 
+def _sides(chain: list[scf.ForOp]) -> list[dict[frozenset[int], frozenset]]:
+    """Each contraction in the innermost body of the perfect chain (a sum multiplying two reads each
+    indexed, with the sum's term, by a loop of the chain the other is not: dk[b, m, d] = sum_r
+    ds[b, r, m] q[b, r, d], not batch norm's dgamma[c] = sum_n dy[n, c] xhat[n, c]) as its sides:
+    the chain positions of the loops a read is indexed by -> the tensors read so."""
+    found = []
+    for loop in map(sum_loop, chain[-1].body.block.ops):
+        if loop is None:
+            continue
+        term, sides = loop.body.block.args[0], {}
+        for load in (o for o in loop.walk() if isinstance(o, memref.LoadOp)):
+            if any(depends_on(i, term) for i in load.indices):
+                at = frozenset(p for p, c in enumerate(chain)
+                               if any(depends_on(i, c.body.block.args[0]) for i in load.indices))
+                sides[at] = sides.get(at, frozenset()) | {viewed(load.memref)}
+        if any(not x <= y and not y <= x for x in sides for y in sides):
+            found.append(sides)
+    return found
+
+
+def _contractions_side_by_side(a: list[scf.ForOp], b: list[scf.ForOp], depth: int) -> bool:
+    """Whether fusing would put two contractions in one innermost body (both chains whole in the
+    shared loops) that read different tensors on every side: their register tile (jam-row-sweeps'
+    rows, chunk-row-sweeps' columns) would hold both sums' accumulators, each term loading both
+    sums' operands. Two that read the same tensors on a side (g.T @ x beside g.T @ y) load them
+    once for both and sweep them once: they fuse."""
+    if not depth == len(a) == len(b):
+        return False
+    first, second = _sides(a), _sides(b)
+    return bool(first and second) and not any(
+        x.get(at) == tensors for x in first for y in second for at, tensors in y.items()
+        if any(not at <= other and not other <= at for other in y))
+
+
 def _shared_depth(a: list[scf.ForOp], b: list[scf.ForOp]) -> int:
     depth, matched = 0, {}
     while depth < min(len(a), len(b)) and same_range(a[depth], b[depth], matched):
@@ -136,30 +181,49 @@ Allow = Callable[[list[int], list[int]], bool]
 """Whether two (fused) stages may fuse, by the numbers of the stages each is made of."""
 
 
-def fuse_function(fn: func.FuncOp, exchange_loops: bool = False, allow: Allow | None = None) -> list[list[int]]:
-    """Fuse `fn`'s stages (those `allow` lets fuse, by their numbers as they were); the stages they
-    became, each as the numbers of the stages it is made of, in order."""
+def fuse_function(fn: func.FuncOp, exchange_loops: bool = False, allow: Allow | None = None,
+                  join: Allow | None = None, apart: list | None = None) -> list[list[int]]:
+    """Fuse `fn`'s stages (those `allow` lets fuse, by their numbers as they were; two contractions
+    side by side only where `join` lets them: None, always); the stages they became, each as the
+    numbers of the stages it is made of, in order. `apart` gets the pairs of them kept apart as
+    contractions."""
     made = {nest: [number] for number, nest in enumerate(stage_nests(fn.body.block))}
-    fuse_siblings(fn.body.block, stages=True, exchange_loops=exchange_loops, made=made, allow=allow)
+    refused: dict = {}
+    fuse_siblings(fn.body.block, stages=True, exchange_loops=exchange_loops, made=made, allow=allow, join=join,
+                  refused=refused)
     nests = stage_nests(fn.body.block)
     number_stages(nests)
+    if apart is not None:
+        apart += [(made[first], made[second]) for second, first in refused.items() if first in made and second in made
+                  and nests.index(second) == nests.index(first) + 1]
     return [made[nest] for nest in nests]
 
 
-def fusions(fn: func.FuncOp, exchange_loops: bool) -> list[tuple[ComputeWith, list[int]]]:
+def fusions(fn: func.FuncOp, exchange_loops: bool, contractions: bool = True) -> list[tuple[ComputeWith, list[int]]]:
     """The runs of stages fuse-sibling-loops fuses in `fn` (decided on a copy: `fn` is unchanged), each
     by the directive that names it and the numbers of its stages: what the pass does by itself, and
-    what the cpu planner lists."""
-    groups = fuse_function(fn.clone(), exchange_loops)
+    what the cpu planner lists; then the pairs of stages it keeps apart as contractions side by side,
+    each by its `fused=False` directive and the numbers of the stages the two are made of (only with
+    `contractions` False: else it joins them)."""
+    apart: list = []
+    groups = fuse_function(fn.clone(), exchange_loops, join=None if contractions else _never, apart=apart)
     return [(ComputeWith(stage=number, nests=tuple(range(len(group)))), group)
-            for number, group in enumerate(groups) if len(group) > 1]
+            for number, group in enumerate(groups) if len(group) > 1] + [
+        (ComputeWith(stage=groups.index(first), nests=tuple(range(len(first) + len(second))), fused=False),
+         first + second) for first, second in apart]
+
+
+def _never(first: list[int], second: list[int]) -> bool:
+    return False
 
 
 def fuse_siblings(block: Block, stages: bool, exchange_loops: bool = False, made: dict | None = None,
-                  allow: Allow | None = None) -> None:
+                  allow: Allow | None = None, join: Allow | None = None, refused: dict | None = None) -> None:
     """Fuse consecutive fusable loops of `block` (its stage nests, or inside a slab its inner loops);
     each fused slab's body is fused in turn (the two stages' row loops become one). `made`: each
-    stage nest's stages as they were, which `allow` takes (stages only)."""
+    stage nest's stages as they were, which `allow` and `join` take (stages only); `refused` gets
+    each second nest of two contractions kept apart (where `join`, given, does not let them join),
+    mapped to the first."""
     changed = True
     while changed:
         changed = False
@@ -179,6 +243,11 @@ def fuse_siblings(block: Block, stages: bool, exchange_loops: bool = False, made
             fusable = (depth > 0 and whole_scatter and all(movable(o) for o in between)
                        and _independent(a, b, depth) and not (stages and _sweeps_data_of_every_slab(b, depth))
                        and not (stages and _column_sums_beside_loops(a, b, depth)))
+            if fusable and stages and join is not None and not join(made[first], made[second]) \
+                    and _contractions_side_by_side(a, b, depth):
+                fusable = False
+                if refused is not None:
+                    refused[second] = first
             if not fusable:
                 for chain, position in exchanged:
                     _exchange(chain, position)
@@ -284,6 +353,9 @@ class FuseSiblingLoops(ModulePass):
     name = "fuse-sibling-loops"
 
     exchange_loops: bool = False
+    contractions: bool = True
+    """Whether two contractions side by side join (else they stay apart, each listed as
+    `ComputeWith(..., fused=False)`, which a user's `fused=True` overrides)."""
     directives: str | None = None
     takes_text: ClassVar[str] = "ComputeWith(nests=...)"
 
@@ -294,11 +366,14 @@ class FuseSiblingLoops(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.directives is None:
             for fn in functions(op):
-                fuse_function(fn, self.exchange_loops)
+                fuse_function(fn, self.exchange_loops, join=None if self.contractions else _never)
             return
         runs: dict[func.FuncOp, list[set[int]]] = {fn: [] for fn in functions(op)}  # (the stages' numbers now)
-        candidates = [(directive, (fn, group)) for fn in runs for directive, group in fusions(fn, self.exchange_loops)]
-        for (fn, group), _ in chosen(self, candidates, "run of stages"):
-            runs[fn].append(set(group))
+        candidates = [(directive, (fn, group)) for fn in runs
+                      for directive, group in fusions(fn, self.exchange_loops, self.contractions)]
+        for (fn, group), directive in chosen(self, candidates, "run of stages"):
+            if not directive.off:  # (a pair kept apart by the pass's own fused=False: apart)
+                runs[fn].append(set(group))
         for fn, chosen_runs in runs.items():
-            fuse_function(fn, self.exchange_loops, lambda a, b, runs=chosen_runs: any(set(a + b) <= r for r in runs))
+            within = lambda a, b, runs=chosen_runs: any(set(a + b) <= r for r in runs)  # noqa: E731
+            fuse_function(fn, self.exchange_loops, within, join=within)

@@ -46,10 +46,11 @@ from tilegrad.targets import Target
 @dataclass(frozen=True)
 class CpuBackend(Backend):
     plans: bool = True
+    contractions: bool = False  # (two side by side: the tiled stage's fuse-sibling-loops lists them)
 
     def tiled_passes(self, target: Target, num_blocks: int, hint: ScheduleHint) -> list[ModulePass]:
         passes = self._passes(target, num_blocks, hint)
-        loops = loops_passes()  # (scan-reductions takes its Scan there)
+        loops = loops_passes(self.scans, self.contractions)  # (scan-reductions takes its Scan there)
         # the user's directives a pass here carries out reach it in the pipeline (direct); the others
         # go to tile-for-target, which carries out the core split's and refuses the rest by name (an
         # RFactor goes to both: split-column-reductions takes one naming its planned split, direct)
@@ -72,7 +73,7 @@ class CpuBackend(Backend):
             # a column sum too long for one core is split in per-core partials (rfactor over cores)
             SplitColumnReductions(num_blocks or target.cores),
             # sibling nests that exchange their loops can share one pass over the data
-            FuseSiblingLoops(exchange_loops=True),
+            FuseSiblingLoops(exchange_loops=True, contractions=False),
             # the core split (blocks are threads) and cache-sized tiles: the plan
             TileForTarget.of(target, num_blocks, hint),
             # a sum that walks a column accumulates a stack row instead (contiguous terms)

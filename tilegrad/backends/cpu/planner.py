@@ -81,7 +81,7 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
     if isinstance(step, SplitColumnReductions):
         return split_columns(module, step)
     if isinstance(step, FuseSiblingLoops) and step.exchange_loops:  # (the loops stage's: a canonicalization)
-        return _unique(d for fn in functions(module) for d, _ in fusions(fn, step.exchange_loops))
+        return _unique(d for fn in functions(module) for d, _ in fusions(fn, step.exchange_loops, step.contractions))
     if isinstance(step, FuseSiblingReductions):
         return _unique(d for fn in functions(module) for d in merged_reductions(fn))
     if isinstance(step, PartitionClampedLoops):
