@@ -45,6 +45,7 @@ from tilegrad.schedule import (
     ComputeWith,
     Distribute,
     Fuse,
+    Inline,
     Outline,
     Parallel,
     Partition,
@@ -67,6 +68,6 @@ __all__ = [
     "reduce_min", "reduce_min_over", "reduce_sum", "reduce_sum_over", "rule", "scan", "scatter_add",
     "shaped", "shaped_by", "sigmoid", "sign", "sqrt", "tanh", "temp", "tensor", "where",
     # schedules (tilegrad.schedule): `@tg.op(schedule=...)`, `tg.schedule(op, target)`
-    "schedule", "ScheduleHint", "ComputeWith", "Distribute", "Fuse", "Outline", "Parallel", "Partition", "Reorder",
-    "RFactor", "Scan", "Specialize", "Split", "Stage", "Store", "Unroll", "UnrollJam", "Vectorize",
+    "schedule", "ScheduleHint", "ComputeWith", "Distribute", "Fuse", "Inline", "Outline", "Parallel", "Partition",
+    "Reorder", "RFactor", "Scan", "Specialize", "Split", "Stage", "Store", "Unroll", "UnrollJam", "Vectorize",
 ]

@@ -9,20 +9,39 @@ with transcendental math is not inlined where a reduction reads it: each term wo
 (LRN reads its carried term at n channels per element), which costs more than the pass it saves;
 nor is a large body inlined into a reduction or a scatter (max pooling's window scan feeds the
 windows each input element gathers from).
+
+A temporary a contraction reads as an operand stays stored (the decision `Inline(stage, tensor,
+inlined=False)`): a load of it inside a reduction of a later stage whose indices leave out one of
+that stage's output indices reads each element again for every value of that index (attention
+backward's ds = p (dp - delta) in dq = ds k: once per column d), so inlined, every term of the
+product would recompute it, where stored, it is computed once and loaded; that is, where its body
+costs more than the load it replaces (it reads two tensors or more, or does float arithmetic). A
+temporary read once per element of the reader (a row sum of it) is inlined as before.
+
+With `directives` (Inline, printed, `;`-separated: passes/applying.py), the temporaries they name,
+each by the stage writing it (the op's tg.compute, tg.scatter_add and tg.check ops numbered in
+order, before any is inlined) and its name: `inlined=True` inlines one the pass would keep stored,
+`inlined=False` keeps one stored; a temporary no directive names stays stored. The cpu planner
+lists one for every temporary the pass can inline (inlines).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects import func, math, memref
-from xdsl.dialects.builtin import ArrayAttr, FunctionType, ModuleOp
+from xdsl.dialects import arith, func, math, memref
+from xdsl.dialects.builtin import AnyFloat, ArrayAttr, FunctionType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect import tg
-from tilegrad.passes.common import arg_info, functions, inside_reduction, read_memrefs
+from tilegrad.passes.applying import given_directives, in_force, refuse_unnamed
+from tilegrad.passes.common import arg_info, depends_on, functions, inside_reduction, read_memrefs, tensor_name
+from tilegrad.schedule import Directive, Inline
+
+STAGE_OPS = (tg.ComputeOp, tg.ScatterAddOp, tg.CheckOp)
 
 
 def _writes(op: Operation) -> SSAValue | None:
@@ -57,6 +76,27 @@ LARGE_BODY_OPS = 16
 per term of a reduction, or serially inside a scatter (whose writes may collide), once per use."""
 
 
+def reread_operand(producer: tg.ComputeOp, later: list[Operation]) -> bool:
+    """Whether a later stage reads the temporary `producer` writes inside a reduction at indices that
+    leave out one of its output indices (each element read again across that output loop: an operand
+    of a contraction), and `producer`'s body costs more than a load (two tensors or more read, or
+    float arithmetic)."""
+    body = [o for o in producer.body.walk() if o is not producer]
+    arithmetic = any(not isinstance(o, (memref.LoadOp, arith.ConstantOp, tg.YieldOp))
+                     and any(isinstance(r.type, AnyFloat) for r in o.results) for o in body)
+    if not arithmetic and len(read_memrefs(producer)) < 2:
+        return False
+    for stage in later:
+        if not isinstance(stage, tg.ComputeOp):
+            continue
+        outputs = stage.body.block.args
+        for load in stage.walk():
+            if (isinstance(load, memref.LoadOp) and load.memref is producer.dest and inside_reduction(load)
+                    and any(not any(depends_on(i, out) for i in load.indices) for out in outputs)):
+                return True
+    return False
+
+
 def _inline(producer: tg.ComputeOp, load: memref.LoadOp) -> None:
     body = producer.body.block
     mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, load.indices))
@@ -75,13 +115,23 @@ def _inline(producer: tg.ComputeOp, load: memref.LoadOp) -> None:
     load.erase()
 
 
-def fuse_function(fn: func.FuncOp) -> None:
+def fuse_function(fn: func.FuncOp, given: tuple[Directive, ...] | None = None) -> list[Inline]:
+    """Inline `fn`'s elementwise temporaries, as `given` directives say (None: as the pass decides);
+    every temporary it can inline, each by its own directive (inlined=False: kept stored)."""
     block = fn.body.block
     temps = {a for i, a in enumerate(block.args) if arg_info(fn, i).get("tg.role") == "temp"}
+    numbers = {o: n for n, o in enumerate(o for o in block.ops if isinstance(o, STAGE_OPS))}
+    found = []
     for producer in [o for o in block.ops if isinstance(o, tg.ComputeOp) and o.dest in temps]:
         ops = list(block.ops)
         later = ops[ops.index(producer) + 1:]
         if not _fusable(producer, later):
+            continue
+        own = Inline(stage=numbers[producer], tensor=tensor_name(fn, producer.dest),
+                     inlined=not reread_operand(producer, later))
+        found.append(own)
+        directive = in_force(given, own)
+        if directive is None or directive.off:
             continue
         for op in later:
             for load in [o for o in op.walk() if isinstance(o, memref.LoadOp) and o.memref is producer.dest]:
@@ -91,6 +141,7 @@ def fuse_function(fn: func.FuncOp) -> None:
         producer.erase()
         if not temp.uses:
             _drop_argument(fn, temp)
+    return found
 
 
 def _drop_argument(fn: func.FuncOp, arg) -> None:
@@ -105,10 +156,25 @@ def _drop_argument(fn: func.FuncOp, arg) -> None:
 
 @dataclass(frozen=True)
 class FuseElementwise(ModulePass):
-    """Inline elementwise computes into temporaries into the stages that read them."""
+    """Inline elementwise computes into temporaries into the stages that read them; with
+    `directives`, the temporaries they name."""
 
     name = "fuse-elementwise"
+    directives: str | None = None
+    """Inline directives, printed, `;`-separated (passes/applying.py): the temporaries they name."""
+    takes_text: ClassVar[str] = "Inline"
+
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, Inline)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in functions(op):
-            fuse_function(fn)
+        given = given_directives(self, self.takes)
+        found = [own for fn in functions(op) for own in fuse_function(fn, given)]
+        refuse_unnamed(self, given, found, "elementwise temporary")
+
+
+def inlines(module: ModuleOp) -> tuple[Directive, ...]:
+    """The cpu planner's Inline directives: every temporary the pass can inline, each as it decides
+    (found on a copy: what is inlined first decides what can be after)."""
+    return tuple(dict.fromkeys(own for fn in functions(module.clone()) for own in fuse_function(fn)))

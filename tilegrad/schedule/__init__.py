@@ -10,6 +10,7 @@ from tilegrad.schedule.directives import (
     Directive,
     Distribute,
     Fuse,
+    Inline,
     KernelSchedule,
     Memory,
     Outline,
@@ -37,4 +38,4 @@ from tilegrad.schedule.hint import ScheduleHint
 __all__ = ["Balance", "Copy", "Directive", "Fuse", "KernelSchedule", "Memory", "Outline", "Parallel", "Partition",
            "PartitionBy", "RFactor", "Reorder", "Scan", "ScheduleHint", "Specialize", "Split", "Stage", "Store", "Tail",
            "Unroll", "UnrollJam", "VOCABULARY", "Vectorize", "make_directive", "parse_directive", "parse_schedule",
-           "ComputeWith", "Distribute", "Table"]
+           "ComputeWith", "Distribute", "Inline", "Table"]

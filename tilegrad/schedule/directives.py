@@ -627,3 +627,29 @@ class Distribute(Directive):
 
 VOCABULARY[Distribute.__name__] = Distribute
 __all__ += ["Distribute"]
+
+
+@dataclass(frozen=True)
+class Inline(Directive):
+    """The elementwise temporary `tensor`, written by stage `stage` (the op's stages numbered as
+    emitted, before any is inlined: `tilegrad show OP --stage op`), is computed where each later
+    stage reads it (fuse-elementwise: no buffer, no pass over memory). `inlined=False`: it stays a
+    stage of its own, stored and read back (the planner's where a contraction reads it as an operand,
+    re-reading each element across an output loop, and it costs more than a load)."""
+
+    tensor: str = ""
+    inlined: bool = True
+    kind: ClassVar[str] = "compute an elementwise temp where it is read"
+
+    @property
+    def off(self) -> bool:
+        return not self.inlined
+
+    def check(self) -> None:
+        super().check()
+        if not self.tensor:
+            raise ScheduleError(f"{self}: tensor must name one of the op's temporaries")
+
+
+VOCABULARY[Inline.__name__] = Inline
+__all__ += ["Inline"]

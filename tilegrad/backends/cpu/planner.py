@@ -18,7 +18,7 @@ sum loop; 0 for an unmarked window loop).
   unroll-short-reductions: Unroll(factor=0)       unswitch-invariant-selects: Specialize
   branch-guarded-reads: Specialize(condition='TENSORS in bounds')
   defer-sum-epilogues: Distribute  tabulate-axis-expressions: Table
-  scan-reductions (the loops stage's): Scan
+  scan-reductions (the loops stage's): Scan      fuse-elementwise (the loops stage's): Inline
 
 Canonicalizations, not listed (no alternative a directive would choose): the loops stage's
 fuse-sibling-loops, forward-stored-values, fold-affine-tests, separate-strided-load-groups."""
@@ -38,6 +38,7 @@ from tilegrad.passes.common import (
     tensor_name,
 )
 from tilegrad.passes.defer_sum_epilogues import DeferSumEpilogues, deferred_epilogues
+from tilegrad.passes.fuse_elementwise import FuseElementwise, inlines
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops, fusions
 from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions, merged_reductions
 from tilegrad.passes.hoist_tile_loops import HoistTileLoops, hoisted
@@ -72,6 +73,8 @@ from tilegrad.schedule import (
 
 def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
     """The directives of what `step` does to `module` (none for a pass that lists nothing)."""
+    if isinstance(step, FuseElementwise):  # (the loops stage's: on the op's tg stages)
+        return inlines(module)
     if isinstance(step, ScanReductions):  # (the loops stage's: before the stages are loops)
         return scanned_stages(module)
     if isinstance(step, StreamStores):
