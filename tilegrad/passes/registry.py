@@ -51,6 +51,7 @@ ALL_PASSES: tuple[PassEntry, ...] = (
            ("tiled", "cpu")),
     _entry("jam-row-sweeps", "jam_row_sweeps", "JamRowSweeps", ("tiled", "cpu")),
     _entry("chunk-row-sweeps", "chunk_row_sweeps", "ChunkRowSweeps", ("tiled", "cpu")),
+    _entry("pack-windowed-operands", "pack_windowed_operands", "PackWindowedOperands", ("tiled", "cpu")),
     _entry("pack-reused-panels", "pack_reused_panels", "PackReusedPanels", ("tiled", "cpu")),
     _entry("reorder-for-reuse", "reorder_for_reuse", "ReorderForReuse", ("tiled", "cpu")),
     _entry("defer-sum-epilogues", "defer_sum_epilogues", "DeferSumEpilogues", ("tiled", "cpu")),
