@@ -147,6 +147,8 @@ def _window(fn: func.FuncOp, col: scf.ForOp) -> _Window | None:
     x = windowed[0]
     w = loads[1] if loads[0] is x else loads[0]
     variables = [s.body.block.args[0] for s in sums]
+    if not any(depends_on(i, column) and any(depends_on(i, v) for v in variables) for i in x.indices):
+        return None  # no window: an index of both a position and a sum variable (a plain product is a GEMM's)
     inputs = {a for a in fn.body.block.args if isinstance(a.type, MemRefType)} - written_memrefs(fn)
     if w.memref not in inputs or x.memref not in inputs or not isinstance(w.memref.type.layout, NoneAttr):
         return None

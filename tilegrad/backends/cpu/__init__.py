@@ -40,7 +40,17 @@ from tilegrad.passes.tile_for_target import TileForTarget
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects
-from tilegrad.schedule import ComputeWith, Directive, Reorder, RFactor, ScheduleHint, Specialize, Stage, Unroll, UnrollJam
+from tilegrad.schedule import (
+    ComputeWith,
+    Directive,
+    Reorder,
+    RFactor,
+    ScheduleHint,
+    Specialize,
+    Stage,
+    Unroll,
+    UnrollJam,
+)
 from tilegrad.targets import Target
 
 
@@ -173,7 +183,8 @@ split-column-reductions' and tile-for-target's RFactor; fuse-sibling-loops' and
 fuse-sibling-reductions' ComputeWith, of which the loops stage's fuse-sibling-loops plans none;
 interchange-column-reductions', reorder-for-reuse's and hoist-tile-loops' Reorder; jam-sweep-terms'
 and unroll-short-reductions' Unroll; unswitch-invariant-selects' and branch-guarded-reads'
-Specialize; pack-windowed-operands' and pack-reused-panels' Stage(memory=panel)): a user's goes to the pass whose planned loop it names."""
+Specialize; pack-windowed-operands' and pack-reused-panels' Stage(memory=panel)): a user's goes to
+the pass whose planned loop it names."""
 
 
 def _check_column_rfactors(given: Sequence[Directive], earlier: Sequence[tuple[Directive, str]]) -> None:
