@@ -16,7 +16,7 @@ The loop over k moves inside the tile of positions, so one pack serves every k:
         for t step T:                 ->        if Q <= rows:               (Q: the sums' extents' product)
           for b in [t, t + T):                    for c, i, j:  (q = (c R + i) S + j: no divisions)
             y = sum c, i, j (...)                   for p in [0, width): panel[q, p] = where(mask(b = t + p), x[...], 0)
-                                                  for k: for b: y = sum over q of panel[q, b - t] * w_flat[k, q]
+                                                  for k: for p: y[.., t + p] = sum over q of panel[q, p] * w_flat[k, q]
                                                 else: (as it was, per tile of W)
 
 The panel is a static stack buffer of `panel_bytes` (rows = panel_bytes / W elements); a stage
@@ -287,12 +287,18 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
     vb.add(memref.StoreOp.get(value, panel, [q, p_body.args[0]]))
     p_body.add_op(scf.YieldOp())
     then.block.add_ops([inner, scf.YieldOp()])
-    # the flat sum: panel[q, b - start] * w_flat[k, q]
+    # the positions from 0 (the panel's column: b = start + p), the flat sum panel[q, p] * w_flat[k, q]
+    column = col.body.block.args[0]
+    position = arith.AddiOp(start, column)
+    column.replace_uses_with_if(position.result, lambda use: use.operation is not position)
+    col.body.block.insert_op_before(position, col.body.block.first_op)
+    col.operands = [zero, span, col.step]
     outer = sums[0]
     sb = BlockBuilder(col.body.block, outer)
-    flat_sum, body = make_for(zero, count, one, LoopRole.REDUCE, loop_axis(outer), [outer.iter_args[0]])
+    # (a reduction of its own: its directives name it apart from the nest the other version keeps)
+    axis = 1 + max(loop_axis(o) for o in fn.walk() if loop_role(o) == LoopRole.REDUCE)
+    flat_sum, body = make_for(zero, count, one, LoopRole.REDUCE, axis, [outer.iter_args[0]])
     fb = BlockBuilder(body)
-    column = fb.add(arith.SubiOp(col.body.block.args[0], start))
     read = fb.add(memref.LoadOp.get(panel, [body.args[0], column]))
     weight = fb.add(memref.LoadOp.get(flat, [inner_body.args[0], body.args[0]]))
     product = fb.add(arith.MulfOp(read, weight) if window.x_first else arith.MulfOp(weight, read))

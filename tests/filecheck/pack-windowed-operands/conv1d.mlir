@@ -112,24 +112,24 @@ builtin.module {
 // CHECK-NEXT:             } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:           } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:           scf.for %k = %c0 to %k_end step %c1 {
-// CHECK-NEXT:             scf.for %b = %t to %t_end step %c1 {
+// CHECK-NEXT:             scf.for %b = %12 to %11 step %c1 {
+// CHECK-NEXT:               %b_1 = arith.addi %t, %b : index
 // CHECK-NEXT:               %sum = scf.for %22 = %12 to %1 step %13 iter_args(%23 = %zero) -> (f32) {
-// CHECK-NEXT:                 %24 = arith.subi %b, %t : index
-// CHECK-NEXT:                 %25 = memref.load %window_panel[%22, %24] : memref<64x16xf32>
-// CHECK-NEXT:                 %26 = memref.load %w_flat[%k, %22] : memref<?x?xf32>
-// CHECK-NEXT:                 %27 = arith.mulf %25, %26 : f32
-// CHECK-NEXT:                 %28 = arith.addf %23, %27 fastmath<reassoc> : f32
-// CHECK-NEXT:                 scf.yield %28 : f32
-// CHECK-NEXT:               } {tg.loop = #tg.loop<reduce, axis = 0>}
-// CHECK-NEXT:               memref.store %sum, %y[%n, %k, %b] : memref<?x?x?xf32>
+// CHECK-NEXT:                 %24 = memref.load %window_panel[%22, %b] : memref<64x16xf32>
+// CHECK-NEXT:                 %25 = memref.load %w_flat[%k, %22] : memref<?x?xf32>
+// CHECK-NEXT:                 %26 = arith.mulf %24, %25 : f32
+// CHECK-NEXT:                 %27 = arith.addf %23, %26 fastmath<reassoc> : f32
+// CHECK-NEXT:                 scf.yield %27 : f32
+// CHECK-NEXT:               } {tg.loop = #tg.loop<reduce, axis = 1>}
+// CHECK-NEXT:               memref.store %sum, %y[%n, %k, %b_1] : memref<?x?x?xf32>
 // CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 2>}
 // CHECK-NEXT:           } {tg.loop = #tg.loop<parallel, axis = 1>}
 // CHECK-NEXT:         } else {
 // CHECK-NEXT:           scf.for %k_1 = %c0 to %k_end step %c1 {
-// CHECK-NEXT:             scf.for %b_1 = %t to %t_end step %c1 {
+// CHECK-NEXT:             scf.for %b_2 = %t to %t_end step %c1 {
 // CHECK-NEXT:               %sum_1 = scf.for %c = %c0 to %c_end step %c1 iter_args(%acc = %zero) -> (f32) {
 // CHECK-NEXT:                 %part = scf.for %j = %c0 to %s_end step %c1 iter_args(%acc_j = %zero) -> (f32) {
-// CHECK-NEXT:                   %b1_1 = arith.subi %b_1, %c1 : index
+// CHECK-NEXT:                   %b1_1 = arith.subi %b_2, %c1 : index
 // CHECK-NEXT:                   %l_1 = arith.addi %b1_1, %j : index
 // CHECK-NEXT:                   %above_1 = arith.cmpi sge, %l_1, %c0 : index
 // CHECK-NEXT:                   %below_1 = arith.cmpi slt, %l_1, %l_end : index
@@ -146,7 +146,7 @@ builtin.module {
 // CHECK-NEXT:                 %acc_next = arith.addf %acc, %part fastmath<reassoc> : f32
 // CHECK-NEXT:                 scf.yield %acc_next : f32
 // CHECK-NEXT:               } {tg.loop = #tg.loop<reduce, axis = 0>}
-// CHECK-NEXT:               memref.store %sum_1, %y[%n, %k_1, %b_1] : memref<?x?x?xf32>
+// CHECK-NEXT:               memref.store %sum_1, %y[%n, %k_1, %b_2] : memref<?x?x?xf32>
 // CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 2>}
 // CHECK-NEXT:           } {tg.loop = #tg.loop<parallel, axis = 1>}
 // CHECK-NEXT:         }
