@@ -145,6 +145,10 @@ def test_the_plan_lists_the_window_partitions_and_the_nest_as_it_is():
     listed = _schedule(tilegrad.compile("conv2d_rect_user", "cpu"), **a, ph=1, pw=2)
     assert "Partition(stage=0, axis=3)" in listed and "Partition(stage=0, axis=2)" in listed
     assert "Reorder(stage=0, order=(3, 'r0'))" in listed  # the sums inside the column loop: not interchanged
+    # (that nest is the stage's version for a window too large for the panel; packed, the window's
+    # flat sum is interchanged and its output channels jammed: the GEMM's register tile)
+    assert PANEL in listed and "Reorder(stage=0, order=('r1', 3))" in listed
+    assert "UnrollJam(stage=0, axis=1, factor=4)" in listed
 
 
 @pytest.mark.parametrize("dims", RECT_SIZES, ids=lambda d: "x".join(map(str, d)))
