@@ -20,7 +20,10 @@ The loop over k moves inside the tile of positions, so one pack serves every k:
                                                 else: (as it was, per tile of W)
 
 The panel is a static stack buffer of `panel_bytes` (rows = panel_bytes / W elements); a stage
-whose Q x W elements do not fit runs as it was. Every sum adds the same terms (in another order,
+whose Q x W elements do not fit runs as it was. The packed version walks its tile in blocks of W
+positions (one block, unless a later pass resizes the tile: reorder-for-reuse widens it), and its
+flat sum is a reduction of its own (axis: one past the stage's), so a directive names it apart from
+the nest the other version keeps. Every sum adds the same terms (in another order,
 one flat sum): results equal up to rounding. Then interchange-column-reductions, jam-row-sweeps and
 chunk-row-sweeps make the flat sum a register-tiled GEMM over the panel. With `directives`
 (Stage(tensor=x, at=<the tile's axis>, memory=panel)), the stages they name; without, every one.
@@ -148,7 +151,7 @@ def _window(fn: func.FuncOp, col: scf.ForOp) -> _Window | None:
     w = loads[1] if loads[0] is x else loads[0]
     variables = [s.body.block.args[0] for s in sums]
     if not any(depends_on(i, column) and any(depends_on(i, v) for v in variables) for i in x.indices):
-        return None  # no window: an index of both a position and a sum variable (a plain product is a GEMM's)
+        return None  # no window (an index of a position and a sum variable): a GEMM's, pack-reused-panels'
     inputs = {a for a in fn.body.block.args if isinstance(a.type, MemRefType)} - written_memrefs(fn)
     if w.memref not in inputs or x.memref not in inputs or not isinstance(w.memref.type.layout, NoneAttr):
         return None
@@ -256,12 +259,18 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
     tile_block.insert_op_before(scf.IfOp(ok, [], then, other), inner)
     inner.detach()
     other.block.add_ops([original, scf.YieldOp()])
-    pb = BlockBuilder(then.block)
-    start, end = col.lb, col.ub
+    # blocks of at most W positions of the tile (one, unless a later pass widens the tile's step)
+    tb = BlockBuilder(then.block)
+    # (the panel's width a value of its own: a pass that resizes the tile replaces the tile's step)
+    zero, one, panel_width = tb.index(0), tb.index(1), tb.index(columns)
+    blocks, block_body = make_for(col.lb, col.ub, panel_width, LoopRole.TILE, loop_axis(col))
+    tb.add(blocks)
+    pb = BlockBuilder(block_body)
+    start = block_body.args[0]
+    end = pb.add(arith.MinSIOp(pb.add(arith.AddiOp(start, panel_width)), col.ub))
     span = pb.add(arith.SubiOp(end, start))
     # the pack: q over the sums as nested loops, p over the block's positions
-    zero, one = pb.index(0), pb.index(1)
-    copies, block = [], then.block
+    copies, block = [], block_body
     for extent in extents:
         loop, body = make_for(zero, extent, one, LoopRole.COPY, 0)
         block.add_op(loop)
@@ -286,7 +295,8 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
         value = vb.add(arith.SelectOp(mapping[window.cond], value, vb.add(arith.ConstantOp(FloatAttr(0.0, element)))))
     vb.add(memref.StoreOp.get(value, panel, [q, p_body.args[0]]))
     p_body.add_op(scf.YieldOp())
-    then.block.add_ops([inner, scf.YieldOp()])
+    block_body.add_ops([inner, scf.YieldOp()])
+    then.block.add_op(scf.YieldOp())
     # the positions from 0 (the panel's column: b = start + p), the flat sum panel[q, p] * w_flat[k, q]
     column = col.body.block.args[0]
     position = arith.AddiOp(start, column)

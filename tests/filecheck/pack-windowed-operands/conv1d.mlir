@@ -88,42 +88,47 @@ builtin.module {
 // CHECK-NEXT:         %t_next = arith.addi %t, %tile_1 : index
 // CHECK-NEXT:         %t_end = arith.minsi %t_next, %l_end : index
 // CHECK-NEXT:         scf.if %window_fits {
-// CHECK-NEXT:           %11 = arith.subi %t_end, %t : index
-// CHECK-NEXT:           %12 = arith.constant 0 : index
-// CHECK-NEXT:           %13 = arith.constant 1 : index
-// CHECK-NEXT:           scf.for %14 = %12 to %c_end step %13 {
-// CHECK-NEXT:             scf.for %15 = %12 to %s_end step %13 {
-// CHECK-NEXT:               %16 = arith.muli %14, %s_end : index
-// CHECK-NEXT:               %17 = arith.addi %16, %15 : index
-// CHECK-NEXT:               scf.for %18 = %12 to %11 step %13 {
-// CHECK-NEXT:                 %19 = arith.addi %t, %18 : index
-// CHECK-NEXT:                 %b1 = arith.subi %19, %c1 : index
-// CHECK-NEXT:                 %l = arith.addi %b1, %15 : index
-// CHECK-NEXT:                 %above = arith.cmpi sge, %l, %c0 : index
-// CHECK-NEXT:                 %below = arith.cmpi slt, %l, %l_end : index
-// CHECK-NEXT:                 %inside = arith.andi %above, %below : i1
-// CHECK-NEXT:                 %l_up = arith.maxsi %l, %c0 : index
-// CHECK-NEXT:                 %l_in = arith.minsi %l_up, %l_last : index
-// CHECK-NEXT:                 %xv = memref.load %x[%n, %14, %l_in] : memref<?x?x?xf32>
-// CHECK-NEXT:                 %20 = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:                 %21 = arith.select %inside, %xv, %20 : f32
-// CHECK-NEXT:                 memref.store %21, %window_panel[%17, %18] : memref<64x16xf32>
-// CHECK-NEXT:               } {tg.loop = #tg.loop<copy, axis = 2>}
+// CHECK-NEXT:           %11 = arith.constant 0 : index
+// CHECK-NEXT:           %12 = arith.constant 1 : index
+// CHECK-NEXT:           %13 = arith.constant 16 : index
+// CHECK-NEXT:           scf.for %14 = %t to %t_end step %13 {
+// CHECK-NEXT:             %15 = arith.addi %14, %13 : index
+// CHECK-NEXT:             %16 = arith.minsi %15, %t_end : index
+// CHECK-NEXT:             %17 = arith.subi %16, %14 : index
+// CHECK-NEXT:             scf.for %18 = %11 to %c_end step %12 {
+// CHECK-NEXT:               scf.for %19 = %11 to %s_end step %12 {
+// CHECK-NEXT:                 %20 = arith.muli %18, %s_end : index
+// CHECK-NEXT:                 %21 = arith.addi %20, %19 : index
+// CHECK-NEXT:                 scf.for %22 = %11 to %17 step %12 {
+// CHECK-NEXT:                   %23 = arith.addi %14, %22 : index
+// CHECK-NEXT:                   %b1 = arith.subi %23, %c1 : index
+// CHECK-NEXT:                   %l = arith.addi %b1, %19 : index
+// CHECK-NEXT:                   %above = arith.cmpi sge, %l, %c0 : index
+// CHECK-NEXT:                   %below = arith.cmpi slt, %l, %l_end : index
+// CHECK-NEXT:                   %inside = arith.andi %above, %below : i1
+// CHECK-NEXT:                   %l_up = arith.maxsi %l, %c0 : index
+// CHECK-NEXT:                   %l_in = arith.minsi %l_up, %l_last : index
+// CHECK-NEXT:                   %xv = memref.load %x[%n, %18, %l_in] : memref<?x?x?xf32>
+// CHECK-NEXT:                   %24 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:                   %25 = arith.select %inside, %xv, %24 : f32
+// CHECK-NEXT:                   memref.store %25, %window_panel[%21, %22] : memref<64x16xf32>
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<copy, axis = 2>}
+// CHECK-NEXT:               } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:             } {tg.loop = #tg.loop<copy, axis = 0>}
-// CHECK-NEXT:           } {tg.loop = #tg.loop<copy, axis = 0>}
-// CHECK-NEXT:           scf.for %k = %c0 to %k_end step %c1 {
-// CHECK-NEXT:             scf.for %b = %12 to %11 step %c1 {
-// CHECK-NEXT:               %b_1 = arith.addi %t, %b : index
-// CHECK-NEXT:               %sum = scf.for %22 = %12 to %1 step %13 iter_args(%23 = %zero) -> (f32) {
-// CHECK-NEXT:                 %24 = memref.load %window_panel[%22, %b] : memref<64x16xf32>
-// CHECK-NEXT:                 %25 = memref.load %w_flat[%k, %22] : memref<?x?xf32>
-// CHECK-NEXT:                 %26 = arith.mulf %24, %25 : f32
-// CHECK-NEXT:                 %27 = arith.addf %23, %26 fastmath<reassoc> : f32
-// CHECK-NEXT:                 scf.yield %27 : f32
-// CHECK-NEXT:               } {tg.loop = #tg.loop<reduce, axis = 1>}
-// CHECK-NEXT:               memref.store %sum, %y[%n, %k, %b_1] : memref<?x?x?xf32>
-// CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 2>}
-// CHECK-NEXT:           } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:             scf.for %k = %c0 to %k_end step %c1 {
+// CHECK-NEXT:               scf.for %b = %11 to %17 step %c1 {
+// CHECK-NEXT:                 %b_1 = arith.addi %14, %b : index
+// CHECK-NEXT:                 %sum = scf.for %26 = %11 to %1 step %12 iter_args(%27 = %zero) -> (f32) {
+// CHECK-NEXT:                   %28 = memref.load %window_panel[%26, %b] : memref<64x16xf32>
+// CHECK-NEXT:                   %29 = memref.load %w_flat[%k, %26] : memref<?x?xf32>
+// CHECK-NEXT:                   %30 = arith.mulf %28, %29 : f32
+// CHECK-NEXT:                   %31 = arith.addf %27, %30 fastmath<reassoc> : f32
+// CHECK-NEXT:                   scf.yield %31 : f32
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<reduce, axis = 1>}
+// CHECK-NEXT:                 memref.store %sum, %y[%n, %k, %b_1] : memref<?x?x?xf32>
+// CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 2>}
+// CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:           } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:         } else {
 // CHECK-NEXT:           scf.for %k_1 = %c0 to %k_end step %c1 {
 // CHECK-NEXT:             scf.for %b_2 = %t to %t_end step %c1 {
