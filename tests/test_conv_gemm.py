@@ -145,6 +145,10 @@ def test_the_plan_lists_the_window_partitions_and_the_nest_as_it_is():
     listed = _schedule(tilegrad.compile("conv2d_rect_user", "cpu"), **a, ph=1, pw=2)
     assert "Partition(stage=0, axis=3)" in listed and "Partition(stage=0, axis=2)" in listed
     assert "Reorder(stage=0, order=(3, 'r0'))" in listed  # the sums inside the column loop: not interchanged
+    # (that nest is the stage's version for a window too large for the panel; packed, the window's
+    # flat sum is interchanged and its output channels jammed: the GEMM's register tile)
+    assert PANEL in listed and "Reorder(stage=0, order=('r1', 3))" in listed
+    assert "UnrollJam(stage=0, axis=1, factor=4)" in listed
 
 
 @pytest.mark.parametrize("dims", RECT_SIZES, ids=lambda d: "x".join(map(str, d)))
@@ -211,3 +215,39 @@ def test_a_conv_as_a_gemm_over_its_packed_window_jams_output_channels(dims):
     want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
                                       padding=(1, 2))
     _close((gemm(col=col, w=weights).reshape(want.shape),), (want.numpy(),), "float32")
+
+
+# The packed form by the compiler (pack-windowed-operands): the windowed operand, masked, packed into
+# a panel per block of output positions, the sum one flat sum over it; listed as Stage(memory=panel)
+
+PANEL = "Stage(stage=0, tensor='x', at=3, memory='panel')"
+
+
+@pytest.mark.parametrize("stride, dilation", [(1, 1), (2, 1), (1, 2)])
+def test_the_plan_packs_a_convs_window_and_it_matches_torch(stride, dilation):
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((2, 3, 9, 21)).astype(np.float32), rng.standard_normal((5, 3, 3, 3)).astype(np.float32)
+    kernel = tilegrad.compile("user_conv2d", "cpu")
+    call = dict(x=x, weight=w, stride=stride, padding=1, dilation=dilation)
+    assert PANEL in _schedule(kernel, **call)
+    want = torch.nn.functional.conv2d(torch.from_numpy(x).double(), torch.from_numpy(w).double(), stride=stride,
+                                      padding=1, dilation=dilation)
+    _close((kernel(**call),), (want.numpy(),), "float32")
+
+
+def test_a_panel_too_large_runs_the_window_as_it_was():
+    """C x R x S rows more than the panel holds: the stage's other version, as it was."""
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((1, 300, 4, 5)), rng.standard_normal((2, 300, 3, 3))
+    got = tilegrad.compile("user_conv2d", "cpu", guard=True)(x=x, weight=w, stride=1, padding=1, dilation=1)
+    want = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1)
+    _close((got,), (want.numpy(),), "float64")
+
+
+def test_without_the_planner_the_window_is_not_packed():
+    a = _rect(RECT_SIZES[0], np.float32)
+    kernel = tilegrad.compile("conv2d_rect_user", "cpu", planner=False)
+    assert PANEL not in _schedule(kernel, **a, ph=1, pw=2)
+    want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
+                                      padding=(1, 2))
+    _close((kernel(**a, ph=1, pw=2),), (want.numpy(),), "float32")

@@ -122,8 +122,9 @@ class PlanReport:
                          if streamed else "streaming stores: none")
             panels = "; ".join(f"{name} (stage {', '.join(map(str, stages))})"
                                for name, stages in sorted(self.panels.items()))
-            lines.append(f"packed panels: {panels}: column strips of at most {self.panel_bytes} B copied to the "
-                         "stack where they fit and are narrower than a row, read by every row group"
+            lines.append(f"packed panels: {panels}: copied to the stack, at most {self.panel_bytes} B each, where they "
+                         "fit (a GEMM's column strips narrower than a row, read by every row group; a windowed "
+                         "operand's blocks of output positions, masked, read by every output channel)"
                          if panels else "packed panels: none")
         lines.append(f"workspace: {self.workspace_bytes} B")
         lines.append(f"shape bound: {self.bound}")

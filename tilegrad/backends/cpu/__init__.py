@@ -27,6 +27,7 @@ from tilegrad.passes.jam_sweep_terms import JamSweepTerms
 from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests
 from tilegrad.passes.overlap_vector_tails import OverlapVectorTails
 from tilegrad.passes.pack_reused_panels import PackReusedPanels
+from tilegrad.passes.pack_windowed_operands import PackWindowedOperands
 from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
 from tilegrad.passes.reorder_for_reuse import ReorderForReuse
 from tilegrad.passes.scratchpad_planner import APPLIED as TILED
@@ -39,7 +40,17 @@ from tilegrad.passes.tile_for_target import TileForTarget
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops
 from tilegrad.passes.unroll_short_reductions import UnrollShortReductions
 from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects
-from tilegrad.schedule import ComputeWith, Directive, Reorder, RFactor, ScheduleHint, Specialize, Unroll, UnrollJam
+from tilegrad.schedule import (
+    ComputeWith,
+    Directive,
+    Reorder,
+    RFactor,
+    ScheduleHint,
+    Specialize,
+    Stage,
+    Unroll,
+    UnrollJam,
+)
 from tilegrad.targets import Target
 
 
@@ -76,6 +87,8 @@ class CpuBackend(Backend):
             FuseSiblingLoops(exchange_loops=True, contractions=False),
             # the core split (blocks are threads) and cache-sized tiles: the plan
             TileForTarget.of(target, num_blocks, hint),
+            # a contraction's windowed operand (a conv's input), masked, in a panel per block of positions
+            PackWindowedOperands(host.panel_bytes(target.ub_bytes), columns * host.jam_rows),
             # a sum that walks a column accumulates a stack row instead (contiguous terms)
             InterchangeColumnReductions(row=host.column_row),
             # rows that sweep the same data run `rows` at a time (register tile, row side)
@@ -165,13 +178,14 @@ class CpuBackend(Backend):
                                     f"(the ones they can: {can or 'none in this kernel'})")
 
 
-ROUTED = (UnrollJam, RFactor, ComputeWith, Reorder, Unroll, Specialize)
+ROUTED = (UnrollJam, RFactor, ComputeWith, Reorder, Unroll, Specialize, Stage)
 """Kinds more than one cpu pass carries out (jam-row-sweeps' and unroll-reuse-loops' UnrollJam;
 split-column-reductions' and tile-for-target's RFactor; fuse-sibling-loops' and
 fuse-sibling-reductions' ComputeWith, of which the loops stage's fuse-sibling-loops plans none;
 interchange-column-reductions', reorder-for-reuse's and hoist-tile-loops' Reorder; jam-sweep-terms'
 and unroll-short-reductions' Unroll; unswitch-invariant-selects' and branch-guarded-reads'
-Specialize): a user's goes to the pass whose planned loop it names."""
+Specialize; pack-windowed-operands' and pack-reused-panels' Stage(memory=panel)): a user's goes to
+the pass whose planned loop it names."""
 
 
 def _check_column_rfactors(given: Sequence[Directive], earlier: Sequence[tuple[Directive, str]]) -> None:

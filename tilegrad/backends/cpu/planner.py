@@ -7,6 +7,7 @@ read from them. Loops are named by `#tg.loop<role, axis = k>`'s axis (a reductio
 sum loop; 0 for an unmarked window loop).
 
   stream-stores: Store            pack-reused-panels: Stage(memory=panel)
+  pack-windowed-operands: Stage(memory=panel) (a windowed operand's: at its positions' tile)
   jam-row-sweeps: UnrollJam       chunk-row-sweeps: Split(tail=peel)
   unroll-reuse-loops: UnrollJam   jam-sweep-terms: Unroll
   split-column-reductions: RFactor
@@ -48,6 +49,7 @@ from tilegrad.passes.jam_sweep_terms import JamSweepTerms, jammed_sweeps
 from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests, outlines
 from tilegrad.passes.overlap_vector_tails import OverlapVectorTails, overlapped_loops
 from tilegrad.passes.pack_reused_panels import PackReusedPanels, panel_decisions
+from tilegrad.passes.pack_windowed_operands import PackWindowedOperands, windows
 from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops, partitioned_loops
 from tilegrad.passes.reorder_for_reuse import ReorderForReuse, reuse_reorders
 from tilegrad.passes.scan_reductions import ScanReductions, scanned_stages
@@ -81,6 +83,9 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
         return streamed_stores(module, step)
     if isinstance(step, PackReusedPanels):
         return packed_panels(module, step.groups, step.once)
+    if isinstance(step, PackWindowedOperands):  # a windowed operand, masked, in a panel per block of positions
+        return _unique(window.directive(fn) for fn in functions(module)
+                       for window in windows(fn, step.panel_bytes, step.columns))
     if isinstance(step, SplitColumnReductions):
         return split_columns(module, step)
     if isinstance(step, FuseSiblingLoops) and step.exchange_loops:  # (the loops stage's: a canonicalization)

@@ -1,0 +1,373 @@
+"""pack-windowed-operands: a contraction whose one operand is read through a window (a conv's input)
+packs that operand, masked, into a stack panel once per block of output positions; the sum becomes
+one flat GEMM sum over the panel (im2col by blocks).
+
+A stage computes, per output position b of a tile (and outer positions n, a, k),
+
+    y[n, k, a, b] = sum over c, i, j of where(mask, x[n, c, clamp(f(a, i)), clamp(g(b, j))] * w[k, c, i, j], 0)
+
+the windowed read x (indices affine in an output variable and a sum variable, clamped, under a
+`where` whose else is 0) not depending on the loop k that the other read w depends on, and w's
+trailing indices the sum variables in order (w[k, q] with q = (c, i, j) flattened, a view of w).
+The loop over k moves inside the tile of positions, so one pack serves every k:
+
+    for n, a:                               for n, a:
+      for k:                                  for t step W:                 (W: the panel's columns)
+        for t step T:                 ->        if Q <= rows:               (Q: the sums' extents' product)
+          for b in [t, t + T):                    for c, i, j:  (q = (c R + i) S + j: no divisions)
+            y = sum c, i, j (...)                   for p in [0, width): panel[q, p] = where(mask(b = t + p), x[...], 0)
+                                                  for k: for p: y[.., t + p] = sum over q of panel[q, p] * w_flat[k, q]
+                                                else: (as it was, per tile of W)
+
+The panel is a static stack buffer of `panel_bytes` (rows = panel_bytes / W elements); a stage
+whose Q x W elements do not fit runs as it was. The packed version walks its tile in blocks of W
+positions (one block, unless a later pass resizes the tile: reorder-for-reuse widens it), and its
+flat sum is a reduction of its own (axis: one past the stage's), so a directive names it apart from
+the nest the other version keeps. Every sum adds the same terms (in another order,
+one flat sum): results equal up to rounding. Then interchange-column-reductions, jam-row-sweeps and
+chunk-row-sweeps make the flat sum a register-tiled GEMM over the panel. With `directives`
+(Stage(tensor=x, at=<the tile's axis>, memory=panel)), the stages they name; without, every one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, FloatAttr, IntegerAttr, MemRefType, ModuleOp, NoneAttr, i64
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from tilegrad.dialect.tg import LoopRole
+from tilegrad.dialect.values import BlockBuilder
+from tilegrad.passes.applying import chosen
+from tilegrad.passes.common import (
+    check_counts,
+    constant_index,
+    depends_on,
+    functions,
+    loop_axis,
+    loop_role,
+    make_for,
+    pure_arith,
+    stage_number,
+    tensor_name,
+    written_memrefs,
+)
+from tilegrad.schedule import Directive, Memory, Stage
+
+PANEL_BYTES = 1 << 18
+"""The panel at most (the cpu backend gives the host's: HostModel.panel_bytes)."""
+COLUMNS = 64
+"""Output positions per panel (the cpu backend gives the host's chunk columns x jam rows)."""
+LEAST_COLUMNS = 16
+"""A stage whose panel would hold fewer columns than this is left as it is."""
+
+
+@dataclass
+class _Window:
+    """A stage's windowed contraction: the loops it moves and rewrites, and its term's parts."""
+
+    kloop: scf.ForOp  # the loop w depends on and x does not (output channels)
+    tile: scf.ForOp  # the tile of output positions
+    col: scf.ForOp  # the positions of a tile
+    sums: list[scf.ForOp]  # the sum nest, outermost first
+    x: memref.LoadOp  # the windowed read
+    w: memref.LoadOp  # the read w[k, q]
+    cond: SSAValue | None  # the mask (None: reads clamped, no where)
+    x_first: bool  # the product's operand order
+
+    def directive(self, fn: func.FuncOp) -> Stage:
+        return Stage(stage=stage_number(fn), tensor=tensor_name(fn, self.x.memref), at=loop_axis(self.tile),
+                     memory=Memory.PANEL)
+
+
+def _outside(value: SSAValue, loop: Operation) -> bool:
+    """A value made outside `loop` (visible before it)."""
+    owner = value.owner
+    op = owner.parent_op() if isinstance(owner, Block) else owner
+    return op is not None and not loop.is_ancestor(op)
+
+
+def _zero(value: SSAValue) -> bool:
+    op = value.owner
+    return isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr) and op.value.value.data == 0.0
+
+
+def _sum_nest(col: scf.ForOp) -> tuple[list[scf.ForOp], SSAValue] | None:
+    """The perfect nest of sums (from 0 by 1, bounds made before the stage's loops, each adding its
+    inner sum to its accumulator from 0) whose result col stores, and the innermost term."""
+    loops = [o for o in col.body.block.ops if isinstance(o, scf.ForOp)]
+    if len(loops) != 1:
+        return None
+    sums, loop = [], loops[0]
+    while True:
+        if loop_role(loop) != LoopRole.REDUCE or len(loop.iter_args) != 1 or constant_index(loop.lb) != 0 \
+                or constant_index(loop.step) != 1 or not _outside(loop.ub, col) or not _zero(loop.iter_args[0]):
+            return None
+        sums.append(loop)
+        body = loop.body.block
+        added = body.last_op.operands[0] if isinstance(body.last_op, scf.YieldOp) else None
+        if not isinstance(getattr(added, "owner", None), arith.AddfOp) or body.args[1] not in added.owner.operands:
+            return None
+        other = [v for v in added.owner.operands if v is not body.args[1]]
+        inner = [o for o in body.ops if isinstance(o, scf.ForOp)]
+        if not other:
+            return None
+        if not inner:
+            return sums, other[0]
+        if len(inner) != 1 or other[0] is not inner[0].results[0]:
+            return None
+        loop = inner[0]
+
+
+def _window(fn: func.FuncOp, col: scf.ForOp) -> _Window | None:
+    """The windowed contraction `col` computes, if it is one (see the module's doc)."""
+    tile = col.parent_op()
+    if loop_role(col) != LoopRole.PARALLEL or col.iter_args or not isinstance(tile, scf.ForOp) \
+            or loop_role(tile) != LoopRole.TILE or loop_axis(tile) != loop_axis(col):
+        return None
+    nest = _sum_nest(col)
+    if nest is None:
+        return None
+    sums, term = nest
+    cond = None
+    if isinstance(term.owner, arith.SelectOp):
+        if not _zero(term.owner.operands[2]):
+            return None
+        cond, term = term.owner.operands[0], term.owner.operands[1]
+    if not isinstance(term.owner, arith.MulfOp):
+        return None
+    loads = [v.owner for v in term.owner.operands]
+    if not all(isinstance(o, memref.LoadOp) for o in loads):
+        return None
+    column = col.body.block.args[0]
+    windowed = [o for o in loads if any(depends_on(i, column) for i in o.indices)]
+    if len(windowed) != 1:
+        return None
+    x = windowed[0]
+    w = loads[1] if loads[0] is x else loads[0]
+    variables = [s.body.block.args[0] for s in sums]
+    if not any(depends_on(i, column) and any(depends_on(i, v) for v in variables) for i in x.indices):
+        return None  # no window (an index of a position and a sum variable): a GEMM's, pack-reused-panels'
+    inputs = {a for a in fn.body.block.args if isinstance(a.type, MemRefType)} - written_memrefs(fn)
+    if w.memref not in inputs or x.memref not in inputs or not isinstance(w.memref.type.layout, NoneAttr):
+        return None
+    lead = list(w.indices[:len(w.indices) - len(variables)])
+    if list(w.indices[len(lead):]) != variables or len(lead) != 1 or not isinstance(lead[0], BlockArgument):
+        return None
+    kloop = lead[0].owner.parent_op()
+    if not isinstance(kloop, scf.ForOp) or loop_role(kloop) != LoopRole.PARALLEL or kloop.iter_args \
+            or not kloop.is_ancestor(tile) or "tg.stage" in kloop.attributes:
+        return None
+    k = kloop.body.block.args[0]
+    if any(depends_on(v, k) for v in (*x.indices, *([cond] if cond is not None else []))):
+        return None
+    if any(not col.is_ancestor(use.operation) for use in k.uses):
+        return None  # k chooses more than the stage's term and store
+    between = tile
+    while between is not kloop:  # the loops k moves across: parallel, bounds made outside k's
+        between = between.parent_op()
+        if between is not kloop and (not isinstance(between, scf.ForOp) or between.iter_args):
+            return None
+    if not all(_outside(v, kloop) for v in (kloop.lb, kloop.ub, kloop.step)):
+        return None
+    return _Window(kloop, tile, col, sums, x, w, cond, loads[0] is x)
+
+
+def _slice(values: list[SSAValue], within: scf.ForOp) -> list[Operation]:
+    """The ops inside `within` that compute `values`, in program order (None if any is not pure
+    arithmetic or a load)."""
+    found: set[Operation] = set()
+    stack = list(values)
+    while stack:
+        value = stack.pop()
+        op = value.owner
+        if not isinstance(op, Operation) or not within.is_ancestor(op) or op in found:
+            continue
+        found.add(op)
+        stack.extend(op.operands)
+    return [o for o in within.walk() if o in found]
+
+
+def _flatten(fn: func.FuncOp, weight: SSAValue, lead: int) -> SSAValue:
+    """weight viewed as [its leading axes..., the rest as one] (made at the function's start)."""
+    shape = weight.type.get_shape()
+    groups = [[a] for a in range(lead)] + [list(range(lead, len(shape)))]
+    view = memref.CollapseShapeOp(
+        operands=[weight], result_types=[MemRefType(weight.type.element_type, [*shape[:lead], DYNAMIC_INDEX])],
+        properties={"reassociation": ArrayAttr([ArrayAttr([IntegerAttr(a, i64) for a in g]) for g in groups])})
+    view.result.name_hint = f"{tensor_name(fn, weight)}_flat"
+    entry = fn.body.block
+    entry.insert_op_before(view, entry.first_op)
+    return view.result
+
+
+def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> None:
+    element = window.x.memref.type.element_type
+    rows = panel_bytes // (columns * (element.bitwidth // 8))
+    kloop, tile, col, sums = window.kloop, window.tile, window.col, window.sums
+    # the panel's columns: the tile of positions W wide
+    b = BlockBuilder(tile.parent_block(), tile)
+    width = b.index(columns)
+    tile.step.replace_uses_with_if(width, lambda use: tile.is_ancestor(use.operation) and use.operation is not tile)
+    tile.operands = [tile.lb, tile.ub, width]
+    # k moves inside the tile: the loops between run where it ran, a loop over k around col
+    for op in [o for o in kloop.body.block.ops if not isinstance(o, scf.YieldOp)]:
+        op.detach()
+        kloop.parent_block().insert_op_before(op, kloop)
+    inner, inner_body = make_for(kloop.lb, kloop.ub, kloop.step, LoopRole.PARALLEL, loop_axis(kloop))
+    kloop.body.block.args[0].replace_all_uses_with(inner_body.args[0])
+    kloop.detach()
+    kloop.erase()
+    tile_block = col.parent_block()
+    tile_block.insert_op_before(inner, col)
+    col.detach()
+    inner_body.add_ops([col, scf.YieldOp()])
+    # the version: Q rows fit, and w's trailing extents are the sums' (w_flat[k, q] is w[k, c, i, j])
+    tb = BlockBuilder(tile.parent_block(), tile)
+    extents = [s.ub for s in sums]
+    count = extents[0]
+    for extent in extents[1:]:
+        count = tb.add(arith.MuliOp(count, extent))
+    ok = tb.add(arith.CmpiOp(count, tb.index(rows), "sle"))
+    wshape = len(window.w.indices)
+    for axis, extent in zip(range(wshape - len(sums) + 1, wshape), extents[1:]):
+        same = tb.add(arith.CmpiOp(tb.add(memref.DimOp(window.w.memref, tb.index(axis))),
+                                   extent, "eq"))
+        ok = tb.add(arith.AndIOp(ok, same))
+    first = tb.add(arith.CmpiOp(extents[0], tb.add(memref.DimOp(
+        window.w.memref, tb.index(wshape - len(sums)))), "sle"))
+    ok = tb.add(arith.AndIOp(ok, first))
+    ok.name_hint = "window_fits"
+    # (seen through a view: an alloca read directly is a stack row, of which every jammed copy of
+    # a loop gets its own; the panel is one, shared)
+    buffer = memref.AllocaOp.get(element, shape=[1, rows, columns])
+    view = memref.CollapseShapeOp(
+        operands=[buffer.memref], result_types=[MemRefType(element, [rows, columns])],
+        properties={"reassociation": ArrayAttr([ArrayAttr([IntegerAttr(a, i64) for a in g]) for g in ([0, 1], [2])])})
+    view.result.name_hint = "window_panel"
+    fn.body.block.insert_op_before(view, fn.body.block.first_op)
+    fn.body.block.insert_op_before(buffer, view)
+    panel = view.result
+    flat = _flatten(fn, window.w.memref, 1)
+    # the two versions of the loop over k: packed, and as it was
+    original = inner.clone()
+    then, other = Region([Block()]), Region([Block()])
+    tile_block.insert_op_before(scf.IfOp(ok, [], then, other), inner)
+    inner.detach()
+    other.block.add_ops([original, scf.YieldOp()])
+    # blocks of at most W positions of the tile (one, unless a later pass widens the tile's step)
+    tb = BlockBuilder(then.block)
+    # (the panel's width a value of its own: a pass that resizes the tile replaces the tile's step)
+    zero, one, panel_width = tb.index(0), tb.index(1), tb.index(columns)
+    blocks, block_body = make_for(col.lb, col.ub, panel_width, LoopRole.TILE, loop_axis(col))
+    tb.add(blocks)
+    pb = BlockBuilder(block_body)
+    start = block_body.args[0]
+    end = pb.add(arith.MinSIOp(pb.add(arith.AddiOp(start, panel_width)), col.ub))
+    span = pb.add(arith.SubiOp(end, start))
+    # the pack: q over the sums as nested loops, p over the block's positions
+    copies, block = [], block_body
+    for extent in extents:
+        loop, body = make_for(zero, extent, one, LoopRole.COPY, 0)
+        block.add_op(loop)
+        copies.append(body)
+        block = body
+    qb = BlockBuilder(block)
+    q = copies[0].args[0]
+    for body, extent in zip(copies[1:], extents[1:]):
+        q = qb.add(arith.AddiOp(qb.add(arith.MuliOp(q, extent)), body.args[0]))
+    over, p_body = make_for(zero, span, one, LoopRole.COPY, loop_axis(col))
+    qb.add(over)
+    for body in copies:
+        body.add_op(scf.YieldOp())
+    mapping: dict[SSAValue, SSAValue] = {s.body.block.args[0]: c.args[0] for s, c in zip(sums, copies)}
+    vb = BlockBuilder(p_body)
+    mapping[col.body.block.args[0]] = vb.add(arith.AddiOp(start, p_body.args[0]))
+    wanted = [window.x.results[0], *([window.cond] if window.cond is not None else [])]
+    for op in _slice(wanted, col):
+        p_body.add_op(op.clone(value_mapper=mapping))
+    value = mapping[window.x.results[0]]
+    if window.cond is not None:
+        value = vb.add(arith.SelectOp(mapping[window.cond], value, vb.add(arith.ConstantOp(FloatAttr(0.0, element)))))
+    vb.add(memref.StoreOp.get(value, panel, [q, p_body.args[0]]))
+    p_body.add_op(scf.YieldOp())
+    block_body.add_ops([inner, scf.YieldOp()])
+    then.block.add_op(scf.YieldOp())
+    # the positions from 0 (the panel's column: b = start + p), the flat sum panel[q, p] * w_flat[k, q]
+    column = col.body.block.args[0]
+    position = arith.AddiOp(start, column)
+    column.replace_uses_with_if(position.result, lambda use: use.operation is not position)
+    col.body.block.insert_op_before(position, col.body.block.first_op)
+    col.operands = [zero, span, col.step]
+    outer = sums[0]
+    sb = BlockBuilder(col.body.block, outer)
+    # (a reduction of its own: its directives name it apart from the nest the other version keeps)
+    axis = 1 + max(loop_axis(o) for o in fn.walk() if loop_role(o) == LoopRole.REDUCE)
+    flat_sum, body = make_for(zero, count, one, LoopRole.REDUCE, axis, [outer.iter_args[0]])
+    fb = BlockBuilder(body)
+    read = fb.add(memref.LoadOp.get(panel, [body.args[0], column]))
+    weight = fb.add(memref.LoadOp.get(flat, [inner_body.args[0], body.args[0]]))
+    product = fb.add(arith.MulfOp(read, weight) if window.x_first else arith.MulfOp(weight, read))
+    total = fb.add(arith.AddfOp(body.args[1], product, sums[-1].body.block.last_op.operands[0].owner.fastmath))
+    body.add_op(scf.YieldOp(total))
+    sb.add(flat_sum)
+    outer.results[0].replace_all_uses_with(flat_sum.results[0])
+    outer.detach()
+    outer.erase()
+    _erase_dead(col.body.block)
+
+
+def _erase_dead(block: Block) -> None:
+    """Pure ops whose results nothing uses (what computed the nest's indices)."""
+    changed = True
+    while changed:
+        changed = False
+        for op in reversed(list(block.ops)):
+            if pure_arith(op) and all(not r.uses for r in op.results):
+                op.detach()
+                op.erase()
+                changed = True
+
+
+@dataclass(frozen=True)
+class PackWindowedOperands(ModulePass):
+    """Pack a contraction's windowed operand, masked, into a stack panel of `panel_bytes` per block
+    of `columns` output positions, and sum the panel as one flat GEMM sum (see the module's doc).
+    With `directives` (Stage(memory=panel), `;`-separated: passes/applying.py), the stages they name."""
+
+    name = "pack-windowed-operands"
+    panel_bytes: int = PANEL_BYTES
+    columns: int = COLUMNS
+    directives: str | None = None
+    takes_text: ClassVar[str] = "Stage(memory='panel') of a windowed operand"
+
+    def __post_init__(self):
+        check_counts(self, "panel_bytes", "columns")
+
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, Stage) and directive.memory == Memory.PANEL
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        candidates = [(window.directive(fn), (fn, window)) for fn in functions(op)
+                      for window in windows(fn, self.panel_bytes, self.columns)]
+        for (fn, window), _ in chosen(self, candidates, "windowed operand"):
+            _pack(window, fn, self.panel_bytes, self.columns)
+
+
+def windows(fn: func.FuncOp, panel_bytes: int = PANEL_BYTES, columns: int = COLUMNS) -> list[_Window]:
+    """The windowed contractions pack-windowed-operands packs in a function (none where a panel of
+    LEAST_COLUMNS columns would hold fewer rows than one: the cpu planner lists them)."""
+    found = []
+    for col in [o for o in fn.walk() if isinstance(o, scf.ForOp)]:
+        window = _window(fn, col)
+        if window is None:
+            continue
+        bytes_ = window.x.memref.type.element_type.bitwidth // 8
+        if columns >= LEAST_COLUMNS and panel_bytes // (columns * bytes_) >= 1:
+            found.append(window)
+    return found
