@@ -21,6 +21,7 @@ from tilegrad.passes.stream_stores import streamed_outputs
 from tilegrad.pipeline import parse_ir
 from tilegrad.schedule import ScheduleHint
 from tilegrad.schedule.directives import (
+    Inline,
     Memory,
     Outline,
     Parallel,
@@ -95,8 +96,10 @@ def test_each_target_family_has_its_stage_table():
     staged = {stage: pipeline_spec(p)
               for stage, p in SCRATCHPAD_BACKEND.stage_table(get_target("ascend910b"), 0, hint).items()}
     assert list(cpu) == list(staged) == ["loops", "tiled", "llvm"]
-    # the loops stage is every family's, but for whether a prefix or suffix reduction is a scan
-    assert cpu["loops"] == staged["loops"].replace("scan-reductions{reductions=false}", "scan-reductions")
+    # the loops stage is every family's, but for whether a prefix or suffix reduction is a scan and
+    # whether two contractions side by side share a loop (on cpu each keeps its own register tile)
+    assert cpu["loops"] == staged["loops"].replace("scan-reductions{reductions=false}", "scan-reductions").replace(
+        "fuse-sibling-loops,", "fuse-sibling-loops{contractions=false},")
     assert cpu["llvm"] == staged["llvm"]
     assert staged["tiled"] == ('forward-stored-values,tile-for-target{target="ascend910b"},'
                                'fuse-sibling-reductions')
@@ -157,7 +160,8 @@ def test_the_cpu_plan_of_every_library_op_lists_its_decisions_as_directives():
         seen["streamed"] += bool(plan.streamed)
         seen["panels"] += bool(plan.panels)
         stages = {s.index for s in plan.stages}
-        assert all(d.stage in stages for d in schedule.directives), where
+        # (an Inline names the stage as the op emits it, before its temps are inlined: tilegrad show --stage op)
+        assert all(d.stage in stages for d in schedule.directives if not isinstance(d, Inline)), where
         for d in schedule.directives:
             kinds.add(type(d))
     assert seen["streamed"] and seen["panels"]  # both kinds occur in the library
