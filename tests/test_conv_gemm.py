@@ -152,9 +152,10 @@ def test_the_plan_lists_the_window_partitions_and_the_nest_as_it_is():
     assert f"UnrollJam(stage=0, axis=1, factor={HOST.jam_rows})" in listed
 
 
-@pytest.mark.parametrize("dims", RECT_SIZES, ids=lambda d: "x".join(map(str, d)))
-def test_a_conv_as_a_register_tiled_gemm_matches_torch(dims):
-    a = _rect(dims, np.float32)
+def test_a_conv_as_a_register_tiled_gemm_matches_torch():
+    """(one size: the window partitions this schedule keeps compile slowly; the packed window, the
+    default, runs at both sizes above)"""
+    a = _rect(RECT_SIZES[1], np.float32)
     kernel = tilegrad.compile("conv2d_rect_user", "cpu", schedule=GEMM)
     listed = _schedule(kernel, **a, ph=1, pw=2)
     assert "Split(stage=0, factor=16, tail='peel')" in listed  # the chunks: a register tile

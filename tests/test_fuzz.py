@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import tilegrad
 
 LONG = os.environ.get("TILEGRAD_FUZZ") == "long"
-EXAMPLES = 1000 if LONG else 40
+EXAMPLES = 1000 if LONG else 30
 fuzz = settings(max_examples=EXAMPLES, deadline=None, derandomize=not LONG, database=None,
                 suppress_health_check=list(HealthCheck))
 TARGETS = {"cpu": ("float32", "float16", "float64"), "ascend910b": ("float32", "float16", "bfloat16"),
