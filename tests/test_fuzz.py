@@ -65,10 +65,9 @@ class Guarded:
         self.raw = np.full(self.pad * 2 + max(count, 1) * itemsize * step, CANARY, np.uint8)
         flat = self.raw[self.pad: self.pad + max(count, 1) * itemsize * step].view(dtype)[::step][:count]
         self.array = flat.reshape(shape)
-        self.mask = np.ones(self.raw.size, bool)
-        for k in range(count):
-            start = self.pad + k * itemsize * step
-            self.mask[start:start + itemsize] = False
+        self.mask = np.ones(self.raw.size, bool)  # True: a canary byte (the elements' bytes are not)
+        element_bytes = self.pad + (np.arange(count)[:, None] * itemsize * step + np.arange(itemsize)).ravel()
+        self.mask[element_bytes] = False
 
     def intact(self) -> bool:
         return bool((self.raw[self.mask] == CANARY).all())
