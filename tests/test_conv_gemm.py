@@ -263,9 +263,12 @@ def test_without_the_planner_the_window_is_not_packed():
 DY_PANEL = "Stage(stage=0, tensor='dy', at=3, memory='panel')"
 
 
-@pytest.mark.parametrize("label", ["conv2d backward 3x3 s1 p1", "conv2d backward 5x5 d2", "conv2d backward 1x1"])
+@pytest.mark.parametrize("label", ["conv2d backward 3x3 s1 p1", "conv2d backward 5x5 d2", "conv2d backward 1x1",
+                                   "conv2d backward 3x3 s2"])
 def test_the_plan_packs_a_conv_backwards_dy_window(label):
-    """(the outputs: test_user_table_conv_matches_torch, which runs these in both builds)"""
+    """(the outputs: test_user_table_conv_matches_torch, which runs these in both builds; at stride 2
+    the window reads dy at (h + p - i) / 2 where (h + p - i) % 2 is 0: packed as it is, the panel's
+    rows of the other phases zero)"""
     case = CONVS[label]
     dims = case.dims["small"]
     inputs = case.inputs(np.random.default_rng(0), dims)

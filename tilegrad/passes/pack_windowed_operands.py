@@ -322,16 +322,7 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
             window.w.memref, tb.index(wshape - len(sums)))), "sle"))
         ok = tb.add(arith.AndIOp(ok, first))
     ok.name_hint = "window_fits"
-    # (seen through a view: an alloca read directly is a stack row, of which every jammed copy of
-    # a loop gets its own; the panel is one, shared)
-    buffer = memref.AllocaOp.get(element, shape=[1, rows, columns])
-    view = memref.CollapseShapeOp(
-        operands=[buffer.memref], result_types=[MemRefType(element, [rows, columns])],
-        properties={"reassociation": ArrayAttr([ArrayAttr([IntegerAttr(a, i64) for a in g]) for g in ([0, 1], [2])])})
-    view.result.name_hint = "window_panel"
-    fn.body.block.insert_op_before(view, fn.body.block.first_op)
-    fn.body.block.insert_op_before(buffer, view)
-    panel = view.result
+    panel = _stack_view(fn, element, [rows, columns], "window_panel")
     if not window.transposed:
         flat = _flatten(fn, window.w.memref, 1)
     # the two versions of the loop over k: packed, and as it was
