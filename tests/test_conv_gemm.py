@@ -253,3 +253,63 @@ def test_without_the_planner_the_window_is_not_packed():
     want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
                                       padding=(1, 2))
     _close((kernel(**a, ph=1, pw=2),), (want.numpy(),), "float32")
+
+
+# A conv's grad_input (stride 1): dy read through the window with the sum variables' coefficients
+# negative (a conv of dy with the taps flipped), the weight w[k, c, i, j] indexed by the sums k, i, j
+# with the output's channel c between them: dy packed as the panel, the weight once per call as
+# w_panel[c, (k, i, j)]; the GEMM over the panel as the forward conv's
+
+DY_PANEL = "Stage(stage=0, tensor='dy', at=3, memory='panel')"
+
+
+@pytest.mark.parametrize("label", ["conv2d backward 3x3 s1 p1", "conv2d backward 5x5 d2", "conv2d backward 1x1",
+                                   "conv2d backward 3x3 s2"])
+def test_the_plan_packs_a_conv_backwards_dy_window(label):
+    """(the outputs: test_user_table_conv_matches_torch, which runs these in both builds; at stride 2
+    the window reads dy at (h + p - i) / 2 where (h + p - i) % 2 is 0: packed as it is, the panel's
+    rows of the other phases zero)"""
+    case = CONVS[label]
+    dims = case.dims["small"]
+    inputs = case.inputs(np.random.default_rng(0), dims)
+    listed = _schedule(tilegrad.compile(case.op, "cpu"), **inputs, **case.attrs(dims))
+    assert DY_PANEL in listed and f"UnrollJam(stage=0, axis=1, factor={HOST.jam_rows})" in listed
+
+
+@tg.op(outputs={"dx": tg.like("x")}, replace=True)
+def conv2d_rect_input_grad_user(dy=tg.tensor("N K OH OW"), x=tg.tensor("N C H W", dtype="dy"),
+                                w=tg.tensor("K C R S", dtype="dy"), ph=tg.attr(1), pw=tg.attr(2)):
+    """conv2d_rect_user's grad_input: dx[n, c, h, v] = sum over k, i, j of dy[n, k, h + ph - i, v + pw - j]
+    w[k, c, i, j], 0 outside dy."""
+    out_h, out_w = dy.shape[2], dy.shape[3]
+    return lambda n, c, h, v: tg.reduce_sum_over((dy.shape[1], w.shape[2], w.shape[3]), lambda k, i, j: tg.where(
+        _inside(h + ph - i, v + pw - j, out_h, out_w), dy[n, k, h + ph - i, v + pw - j] * w[k, c, i, j], 0.0))
+
+
+RECT_DX_BUILDS = [(RECT_SIZES[0], "float32", False), (RECT_SIZES[1], "float32", False),
+                  (RECT_SIZES[1], "float64", True)]
+
+
+@pytest.mark.parametrize("dims, dtype, guard", RECT_DX_BUILDS,
+                         ids=[f"{'x'.join(map(str, d))}-{dt}{'-guard' * g}" for d, dt, g in RECT_DX_BUILDS])
+def test_a_rectangular_windows_grad_input_packs_dy_and_matches_torch(dims, dtype, guard):
+    a = _rect(dims, dtype)
+    n, c, k, h, w = dims
+    dy = np.random.default_rng(5).standard_normal((n, k, h, w)).astype(dtype)  # (the forward's output: same size)
+    kernel = tilegrad.compile("conv2d_rect_input_grad_user", "cpu", guard=guard)
+    assert DY_PANEL in _schedule(kernel, dy=dy, **a, ph=1, pw=2)
+    want = torch.ops.aten.convolution_backward(
+        torch.from_numpy(dy).double(), torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(), None,
+        [1, 1], [1, 2], [1, 1], False, [0, 0], 1, [True, False, False])[0]
+    _close((kernel(dy=dy, **a, ph=1, pw=2),), (want.numpy(),), dtype)
+
+
+def test_a_conv1d_backwards_grad_input_packs_dy():
+    """(its outputs: test_a_conv1d_backward_matches_torch)"""
+    n, c, k, length, taps, padding, dilation = CONV1D_SIZES[1]
+    rng = np.random.default_rng(2)
+    call = dict(dy=rng.standard_normal((n, k, length + 2 * padding - dilation * (taps - 1))).astype(np.float32),
+                x=rng.standard_normal((n, c, length)).astype(np.float32),
+                w=rng.standard_normal((k, c, taps)).astype(np.float32), padding=padding, dilation=dilation)
+    assert "Stage(stage=0, tensor='dy', at=2, memory='panel')" in _schedule(
+        tilegrad.compile("conv1d_backward_user", "cpu"), **call)

@@ -6,9 +6,13 @@ A stage computes, per output position b of a tile (and outer positions n, a, k),
 
     y[n, k, a, b] = sum over c, i, j of where(mask, x[n, c, clamp(f(a, i)), clamp(g(b, j))] * w[k, c, i, j], 0)
 
-the windowed read x (indices affine in an output variable and a sum variable, clamped, under a
-`where` whose else is 0) not depending on the loop k that the other read w depends on, and w's
-trailing indices the sum variables in order (w[k, q] with q = (c, i, j) flattened, a view of w).
+the windowed read x (indices affine in an output variable and a sum variable, of either sign,
+clamped, under a `where` whose else is 0) not depending on the loop k that the other read w depends
+on, and w's indices the sum variables and k's, each once. With k's first and the sums' in order,
+w[k, q] (q = (c, i, j) flattened) is a view of w; in any other order (a conv's grad_input, dx[n, c,
+h, w] = sum over k, i, j of dy[n, k, h + p - i, w + p - j] weight[k, c, i, j]: the output's channel
+between the sums) w is copied once per call, before the stage, to a second stack panel of
+`panel_bytes` as w_panel[k Q + q] (the packed version's test: it fits too).
 The loop over k moves inside the tile of positions, so one pack serves every k:
 
     for n, a:                               for n, a:
@@ -78,6 +82,7 @@ class _Window:
     w: memref.LoadOp  # the read w[k, q]
     cond: SSAValue | None  # the mask (None: reads clamped, no where)
     x_first: bool  # the product's operand order
+    transposed: bool = False  # w's indices not (k, then the sums in order): w is packed too
 
     def directive(self, fn: func.FuncOp) -> Stage:
         return Stage(stage=stage_number(fn), tensor=tensor_name(fn, self.x.memref), at=loop_axis(self.tile),
@@ -155,9 +160,12 @@ def _window(fn: func.FuncOp, col: scf.ForOp) -> _Window | None:
     inputs = {a for a in fn.body.block.args if isinstance(a.type, MemRefType)} - written_memrefs(fn)
     if w.memref not in inputs or x.memref not in inputs or not isinstance(w.memref.type.layout, NoneAttr):
         return None
-    lead = list(w.indices[:len(w.indices) - len(variables)])
-    if list(w.indices[len(lead):]) != variables or len(lead) != 1 or not isinstance(lead[0], BlockArgument):
-        return None
+    indices = list(w.indices)
+    lead = [i for i in indices if not any(i is v for v in variables)]
+    if len(indices) != len(variables) + 1 or len(lead) != 1 or not isinstance(lead[0], BlockArgument) \
+            or any(sum(i is v for i in indices) != 1 for v in variables):
+        return None  # w's indices: each sum variable once and one loop's (k), in any order
+    transposed = indices != [lead[0], *variables]  # (then w is copied once to a panel w[k, q])
     kloop = lead[0].owner.parent_op()
     if not isinstance(kloop, scf.ForOp) or loop_role(kloop) != LoopRole.PARALLEL or kloop.iter_args \
             or not kloop.is_ancestor(tile) or "tg.stage" in kloop.attributes:
@@ -174,7 +182,16 @@ def _window(fn: func.FuncOp, col: scf.ForOp) -> _Window | None:
             return None
     if not all(_outside(v, kloop) for v in (kloop.lb, kloop.ub, kloop.step)):
         return None
-    return _Window(kloop, tile, col, sums, x, w, cond, loads[0] is x)
+    if transposed and not all(_outside(s.ub, _stage_root(col)) for s in sums):
+        return None  # (w is copied before the stage, with the sums' extents)
+    return _Window(kloop, tile, col, sums, x, w, cond, loads[0] is x, transposed)
+
+
+def _stage_root(op: Operation) -> Operation:
+    """The outermost loop of the stage `op` is in."""
+    while op.parent_op() is not None and not isinstance(op.parent_op(), func.FuncOp):
+        op = op.parent_op()
+    return op
 
 
 def _slice(values: list[SSAValue], within: scf.ForOp) -> list[Operation]:
@@ -205,6 +222,66 @@ def _flatten(fn: func.FuncOp, weight: SSAValue, lead: int) -> SSAValue:
     return view.result
 
 
+def _stack_view(fn: func.FuncOp, element, shape: list[int], name: str) -> SSAValue:
+    """A static stack buffer of `shape` made at the function's start, seen through a view (an
+    alloca read directly is a stack row, of which every jammed copy of a loop gets its own; a panel
+    is one, shared)."""
+    buffer = memref.AllocaOp.get(element, shape=[1, *shape])
+    groups = [[0, 1], *([a] for a in range(2, len(shape) + 1))]
+    view = memref.CollapseShapeOp(
+        operands=[buffer.memref], result_types=[MemRefType(element, shape)],
+        properties={"reassociation": ArrayAttr([ArrayAttr([IntegerAttr(a, i64) for a in g]) for g in groups])})
+    view.result.name_hint = name
+    fn.body.block.insert_op_before(view, fn.body.block.first_op)
+    fn.body.block.insert_op_before(buffer, view)
+    return view.result
+
+
+def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int, panel_rows: int) -> tuple[SSAValue, SSAValue]:
+    """w (indexed by k and the sums in another order than w[k, c, i, j]: a conv's grad_input reads
+    weight[k, c, i, j] with k a sum, c the output's) copied once, before the stage, to a stack panel
+    of `panel_bytes` as w_panel[a Q + q] (a: k's index, q the sums' flat index, as the window
+    panel's rows), where its rows x Q elements fit and the window panel's Q rows do: the panel and
+    that test (the packed version's)."""
+    w = window.w
+    element = w.memref.type.element_type
+    capacity = panel_bytes // (element.bitwidth // 8)
+    variables = [s.body.block.args[0] for s in window.sums]
+    indices = list(w.indices)
+    axis = next(a for a, i in enumerate(indices) if not any(i is v for v in variables))
+    root = _stage_root(window.col)
+    b = BlockBuilder(root.parent_block(), root)
+    zero, one = b.index(0), b.index(1)
+    rows = b.add(memref.DimOp(w.memref, b.index(axis)))
+    extents = [s.ub for s in window.sums]
+    count = extents[0]
+    for extent in extents[1:]:
+        count = b.add(arith.MuliOp(count, extent))
+    fits = b.add(arith.AndIOp(b.add(arith.CmpiOp(b.add(arith.MuliOp(rows, count)), b.index(capacity), "sle")),
+                              b.add(arith.CmpiOp(count, b.index(panel_rows), "sle"))))
+    fits.name_hint = "window_fits"
+    panel = _stack_view(fn, element, [capacity], "weight_panel")
+    then = Region([Block()])
+    b.add(scf.IfOp(fits, [], then))
+    loop, body = make_for(zero, rows, one, LoopRole.COPY, 0)
+    then.block.add_ops([loop, scf.YieldOp()])
+    where, flat = [body], body.args[0]
+    for extent in extents:
+        inner, inner_body = make_for(zero, extent, one, LoopRole.COPY, 0)
+        where[-1].add_op(inner)
+        where.append(inner_body)
+        ib = BlockBuilder(inner_body)
+        flat = ib.add(arith.AddiOp(ib.add(arith.MuliOp(flat, extent)), inner_body.args[0]))
+    last = BlockBuilder(where[-1])
+    at = {v: c.args[0] for v, c in zip(variables, where[1:])}
+    value = last.add(memref.LoadOp.get(w.memref, [body.args[0] if a == axis else at[i] for a, i in
+                                                  enumerate(indices)]))
+    last.add(memref.StoreOp.get(value, panel, [flat]))
+    for block in reversed(where):
+        block.add_op(scf.YieldOp())
+    return panel, fits
+
+
 def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> None:
     element = window.x.memref.type.element_type
     rows = panel_bytes // (columns * (element.bitwidth // 8))
@@ -232,27 +309,22 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
     count = extents[0]
     for extent in extents[1:]:
         count = tb.add(arith.MuliOp(count, extent))
-    ok = tb.add(arith.CmpiOp(count, tb.index(rows), "sle"))
-    wshape = len(window.w.indices)
-    for axis, extent in zip(range(wshape - len(sums) + 1, wshape), extents[1:]):
-        same = tb.add(arith.CmpiOp(tb.add(memref.DimOp(window.w.memref, tb.index(axis))),
-                                   extent, "eq"))
-        ok = tb.add(arith.AndIOp(ok, same))
-    first = tb.add(arith.CmpiOp(extents[0], tb.add(memref.DimOp(
-        window.w.memref, tb.index(wshape - len(sums)))), "sle"))
-    ok = tb.add(arith.AndIOp(ok, first))
+    if window.transposed:  # w packed as w_panel[k Q + q] before the stage, where it fits
+        flat, ok = _pack_weight(window, fn, panel_bytes, rows)
+    else:
+        ok = tb.add(arith.CmpiOp(count, tb.index(rows), "sle"))
+        wshape = len(window.w.indices)
+        for axis, extent in zip(range(wshape - len(sums) + 1, wshape), extents[1:]):
+            same = tb.add(arith.CmpiOp(tb.add(memref.DimOp(window.w.memref, tb.index(axis))),
+                                       extent, "eq"))
+            ok = tb.add(arith.AndIOp(ok, same))
+        first = tb.add(arith.CmpiOp(extents[0], tb.add(memref.DimOp(
+            window.w.memref, tb.index(wshape - len(sums)))), "sle"))
+        ok = tb.add(arith.AndIOp(ok, first))
     ok.name_hint = "window_fits"
-    # (seen through a view: an alloca read directly is a stack row, of which every jammed copy of
-    # a loop gets its own; the panel is one, shared)
-    buffer = memref.AllocaOp.get(element, shape=[1, rows, columns])
-    view = memref.CollapseShapeOp(
-        operands=[buffer.memref], result_types=[MemRefType(element, [rows, columns])],
-        properties={"reassociation": ArrayAttr([ArrayAttr([IntegerAttr(a, i64) for a in g]) for g in ([0, 1], [2])])})
-    view.result.name_hint = "window_panel"
-    fn.body.block.insert_op_before(view, fn.body.block.first_op)
-    fn.body.block.insert_op_before(buffer, view)
-    panel = view.result
-    flat = _flatten(fn, window.w.memref, 1)
+    panel = _stack_view(fn, element, [rows, columns], "window_panel")
+    if not window.transposed:
+        flat = _flatten(fn, window.w.memref, 1)
     # the two versions of the loop over k: packed, and as it was
     original = inner.clone()
     then, other = Region([Block()]), Region([Block()])
@@ -310,7 +382,12 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
     flat_sum, body = make_for(zero, count, one, LoopRole.REDUCE, axis, [outer.iter_args[0]])
     fb = BlockBuilder(body)
     read = fb.add(memref.LoadOp.get(panel, [body.args[0], column]))
-    weight = fb.add(memref.LoadOp.get(flat, [inner_body.args[0], body.args[0]]))
+    if window.transposed:  # (the row's start, k Q, made once per k)
+        row = arith.MuliOp(inner_body.args[0], count)
+        inner_body.insert_op_before(row, inner_body.first_op)
+        weight = fb.add(memref.LoadOp.get(flat, [fb.add(arith.AddiOp(row.result, body.args[0]))]))
+    else:
+        weight = fb.add(memref.LoadOp.get(flat, [inner_body.args[0], body.args[0]]))
     product = fb.add(arith.MulfOp(read, weight) if window.x_first else arith.MulfOp(weight, read))
     total = fb.add(arith.AddfOp(body.args[1], product, sums[-1].body.block.last_op.operands[0].owner.fastmath))
     body.add_op(scf.YieldOp(total))
