@@ -253,3 +253,90 @@ def test_without_the_planner_the_window_is_not_packed():
     want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
                                       padding=(1, 2))
     _close((kernel(**a, ph=1, pw=2),), (want.numpy(),), "float32")
+
+
+# grad_weight by the compiler (pack-windowed-reductions): a sum over positions whose one operand is
+# read through a window; the operand, masked, packed per block of positions as panel[p, (c, i, j)],
+# each block one plain GEMM added to dw (dy broadcast, the panel's rows swept along q)
+
+
+def _dw_directives(kernel, **call):
+    return [d for d in _schedule(kernel, **call) if d.startswith("Stage(") and "memory='panel'" in d
+            and "at=" not in d]  # (at=0: the loop over k; the forward's is at its positions' tile)
+
+
+@tg.op(outputs={"dw": tg.like("w")}, replace=True)
+def conv2d_rect_dw_user(dy=tg.tensor("N K OH OW"), x=tg.tensor("N C H W", dtype="dy"), w=tg.tensor("K C R S", dtype="dy"),
+                        ph=tg.attr(1), pw=tg.attr(2)):
+    """dw[k, c, i, j] = sum over n, a, b of dy[n, k, a, b] x[n, c, a - ph + i, b - pw + j], zero padded."""
+    batch, _, h_, w_ = x.shape
+    return lambda k, c, i, j: tg.reduce_sum_over((batch, dy.shape[2], dy.shape[3]), lambda n, a, b: tg.where(
+        _inside(a - ph + i, b - pw + j, h_, w_), dy[n, k, a, b] * x[n, c, a - ph + i, b - pw + j], 0.0))
+
+
+def _conv_grads(x, w, dy_rng, **conv):
+    xt, wt = torch.from_numpy(x).requires_grad_(), torch.from_numpy(w).requires_grad_()
+    y = torch.nn.functional.conv2d(xt, wt, **conv)
+    dy = dy_rng.standard_normal(tuple(y.shape))
+    y.backward(torch.from_numpy(dy))
+    return dy, xt.grad.numpy(), wt.grad.numpy()
+
+
+@pytest.mark.parametrize("stride, padding, dilation, taps", [(1, 1, 1, 3), (2, 1, 1, 3), (1, 2, 2, 3), (1, 0, 1, 1)],
+                         ids=["3x3-s1-p1", "3x3-s2", "3x3-d2", "1x1"])
+def test_the_plan_packs_grad_weights_window_and_it_matches_torch(stride, padding, dilation, taps):
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((2, 3, 9, 11)), rng.standard_normal((5, 3, taps, taps))
+    dy, dx, dw = _conv_grads(x, w, rng, stride=stride, padding=padding, dilation=dilation)
+    kernel = tilegrad.compile("user_conv2d_backward", "cpu")
+    call = dict(dy=dy.astype(np.float32), x=x.astype(np.float32), weight=w.astype(np.float32), stride=stride,
+                padding=padding, dilation=dilation)
+    assert len(_dw_directives(kernel, **call)) == 1  # dweight's stage (dx's window is a flipped one)
+    _close(kernel(**call), (dx, dw), "float32")
+
+
+RECT_DW = [((2, 3, 4, 6, 9), "float32", False), ((1, 5, 6, 11, 21), "float32", False),
+           ((2, 3, 4, 6, 9), "float64", True)]
+
+
+@pytest.mark.parametrize("dims, dtype, guard", RECT_DW, ids=[f"{'x'.join(map(str, d))}-{t}{'-guard' * g}"
+                                                              for d, t, g in RECT_DW])
+def test_a_rectangular_windows_grad_weight_is_a_gemm_over_its_panel(dims, dtype, guard):
+    """A fresh op (a 3x5 window, grad_weight alone): dy's last two indices are the sum's two
+    innermost variables, so a block is rows of whole output rows (dy read as dy[n, k, a * OW + b])."""
+    a = _rect(dims, np.float64)
+    rng = np.random.default_rng(6)
+    dy, _, dw = _conv_grads(a["x"], a["w"], rng, padding=(1, 2))
+    kernel = tilegrad.compile("conv2d_rect_dw_user", "cpu", guard=guard)
+    call = dict(dy=dy.astype(dtype), x=a["x"].astype(dtype), w=a["w"].astype(dtype), ph=1, pw=2)
+    assert _dw_directives(kernel, **call) == ["Stage(stage=0, tensor='x', memory='panel')"]
+    _close((kernel(**call),), (dw,), dtype)
+
+
+def test_grad_weights_gemm_is_the_register_tile_of_the_row_passes():
+    """The block's GEMM (for k, q: sum over p) interchanged (the sum outside q), k jammed, q chunked."""
+    a = _rect(RECT_SIZES[1], np.float32)
+    dy = np.random.default_rng(7).standard_normal((1, 6, 11, 21)).astype(np.float32)
+    listed = _schedule(tilegrad.compile("conv2d_rect_dw_user", "cpu"), dy=dy, **a, ph=1, pw=2)
+    assert "Reorder(stage=0, order=('r1', 3))" in listed
+    assert f"UnrollJam(stage=0, factor={HOST.jam_rows})" in listed  # the output channels k (axis 0)
+    assert any(d.startswith("Split(stage=0, factor=") and "tail='peel'" in d for d in listed)  # q by chunks
+
+
+def test_grad_weights_panel_too_large_runs_the_stage_as_it_was():
+    """C x R x S columns more than 16 positions of the panel hold: the stage's other version."""
+    rng = np.random.default_rng(8)
+    x, w = rng.standard_normal((1, 460, 4, 5)), rng.standard_normal((2, 460, 3, 3))
+    dy, _, dw = _conv_grads(x, w, rng, padding=1)
+    got = tilegrad.compile("conv2d_rect_dw_user", "cpu", guard=True)(dy=dy, x=x, w=w, ph=1, pw=1)
+    _close((got,), (dw,), "float64")
+
+
+def test_grad_weight_does_not_depend_on_the_core_count():
+    """The blocks (sized by the whole C x R x S) and the order each dw element adds them in are the
+    same on one core as on all: bitwise the same results."""
+    a = _rect(RECT_SIZES[1], np.float32)
+    dy = np.random.default_rng(9).standard_normal((1, 6, 11, 21)).astype(np.float32)
+    call = dict(dy=dy, **a, ph=1, pw=2)
+    one = tilegrad.compile("conv2d_rect_dw_user", "cpu", schedule="Parallel(stage=0, cores=1)")(**call)
+    np.testing.assert_array_equal(one, tilegrad.compile("conv2d_rect_dw_user", "cpu")(**call))

@@ -212,7 +212,7 @@ def _reduction(fn: func.FuncOp, col: scf.ForOp) -> _Reduction | None:
     if x.memref not in inputs or dy.memref not in inputs or store.memref in (x.memref, dy.memref) \
             or not isinstance(store.memref.type.layout, NoneAttr) or not isinstance(dy.memref.type.layout, NoneAttr):
         return None
-    if any(o is not store and store.memref in o.operands for o in fn.walk()):
+    if any(o is not store and not isinstance(o, memref.DimOp) and store.memref in o.operands for o in fn.walk()):
         return None  # (the output written once, here)
     # everything the pack and the GEMM read: the loops' variables or values made outside the stage
     known = {k, *outputs, *variables}
