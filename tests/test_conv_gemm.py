@@ -266,8 +266,8 @@ def _dw_directives(kernel, **call):
 
 
 @tg.op(outputs={"dw": tg.like("w")}, replace=True)
-def conv2d_rect_dw_user(dy=tg.tensor("N K OH OW"), x=tg.tensor("N C H W", dtype="dy"), w=tg.tensor("K C R S", dtype="dy"),
-                        ph=tg.attr(1), pw=tg.attr(2)):
+def conv2d_rect_dw_user(dy=tg.tensor("N K OH OW"), x=tg.tensor("N C H W", dtype="dy"),
+                        w=tg.tensor("K C R S", dtype="dy"), ph=tg.attr(1), pw=tg.attr(2)):
     """dw[k, c, i, j] = sum over n, a, b of dy[n, k, a, b] x[n, c, a - ph + i, b - pw + j], zero padded."""
     batch, _, h_, w_ = x.shape
     return lambda k, c, i, j: tg.reduce_sum_over((batch, dy.shape[2], dy.shape[3]), lambda n, a, b: tg.where(

@@ -37,7 +37,17 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, MemRefType, ModuleOp, NoneAttr, i64
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    i64,
+)
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -57,6 +67,7 @@ from tilegrad.passes.common import (
     tensor_name,
     written_memrefs,
 )
+from tilegrad.passes.loop_utils import made_outside, slice_within, sum_nest, zero_constant
 from tilegrad.schedule import Directive, Memory, Stage
 
 PANEL_BYTES = 1 << 18
@@ -85,58 +96,6 @@ class _Reduction:
                      memory=Memory.PANEL)
 
 
-def _outside(value: SSAValue, loop: Operation) -> bool:
-    """A value made outside `loop` (visible before it)."""
-    owner = value.owner
-    op = owner.parent_op() if isinstance(owner, Block) else owner
-    return op is not None and not loop.is_ancestor(op)
-
-
-def _zero(value: SSAValue) -> bool:
-    op = value.owner
-    return isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr) and op.value.value.data == 0.0
-
-
-def _sum_nest(col: scf.ForOp) -> tuple[list[scf.ForOp], SSAValue] | None:
-    """The perfect nest of sums from 0 by 1 (bounds made outside the stage's loops, each level adding
-    its inner sum to an accumulator from 0) whose result col stores, and the innermost term."""
-    loops = [o for o in col.body.block.ops if isinstance(o, scf.ForOp)]
-    if len(loops) != 1:
-        return None
-    sums, loop = [], loops[0]
-    while True:
-        if loop_role(loop) != LoopRole.REDUCE or len(loop.iter_args) != 1 or constant_index(loop.lb) != 0 \
-                or constant_index(loop.step) != 1 or not _outside(loop.ub, col) or not _zero(loop.iter_args[0]):
-            return None
-        sums.append(loop)
-        body = loop.body.block
-        added = body.last_op.operands[0] if isinstance(body.last_op, scf.YieldOp) else None
-        if not isinstance(getattr(added, "owner", None), arith.AddfOp) or body.args[1] not in added.owner.operands:
-            return None
-        other = [v for v in added.owner.operands if v is not body.args[1]]
-        inner = [o for o in body.ops if isinstance(o, scf.ForOp)]
-        if not other:
-            return None
-        if not inner:
-            return sums, other[0]
-        if len(inner) != 1 or other[0] is not inner[0].results[0]:
-            return None
-        loop = inner[0]
-
-
-def _slice(values: list[SSAValue], within: Operation) -> list[Operation]:
-    """The ops inside `within` that compute `values`, in program order."""
-    found: set[Operation] = set()
-    stack = list(values)
-    while stack:
-        op = stack.pop().owner
-        if not isinstance(op, Operation) or not within.is_ancestor(op) or op in found:
-            continue
-        found.add(op)
-        stack.extend(op.operands)
-    return [o for o in within.walk() if o in found]
-
-
 def _levels(col: scf.ForOp, k: SSAValue) -> tuple[scf.ForOp, list[scf.ForOp], scf.ForOp] | None:
     """The loop over k, the output loops inside it (outer to inner, ending at col) and col's tile: a
     perfect nest of parallel loops (beside index arithmetic), bounds made outside the loop over k."""
@@ -159,23 +118,25 @@ def _levels(col: scf.ForOp, k: SSAValue) -> tuple[scf.ForOp, list[scf.ForOp], sc
         levels.insert(0, parent)
         loop = parent
     kloop = parent
-    bounds = [kloop.lb, kloop.ub, kloop.step, tile.lb, tile.ub, *(v for level in levels[:-1] for v in (level.lb, level.ub))]
-    if not all(_outside(v, kloop) for v in bounds):
+    bounds = [kloop.lb, kloop.ub, kloop.step, tile.lb, tile.ub,
+              *(v for level in levels[:-1] for v in (level.lb, level.ub))]
+    if not all(made_outside(v, kloop) for v in bounds):
         return None
-    if any(constant_index(level.lb) != 0 for level in levels[1:-1]) or (len(levels) > 1 and constant_index(tile.lb) != 0):
+    if any(constant_index(level.lb) != 0 for level in levels[1:-1]) \
+            or (len(levels) > 1 and constant_index(tile.lb) != 0):
         return None  # (the outermost level may be a core's share: its columns q0..q0 + Q')
     return kloop, levels, tile
 
 
 def _reduction(fn: func.FuncOp, col: scf.ForOp) -> _Reduction | None:
     """The windowed reduction `col` computes, if it is one (see the module's doc)."""
-    nest = _sum_nest(col)
+    nest = sum_nest(col)
     if nest is None:
         return None
     sums, term = nest
     cond = None
     if isinstance(term.owner, arith.SelectOp):
-        if not _zero(term.owner.operands[2]):
+        if not zero_constant(term.owner.operands[2]):
             return None
         cond, term = term.owner.operands[0], term.owner.operands[1]
     if not isinstance(term.owner, arith.MulfOp):
@@ -216,8 +177,8 @@ def _reduction(fn: func.FuncOp, col: scf.ForOp) -> _Reduction | None:
         return None  # (the output written once, here)
     # everything the pack and the GEMM read: the loops' variables or values made outside the stage
     known = {k, *outputs, *variables}
-    for op in _slice([*x.indices, *dy.indices, *([cond] if cond is not None else [])], kloop):
-        if not col.is_ancestor(op) or any(v not in known and not _outside(v, kloop) and not (
+    for op in slice_within([*x.indices, *dy.indices, *([cond] if cond is not None else [])], kloop):
+        if not col.is_ancestor(op) or any(v not in known and not made_outside(v, kloop) and not (
                 isinstance(v.owner, Operation) and col.is_ancestor(v.owner)) for v in op.operands):
             return None
     # dy's last indices: the innermost sum (and the one before, folded with it)
@@ -354,7 +315,7 @@ def _pack(red: _Reduction, fn: func.FuncOp, panel_bytes: int) -> None:
     if red.folded == 2:
         values[variables[-2]] = vb.add(arith.AddiOp(row0, r_body.args[0]))
     wanted = [red.x.results[0], *([red.cond] if red.cond is not None else [])]
-    for op in _slice(wanted, red.tile):
+    for op in slice_within(wanted, red.tile):
         s_body.add_op(op.clone(value_mapper=values))
     value = values[red.x.results[0]]
     if red.cond is not None:
@@ -384,7 +345,7 @@ def _pack(red: _Reduction, fn: func.FuncOp, panel_bytes: int) -> None:
         lead = red.dy.indices[:rank - 1]
         position = fb.add(arith.AddiOp(col0, p))
         values[variables[-1]] = position
-    for op in _slice(list(lead), red.tile):
+    for op in slice_within(list(lead), red.tile):
         f_body.add_op(op.clone(value_mapper=values))
     indices = [values.get(i, i) for i in lead]
     read = fb.add(memref.LoadOp.get(dy_read, [*indices, position]))
@@ -419,7 +380,8 @@ class PackWindowedReductions(ModulePass):
         return isinstance(directive, Stage) and directive.memory == Memory.PANEL
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        candidates = [(red.directive(fn), (fn, red)) for fn in functions(op) for red in reductions(fn, self.panel_bytes)]
+        candidates = [(red.directive(fn), (fn, red)) for fn in functions(op)
+                      for red in reductions(fn, self.panel_bytes)]
         for (fn, red), _ in chosen(self, candidates, "reduction's windowed operand"):
             _pack(red, fn, self.panel_bytes)
 

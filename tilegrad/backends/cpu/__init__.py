@@ -187,8 +187,8 @@ split-column-reductions' and tile-for-target's RFactor; fuse-sibling-loops' and
 fuse-sibling-reductions' ComputeWith, of which the loops stage's fuse-sibling-loops plans none;
 interchange-column-reductions', reorder-for-reuse's and hoist-tile-loops' Reorder; jam-sweep-terms'
 and unroll-short-reductions' Unroll; unswitch-invariant-selects' and branch-guarded-reads'
-Specialize; pack-windowed-operands', pack-windowed-reductions' and pack-reused-panels' Stage(memory=panel)): a user's goes to
-the pass whose planned loop it names."""
+Specialize; pack-windowed-operands', pack-windowed-reductions' and pack-reused-panels'
+Stage(memory=panel)): a user's goes to the pass whose planned loop it names."""
 
 
 def _check_column_rfactors(given: Sequence[Directive], earlier: Sequence[tuple[Directive, str]]) -> None:
