@@ -950,7 +950,8 @@ def _expand_shape(L: _FunctionLowering, op: memref.ExpandShapeOp, block: Block) 
         for a in reversed(axes):
             group_strides.insert(0, stride)
             span = shape[a] if span is None else L.add(block, make(llvm.MulOp, span, shape[a], **L.wraps))
-            stride = L.add(block, make(llvm.MulOp, stride, shape[a], **L.wraps))
+            if a != axes[0]:
+                stride = L.add(block, make(llvm.MulOp, stride, shape[a], **L.wraps))
         if L.guarded:
             over = L.add(block, make(llvm.ICmpOp, span, src.sizes[axis], predicate(8)))  # ugt
             checks.append((over, axis, span, src.sizes[axis]))
