@@ -44,7 +44,10 @@ def test_user_table_conv_matches_torch(label, size, target, dtype, guard):
     dims = case.dims["small"] if MORE[size] is None else MORE[size](case.dims["small"])
     inputs = {k: v.astype(dtype) for k, v in case.inputs(np.random.default_rng(0), dims).items()}
     attrs = case.attrs(dims)
-    got = tilegrad.compile(case.op, target, guard=guard)(**inputs, **attrs)
+    kernel = tilegrad.compile(case.op, target, guard=guard)
+    if case.op == "user_conv2d_backward":  # dweight's window packed, a GEMM per block (pack-windowed-reductions)
+        assert "Stage(stage=1, tensor='x', memory='panel')" in _schedule(kernel, **inputs, **attrs)
+    got = kernel(**inputs, **attrs)
     _close(got if isinstance(got, tuple) else (got,), user_ops.oracle(case, inputs, attrs), dtype)
 
 
@@ -123,9 +126,11 @@ def test_a_conv1d_backward_matches_torch(dims, target, dtype, guard):
     dy = rng.standard_normal((n, k, out))
     xt, wt = torch.from_numpy(x).requires_grad_(), torch.from_numpy(w).requires_grad_()
     torch.nn.functional.conv1d(xt, wt, padding=padding, dilation=dilation).backward(torch.from_numpy(dy))
-    got = tilegrad.compile("conv1d_backward_user", target, guard=guard)(
-        dy=dy.astype(dtype), x=x.astype(dtype), w=w.astype(dtype), padding=padding, dilation=dilation)
-    _close(got, (xt.grad.numpy(), wt.grad.numpy()), dtype)
+    kernel = tilegrad.compile("conv1d_backward_user", target, guard=guard)
+    call = dict(dy=dy.astype(dtype), x=x.astype(dtype), w=w.astype(dtype), padding=padding, dilation=dilation)
+    if target == "cpu":  # dw's window packed (pack-windowed-reductions: blocks of one n, dy[n, k, o] by o)
+        assert "Stage(stage=1, tensor='x', memory='panel')" in _schedule(kernel, **call)
+    _close(kernel(**call), (xt.grad.numpy(), wt.grad.numpy()), dtype)
 
 
 # The plan: every decision listed, the GEMM form by a user's schedule
@@ -313,3 +318,76 @@ def test_a_conv1d_backwards_grad_input_packs_dy():
                 w=rng.standard_normal((k, c, taps)).astype(np.float32), padding=padding, dilation=dilation)
     assert "Stage(stage=0, tensor='dy', at=2, memory='panel')" in _schedule(
         tilegrad.compile("conv1d_backward_user", "cpu"), **call)
+
+# grad_weight by the compiler (pack-windowed-reductions): a sum over positions whose one operand is
+# read through a window; the operand, masked, packed per block of positions as panel[p, (c, i, j)],
+# each block one plain GEMM added to dw (dy broadcast, the panel's rows swept along q)
+
+
+def _dw_directives(kernel, **call):
+    return [d for d in _schedule(kernel, **call) if d.startswith("Stage(") and "memory='panel'" in d
+            and "at=" not in d]  # (at=0: the loop over k; the forward's is at its positions' tile)
+
+
+@tg.op(outputs={"dw": tg.like("w")}, replace=True)
+def conv2d_rect_dw_user(dy=tg.tensor("N K OH OW"), x=tg.tensor("N C H W", dtype="dy"),
+                        w=tg.tensor("K C R S", dtype="dy"), ph=tg.attr(1), pw=tg.attr(2)):
+    """dw[k, c, i, j] = sum over n, a, b of dy[n, k, a, b] x[n, c, a - ph + i, b - pw + j], zero padded."""
+    batch, _, h_, w_ = x.shape
+    return lambda k, c, i, j: tg.reduce_sum_over((batch, dy.shape[2], dy.shape[3]), lambda n, a, b: tg.where(
+        _inside(a - ph + i, b - pw + j, h_, w_), dy[n, k, a, b] * x[n, c, a - ph + i, b - pw + j], 0.0))
+
+
+def _conv_grads(x, w, dy_rng, **conv):
+    xt, wt = torch.from_numpy(x).requires_grad_(), torch.from_numpy(w).requires_grad_()
+    y = torch.nn.functional.conv2d(xt, wt, **conv)
+    dy = dy_rng.standard_normal(tuple(y.shape))
+    y.backward(torch.from_numpy(dy))
+    return dy, xt.grad.numpy(), wt.grad.numpy()
+
+
+RECT_DW = [((2, 3, 4, 6, 9), "float32", False), ((1, 5, 6, 11, 21), "float32", False),
+           ((2, 3, 4, 6, 9), "float64", True)]
+
+
+@pytest.mark.parametrize("dims, dtype, guard", RECT_DW, ids=[f"{'x'.join(map(str, d))}-{t}{'-guard' * g}"
+                                                              for d, t, g in RECT_DW])
+def test_a_rectangular_windows_grad_weight_is_a_gemm_over_its_panel(dims, dtype, guard):
+    """A fresh op (a 3x5 window, grad_weight alone): dy's last two indices are the sum's two
+    innermost variables, so a block is rows of whole output rows (dy read as dy[n, k, a * OW + b])."""
+    a = _rect(dims, np.float64)
+    rng = np.random.default_rng(6)
+    dy, _, dw = _conv_grads(a["x"], a["w"], rng, padding=(1, 2))
+    kernel = tilegrad.compile("conv2d_rect_dw_user", "cpu", guard=guard)
+    call = dict(dy=dy.astype(dtype), x=a["x"].astype(dtype), w=a["w"].astype(dtype), ph=1, pw=2)
+    assert _dw_directives(kernel, **call) == ["Stage(stage=0, tensor='x', memory='panel')"]
+    _close((kernel(**call),), (dw,), dtype)
+
+
+def test_grad_weights_gemm_is_the_register_tile_of_the_row_passes():
+    """The block's GEMM (for k, q: sum over p) interchanged (the sum outside q), k jammed, q chunked."""
+    a = _rect(RECT_SIZES[1], np.float32)
+    dy = np.random.default_rng(7).standard_normal((1, 6, 11, 21)).astype(np.float32)
+    listed = _schedule(tilegrad.compile("conv2d_rect_dw_user", "cpu"), dy=dy, **a, ph=1, pw=2)
+    assert "Reorder(stage=0, order=('r1', 3))" in listed
+    assert f"UnrollJam(stage=0, factor={HOST.jam_rows})" in listed  # the output channels k (axis 0)
+    assert any(d.startswith("Split(stage=0, factor=") and "tail='peel'" in d for d in listed)  # q by chunks
+
+
+def test_grad_weights_panel_too_large_runs_the_stage_as_it_was():
+    """C x R x S columns more than 16 positions of the panel hold: the stage's other version."""
+    rng = np.random.default_rng(8)
+    x, w = rng.standard_normal((1, 460, 4, 5)), rng.standard_normal((2, 460, 3, 3))
+    dy, _, dw = _conv_grads(x, w, rng, padding=1)
+    got = tilegrad.compile("conv2d_rect_dw_user", "cpu", guard=True)(dy=dy, x=x, w=w, ph=1, pw=1)
+    _close((got,), (dw,), "float64")
+
+
+def test_grad_weight_does_not_depend_on_the_core_count():
+    """The blocks (sized by the whole C x R x S) and the order each dw element adds them in are the
+    same on one core as on all: bitwise the same results."""
+    a = _rect(RECT_SIZES[1], np.float32)
+    dy = np.random.default_rng(9).standard_normal((1, 6, 11, 21)).astype(np.float32)
+    call = dict(dy=dy, **a, ph=1, pw=2)
+    one = tilegrad.compile("conv2d_rect_dw_user", "cpu", schedule="Parallel(stage=0, cores=1)")(**call)
+    np.testing.assert_array_equal(one, tilegrad.compile("conv2d_rect_dw_user", "cpu")(**call))

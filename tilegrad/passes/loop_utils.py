@@ -4,17 +4,19 @@ sweep's shape (`row_of_sweep`, `shares_an_operand`, `sweeps_shared_data`).
 
 They came from jam-row-sweeps and chunk-row-sweeps, which unroll-reuse-loops, jam-sweep-terms and
 pack-reused-panels reused; here, below every pass, no pass module imports another (tests/test_layers.py).
+Also the parts of a windowed contraction (`sum_nest`, `slice_within`: pack-windowed-reductions').
 """
 
 from __future__ import annotations
 
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.passes.common import (
     REDUCTION_ROLES,
+    constant_index,
     depends_on,
     loop_role,
     pure_arith,
@@ -214,3 +216,59 @@ def shares_an_operand(row: scf.ForOp) -> bool:
     column = row.body.block.args[0]
     return any(isinstance(o, memref.LoadOp) and not any(depends_on(i, column) for i in o.indices)
                for o in row.body.walk())
+
+
+# The parts of a windowed contraction (pack-windowed-reductions; pack-windowed-operands has its own copies)
+
+
+def made_outside(value: SSAValue, loop: Operation) -> bool:
+    """A value made outside `loop` (visible before it)."""
+    owner = value.owner
+    op = owner.parent_op() if isinstance(owner, Block) else owner
+    return op is not None and not loop.is_ancestor(op)
+
+
+def zero_constant(value: SSAValue) -> bool:
+    op = value.owner
+    return isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr) and op.value.value.data == 0.0
+
+
+def sum_nest(col: scf.ForOp) -> tuple[list[scf.ForOp], SSAValue] | None:
+    """The perfect nest of sums from 0 by 1 (bounds made outside the stage's loops, each level adding
+    its inner sum to an accumulator from 0) whose result col stores, and the innermost term."""
+    loops = [o for o in col.body.block.ops if isinstance(o, scf.ForOp)]
+    if len(loops) != 1:
+        return None
+    sums, loop = [], loops[0]
+    while True:
+        if loop_role(loop) != LoopRole.REDUCE or len(loop.iter_args) != 1 or constant_index(loop.lb) != 0 \
+                or constant_index(loop.step) != 1 or not made_outside(loop.ub, col) \
+                or not zero_constant(loop.iter_args[0]):
+            return None
+        sums.append(loop)
+        body = loop.body.block
+        added = body.last_op.operands[0] if isinstance(body.last_op, scf.YieldOp) else None
+        if not isinstance(getattr(added, "owner", None), arith.AddfOp) or body.args[1] not in added.owner.operands:
+            return None
+        other = [v for v in added.owner.operands if v is not body.args[1]]
+        inner = [o for o in body.ops if isinstance(o, scf.ForOp)]
+        if not other:
+            return None
+        if not inner:
+            return sums, other[0]
+        if len(inner) != 1 or other[0] is not inner[0].results[0]:
+            return None
+        loop = inner[0]
+
+
+def slice_within(values: list[SSAValue], within: Operation) -> list[Operation]:
+    """The ops inside `within` that compute `values`, in program order."""
+    found: set[Operation] = set()
+    stack = list(values)
+    while stack:
+        op = stack.pop().owner
+        if not isinstance(op, Operation) or not within.is_ancestor(op) or op in found:
+            continue
+        found.add(op)
+        stack.extend(op.operands)
+    return [o for o in within.walk() if o in found]

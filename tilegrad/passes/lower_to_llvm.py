@@ -29,6 +29,7 @@ from functools import cache
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, math, memref, scf
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     BFloat16Type,
     DictionaryAttr,
@@ -930,6 +931,39 @@ def _opaque_alias(L: _FunctionLowering, op: tg.OpaqueAliasOp, block: Block) -> N
     """Nothing to emit: the function took the alias as a pointer argument of its own (`lower`)."""
 
 
+def _expand_shape(L: _FunctionLowering, op: memref.ExpandShapeOp, block: Block) -> Block:
+    """A view of an identity-layout memref's axes each as several (a stack buffer as a matrix whose
+    row length is known at run time): the same pointer, each group's sizes from the op (row-major
+    within the group, its last axis the source axis's stride). The guard build checks that a group
+    spans no more elements than its source axis has."""
+    src = L.memrefs[op.src]
+    if not isinstance(op.src.type.layout, NoneAttr):
+        raise UnsupportedError(f"lower-to-llvm: {L.fn.sym_name.data}: memref.expand_shape splits axes of a "
+                               f"contiguous (identity-layout) memref, not of {op.src.type}: {_line(op)}")
+    dynamic = iter(op.output_shape)
+    shape = [L.v(next(dynamic)) if size == DYNAMIC_INDEX else L.const(block, size, i64)
+             for size in op.static_output_shape.get_values()]
+    sizes, strides, checks = [], [], []
+    for axis, group in enumerate(op.reassociation.data):
+        axes = [a.value.data for a in group.data]
+        stride, span, group_strides = src.strides[axis], None, []
+        for a in reversed(axes):
+            group_strides.insert(0, stride)
+            span = shape[a] if span is None else L.add(block, make(llvm.MulOp, span, shape[a], **L.wraps))
+            if a != axes[0]:
+                stride = L.add(block, make(llvm.MulOp, stride, shape[a], **L.wraps))
+        if L.guarded:
+            over = L.add(block, make(llvm.ICmpOp, span, src.sizes[axis], predicate(8)))  # ugt
+            checks.append((over, axis, span, src.sizes[axis]))
+        sizes += [shape[a] for a in axes]
+        strides += group_strides
+    if checks:
+        block = L.guard_report(block, checks, f"memref.expand_shape of {src.name}: axis {{axis}} split in "
+                                              f"{{value}} elements, more than its {{limit}}")
+    L.memrefs[op.result] = Descriptor(src.ptr, src.element, sizes, strides, f"{src.name} (split)")
+    return block
+
+
 def _alloca(L: _FunctionLowering, op: memref.AllocaOp, block: Block) -> None:
     """A small static scratch buffer on the stack (a row of interchanged sums, a GEMM panel), made
     in the entry block wherever the op is (one in a loop would take more stack at every
@@ -996,6 +1030,7 @@ _HANDLERS: dict[type, Callable] = {
     tg.UBAllocOp: _ub_alloc,
     memref.AllocaOp: _alloca,
     memref.CollapseShapeOp: _collapse_shape,
+    memref.ExpandShapeOp: _expand_shape,
     tg.OpaqueAliasOp: _opaque_alias,
     tg.PanelOp: _panel,
     tg.AlignPeelOp: _align_peel,

@@ -49,7 +49,6 @@ from tilegrad.dialect.values import BlockBuilder
 from tilegrad.passes.applying import chosen
 from tilegrad.passes.common import (
     check_counts,
-    constant_index,
     depends_on,
     functions,
     loop_axis,
@@ -60,6 +59,7 @@ from tilegrad.passes.common import (
     tensor_name,
     written_memrefs,
 )
+from tilegrad.passes.loop_utils import made_outside, slice_within, sum_nest, zero_constant
 from tilegrad.schedule import Directive, Memory, Stage
 
 PANEL_BYTES = 1 << 18
@@ -89,58 +89,19 @@ class _Window:
                      memory=Memory.PANEL)
 
 
-def _outside(value: SSAValue, loop: Operation) -> bool:
-    """A value made outside `loop` (visible before it)."""
-    owner = value.owner
-    op = owner.parent_op() if isinstance(owner, Block) else owner
-    return op is not None and not loop.is_ancestor(op)
-
-
-def _zero(value: SSAValue) -> bool:
-    op = value.owner
-    return isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr) and op.value.value.data == 0.0
-
-
-def _sum_nest(col: scf.ForOp) -> tuple[list[scf.ForOp], SSAValue] | None:
-    """The perfect nest of sums (from 0 by 1, bounds made before the stage's loops, each adding its
-    inner sum to its accumulator from 0) whose result col stores, and the innermost term."""
-    loops = [o for o in col.body.block.ops if isinstance(o, scf.ForOp)]
-    if len(loops) != 1:
-        return None
-    sums, loop = [], loops[0]
-    while True:
-        if loop_role(loop) != LoopRole.REDUCE or len(loop.iter_args) != 1 or constant_index(loop.lb) != 0 \
-                or constant_index(loop.step) != 1 or not _outside(loop.ub, col) or not _zero(loop.iter_args[0]):
-            return None
-        sums.append(loop)
-        body = loop.body.block
-        added = body.last_op.operands[0] if isinstance(body.last_op, scf.YieldOp) else None
-        if not isinstance(getattr(added, "owner", None), arith.AddfOp) or body.args[1] not in added.owner.operands:
-            return None
-        other = [v for v in added.owner.operands if v is not body.args[1]]
-        inner = [o for o in body.ops if isinstance(o, scf.ForOp)]
-        if not other:
-            return None
-        if not inner:
-            return sums, other[0]
-        if len(inner) != 1 or other[0] is not inner[0].results[0]:
-            return None
-        loop = inner[0]
-
-
 def _window(fn: func.FuncOp, col: scf.ForOp) -> _Window | None:
     """The windowed contraction `col` computes, if it is one (see the module's doc)."""
     tile = col.parent_op()
     if loop_role(col) != LoopRole.PARALLEL or col.iter_args or not isinstance(tile, scf.ForOp) \
             or loop_role(tile) != LoopRole.TILE or loop_axis(tile) != loop_axis(col):
         return None
-    nest = _sum_nest(col)
+    nest = sum_nest(col)
     if nest is None:
         return None
     sums, term = nest
     cond = None
     if isinstance(term.owner, arith.SelectOp):
-        if not _zero(term.owner.operands[2]):
+        if not zero_constant(term.owner.operands[2]):
             return None
         cond, term = term.owner.operands[0], term.owner.operands[1]
     if not isinstance(term.owner, arith.MulfOp):
@@ -180,9 +141,9 @@ def _window(fn: func.FuncOp, col: scf.ForOp) -> _Window | None:
         between = between.parent_op()
         if between is not kloop and (not isinstance(between, scf.ForOp) or between.iter_args):
             return None
-    if not all(_outside(v, kloop) for v in (kloop.lb, kloop.ub, kloop.step)):
+    if not all(made_outside(v, kloop) for v in (kloop.lb, kloop.ub, kloop.step)):
         return None
-    if transposed and not all(_outside(s.ub, _stage_root(col)) for s in sums):
+    if transposed and not all(made_outside(s.ub, _stage_root(col)) for s in sums):
         return None  # (w is copied before the stage, with the sums' extents)
     return _Window(kloop, tile, col, sums, x, w, cond, loads[0] is x, transposed)
 
@@ -192,21 +153,6 @@ def _stage_root(op: Operation) -> Operation:
     while op.parent_op() is not None and not isinstance(op.parent_op(), func.FuncOp):
         op = op.parent_op()
     return op
-
-
-def _slice(values: list[SSAValue], within: scf.ForOp) -> list[Operation]:
-    """The ops inside `within` that compute `values`, in program order (None if any is not pure
-    arithmetic or a load)."""
-    found: set[Operation] = set()
-    stack = list(values)
-    while stack:
-        value = stack.pop()
-        op = value.owner
-        if not isinstance(op, Operation) or not within.is_ancestor(op) or op in found:
-            continue
-        found.add(op)
-        stack.extend(op.operands)
-    return [o for o in within.walk() if o in found]
 
 
 def _flatten(fn: func.FuncOp, weight: SSAValue, lead: int) -> SSAValue:
@@ -360,7 +306,7 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
     vb = BlockBuilder(p_body)
     mapping[col.body.block.args[0]] = vb.add(arith.AddiOp(start, p_body.args[0]))
     wanted = [window.x.results[0], *([window.cond] if window.cond is not None else [])]
-    for op in _slice(wanted, col):
+    for op in slice_within(wanted, col):
         p_body.add_op(op.clone(value_mapper=mapping))
     value = mapping[window.x.results[0]]
     if window.cond is not None:

@@ -48,6 +48,7 @@ ALL_PASSES: tuple[PassEntry, ...] = (
     _entry("split-column-reductions", "split_column_reductions", "SplitColumnReductions", ("tiled", "cpu")),
     _entry("tile-for-target", "tile_for_target", "TileForTarget", ("tiled", "all")),
     _entry("pack-windowed-operands", "pack_windowed_operands", "PackWindowedOperands", ("tiled", "cpu")),
+    _entry("pack-windowed-reductions", "pack_windowed_reductions", "PackWindowedReductions", ("tiled", "cpu")),
     _entry("interchange-column-reductions", "interchange_column_reductions", "InterchangeColumnReductions",
            ("tiled", "cpu")),
     _entry("jam-row-sweeps", "jam_row_sweeps", "JamRowSweeps", ("tiled", "cpu")),

@@ -28,6 +28,7 @@ from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests
 from tilegrad.passes.overlap_vector_tails import OverlapVectorTails
 from tilegrad.passes.pack_reused_panels import PackReusedPanels
 from tilegrad.passes.pack_windowed_operands import PackWindowedOperands
+from tilegrad.passes.pack_windowed_reductions import PackWindowedReductions
 from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops
 from tilegrad.passes.reorder_for_reuse import ReorderForReuse
 from tilegrad.passes.scratchpad_planner import APPLIED as TILED
@@ -89,6 +90,8 @@ class CpuBackend(Backend):
             TileForTarget.of(target, num_blocks, hint),
             # a contraction's windowed operand (a conv's input), masked, in a panel per block of positions
             PackWindowedOperands(host.panel_bytes(target.ub_bytes), columns * host.jam_rows),
+            # a sum over positions of a windowed operand (a conv's grad_weight): a GEMM per block of positions
+            PackWindowedReductions(host.panel_bytes(target.ub_bytes)),
             # a sum that walks a column accumulates a stack row instead (contiguous terms)
             InterchangeColumnReductions(row=host.column_row),
             # rows that sweep the same data run `rows` at a time (register tile, row side)
@@ -184,8 +187,8 @@ split-column-reductions' and tile-for-target's RFactor; fuse-sibling-loops' and
 fuse-sibling-reductions' ComputeWith, of which the loops stage's fuse-sibling-loops plans none;
 interchange-column-reductions', reorder-for-reuse's and hoist-tile-loops' Reorder; jam-sweep-terms'
 and unroll-short-reductions' Unroll; unswitch-invariant-selects' and branch-guarded-reads'
-Specialize; pack-windowed-operands' and pack-reused-panels' Stage(memory=panel)): a user's goes to
-the pass whose planned loop it names."""
+Specialize; pack-windowed-operands', pack-windowed-reductions' and pack-reused-panels'
+Stage(memory=panel)): a user's goes to the pass whose planned loop it names."""
 
 
 def _check_column_rfactors(given: Sequence[Directive], earlier: Sequence[tuple[Directive, str]]) -> None:

@@ -8,6 +8,7 @@ sum loop; 0 for an unmarked window loop).
 
   stream-stores: Store            pack-reused-panels: Stage(memory=panel)
   pack-windowed-operands: Stage(memory=panel) (a windowed operand's: at its positions' tile)
+  pack-windowed-reductions: Stage(memory=panel) (a reduction's windowed operand: at its output loop k)
   jam-row-sweeps: UnrollJam       chunk-row-sweeps: Split(tail=peel)
   unroll-reuse-loops: UnrollJam   jam-sweep-terms: Unroll
   split-column-reductions: RFactor
@@ -50,6 +51,7 @@ from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests, outlines
 from tilegrad.passes.overlap_vector_tails import OverlapVectorTails, overlapped_loops
 from tilegrad.passes.pack_reused_panels import PackReusedPanels, panel_decisions
 from tilegrad.passes.pack_windowed_operands import PackWindowedOperands, windows
+from tilegrad.passes.pack_windowed_reductions import PackWindowedReductions, reductions
 from tilegrad.passes.partition_clamped_loops import PartitionClampedLoops, partitioned_loops
 from tilegrad.passes.reorder_for_reuse import ReorderForReuse, reuse_reorders
 from tilegrad.passes.scan_reductions import ScanReductions, scanned_stages
@@ -86,6 +88,8 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
     if isinstance(step, PackWindowedOperands):  # a windowed operand, masked, in a panel per block of positions
         return _unique(window.directive(fn) for fn in functions(module)
                        for window in windows(fn, step.panel_bytes, step.columns))
+    if isinstance(step, PackWindowedReductions):  # a sum over positions of a windowed operand: a GEMM per block
+        return _unique(red.directive(fn) for fn in functions(module) for red in reductions(fn, step.panel_bytes))
     if isinstance(step, SplitColumnReductions):
         return split_columns(module, step)
     if isinstance(step, FuseSiblingLoops) and step.exchange_loops:  # (the loops stage's: a canonicalization)
