@@ -37,7 +37,7 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, f32, f64
+from xdsl.dialects.builtin import DYNAMIC_INDEX, BFloat16Type, Float16Type, MemRefType, ModuleOp, f32, f64
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -154,11 +154,29 @@ def _column_tile(rows: scf.ForOp) -> scf.ForOp | None:
     return tile
 
 
+def _widens(loads: list[memref.LoadOp]) -> bool:
+    """Whether a panel read by these loads can hold their half (bfloat16, float16) elements widened
+    to float32: every value they load is only widened to float32 (a half type's terms, SPEC's
+    float32 arithmetic)."""
+    return bool(loads) and all(
+        isinstance(load.memref.type.element_type, (BFloat16Type, Float16Type))
+        and all(isinstance(u.operation, arith.ExtFOp) and u.operation.result.type == f32 for u in load.res.uses)
+        for load in loads)
+
+
+def _copied(b: BlockBuilder, value: SSAValue, panel: SSAValue) -> SSAValue:
+    """A source element as the panel holds it: widened where the panel is float32 and it is not."""
+    if panel.type.element_type != value.type:
+        return b.add(arith.ExtFOp(value, panel.type.element_type))
+    return value
+
+
 def _panel(b: BlockBuilder, matrix: Matrix, start: SSAValue, width: SSAValue, buffer: SSAValue,
-           axis: int) -> SSAValue:
-    """tg.panel of matrix[..., :, start:start + width] in `buffer`, and the copy into it where it packs."""
+           axis: int, offset: SSAValue | None = None) -> SSAValue:
+    """tg.panel of matrix[..., :, start:start + width] in `buffer` (a workspace: at `offset`), and the
+    copy into it where it packs (each element widened where the buffer is float32 and the matrix half)."""
     source, lead = matrix
-    panel_op = b.add(tg.PanelOp(source, start, width, buffer, lead)).owner
+    panel_op = b.add(tg.PanelOp(source, start, width, buffer, lead, offset)).owner
     panel_op.panel.name_hint = "panel"
     zero, one = b.index(0), b.index(1)
     row_axis = b.index(len(lead)) if lead else zero
@@ -167,7 +185,7 @@ def _panel(b: BlockBuilder, matrix: Matrix, start: SSAValue, width: SSAValue, bu
     cb = BlockBuilder(column_body)
     r, c = row_body.args[0], column_body.args[0]
     value = cb.add(memref.LoadOp.get(source, [*lead, r, cb.add(arith.AddiOp(start, c))]))
-    cb.add(memref.StoreOp.get(value, panel_op.panel, [r, c]))
+    cb.add(memref.StoreOp.get(_copied(cb, value, panel_op.panel), panel_op.panel, [r, c]))
     column_body.add_op(scf.YieldOp())
     row_body.add_ops([over_columns, scf.YieldOp()])
     then = Region([Block()])
@@ -183,9 +201,15 @@ def _buffer(entry: Block, element, budget: int) -> SSAValue:
 
 
 def _read_from(panel: SSAValue, load: memref.LoadOp, column: SSAValue) -> None:
-    """The load reads panel[its row, column] instead (column: made before the load)."""
+    """The load reads panel[its row, column] instead (column: made before the load); from a widened
+    panel, its value is the float32 its widenings made (they go)."""
     moved = memref.LoadOp.get(panel, [load.indices[-2], column])
     load.parent_block().insert_op_before(moved, load)
+    if panel.type.element_type != load.res.type:
+        for widen in [u.operation for u in load.res.uses]:
+            widen.result.replace_all_uses_with(moved.res)
+            widen.detach()
+            widen.erase()
     load.results[0].replace_all_uses_with(moved.results[0])
     load.detach()
     load.erase()
@@ -200,7 +224,8 @@ def _per_row(b: BlockBuilder, matrix: Matrix, elements: int) -> tuple[SSAValue, 
 
 
 def _strips_around(rows: scf.ForOp, lb: SSAValue, ub: SSAValue, step: SSAValue, axis: int, matrix: Matrix,
-                   buffer: SSAValue, panel_axis: int) -> tuple[SSAValue, SSAValue, SSAValue]:
+                   buffer: SSAValue, panel_axis: int, offset: SSAValue | None = None) -> tuple[SSAValue, SSAValue,
+                                                                                              SSAValue]:
     """A loop over [lb, ub) by `step` around the row groups, each iteration first packing its
     columns [start, end) of the matrix: (start, end, the panel)."""
     strip, body = make_for(lb, ub, step, LoopRole.TILE, axis)
@@ -208,7 +233,7 @@ def _strips_around(rows: scf.ForOp, lb: SSAValue, ub: SSAValue, step: SSAValue, 
     sb = BlockBuilder(body)
     start = body.args[0]
     end = sb.add(arith.MinSIOp(sb.add(arith.AddiOp(start, step)), ub))
-    panel = _panel(sb, matrix, start, sb.add(arith.SubiOp(end, start)), buffer, panel_axis)
+    panel = _panel(sb, matrix, start, sb.add(arith.SubiOp(end, start)), buffer, panel_axis, offset)
     rows.detach()
     body.add_ops([rows, scf.YieldOp()])
     return start, end, panel
@@ -229,19 +254,27 @@ def _chunk_width(tile: scf.ForOp, columns: int) -> int:
     return math.lcm(*steps) if steps else columns
 
 
-def _pack_strips(rows: scf.ForOp, tile: scf.ForOp, matrix: Matrix, loads: list[memref.LoadOp], entry: Block,
-                 budget: int, columns: int) -> None:
+def _pack_strips(rows: scf.ForOp, tile: scf.ForOp, matrix: Matrix, loads: list[memref.LoadOp], fn: func.FuncOp,
+                 budget: int, columns: int, widen: bool) -> None:
     """The column tile loop moves outside the row groups, a strip of whole chunks that fits the
-    panel wide; each strip is copied into the panel before the groups read it."""
-    buffer = _buffer(entry, matrix[0].type.element_type, budget)
+    panel wide; each strip is copied into the panel before the groups read it. `widen`: the panel
+    holds the half matrix in float32, in a workspace of its size (`<tensor>_panel32`, from its
+    start: a strip as wide as `budget` allows, or the whole matrix where one chunk's is more)."""
     b = BlockBuilder(rows.parent_block(), rows)
-    zero, one, per_row = _per_row(b, matrix, buffer.type.get_shape()[0])
+    if widen:
+        buffer, offset = _workspace(fn, matrix[0], "panel32", f32), b.index(0)
+        elements = max(budget // 4, 1)
+    else:
+        buffer, offset = _buffer(fn.body.block, matrix[0].type.element_type, budget), None
+        elements = buffer.type.get_shape()[0]
+    zero, one, per_row = _per_row(b, matrix, elements)
     chunk = b.index(_chunk_width(tile, columns))
     fit = b.add(arith.MuliOp(b.add(arith.DivUIOp(per_row, chunk)), chunk))
     span = b.add(arith.MaxSIOp(b.add(arith.SubiOp(tile.ub, tile.lb)), one))
     step = b.add(arith.SelectOp(b.add(arith.CmpiOp(fit, zero, "sgt")), fit, span))
     step.name_hint = "panel_columns"
-    start, _, panel = _strips_around(rows, tile.lb, tile.ub, step, loop_axis(tile), matrix, buffer, loop_axis(tile))
+    start, _, panel = _strips_around(rows, tile.lb, tile.ub, step, loop_axis(tile), matrix, buffer, loop_axis(tile),
+                                     offset)
     # the tile loop's body runs in the row loop, on the strip: the strip loop is the tile loop now
     tile.step.replace_uses_with_if(step, lambda use: tile.is_ancestor(use.operation) and use.operation is not tile)
     tile.body.block.args[0].replace_all_uses_with(start)
@@ -265,19 +298,19 @@ def _pack_group_columns(rows: scf.ForOp, matrix: Matrix, loads: list[tuple[memre
         _read_from(panel, load, BlockBuilder(load.parent_block(), load).index(c))
 
 
-def _workspace(fn: func.FuncOp, source: SSAValue) -> SSAValue:
-    """The workspace of `source`'s group panels (`<tensor>_panels`: as many elements as the tensor,
-    allocated by the call), an argument of every stage of the module (the stages take the same
-    arguments); the one already there when another stage packs the same tensor (stages run one
-    after another)."""
-    name = f"{tensor_name(fn, source)}_panels"
+def _workspace(fn: func.FuncOp, source: SSAValue, kind: str = "panels", element=None) -> SSAValue:
+    """The workspace of `source`'s panels (`<tensor>_<kind>`: as many elements as the tensor, of
+    `element` (the tensor's type where None), allocated by the call), an argument of every stage of
+    the module (the stages take the same arguments); the one already there when another stage packs
+    the same tensor (stages run one after another)."""
+    name = f"{tensor_name(fn, source)}_{kind}"
     found = [a for i, a in enumerate(fn.body.block.args) if arg_info(fn, i).get("tg.name") == name]
     if found:
         return found[0]
     size: object = ["dim", tensor_name(fn, source), 0]
     for axis in range(1, source.type.get_num_dims()):
         size = ["mul", size, ["dim", tensor_name(fn, source), axis]]
-    type_ = MemRefType(source.type.element_type, [DYNAMIC_INDEX])
+    type_ = MemRefType(element or source.type.element_type, [DYNAMIC_INDEX])
     module = fn.parent_op()
     mine = None
     for stage in [f for f in functions(module) if not is_part(f)] if module is not None else [fn]:
@@ -286,12 +319,12 @@ def _workspace(fn: func.FuncOp, source: SSAValue) -> SSAValue:
     return mine
 
 
-def _hoistable(fn: func.FuncOp, matrix: Matrix) -> bool:
+def _hoistable(fn: func.FuncOp, matrix: Matrix, widen: bool = False) -> bool:
     """A group panel can be packed once per call where its matrix is an input the call is given
-    (the workspace's size is the input's) of float32 or float64."""
+    (the workspace's size is the input's) of float32 or float64, or a half type widened (`widen`)."""
     source = matrix[0]
     return source in fn.body.block.args and arg_info(fn, fn.body.block.args.index(source)).get("tg.role") == "input" \
-        and source.type.element_type in (f32, f64)
+        and (source.type.element_type in (f32, f64) or widen)
 
 
 def _block_span(b: BlockBuilder, rows: scf.ForOp, matrix: Matrix, elements: int, groups: int,
@@ -364,7 +397,7 @@ class _Once:
         cb = BlockBuilder(column_body)
         c = column_body.args[0]
         value = cb.add(memref.LoadOp.get(source, [*lead, r, cb.add(arith.AddiOp(group, c))]))
-        cb.add(memref.StoreOp.get(value, made.panel, [r, c]))
+        cb.add(memref.StoreOp.get(_copied(cb, value, made.panel), made.panel, [r, c]))
         column_body.add_op(scf.YieldOp())
         then = Region([Block()])
         then.block.add_ops([over_columns, scf.YieldOp()])
@@ -376,22 +409,24 @@ class _Once:
 
 def _pack_group_columns_once(rows: scf.ForOp, strips: scf.ForOp, matrix: Matrix,
                              loads: list[tuple[memref.LoadOp, int]], fn: func.FuncOp, budget: int, groups: int,
-                             alias_bytes: int) -> None:
+                             alias_bytes: int, widen: bool) -> None:
     """Each row group's own columns in a panel of their own in a workspace (_Once), packed once
     before the loop over column strips where it runs two strips or more (`packed_once`), else in
     the strip; packed as _pack_group_blocks packs its blocks (one run of each source row per block
     of up to `groups` groups), read back as _pack_group_columns' panels are: every strip reads the
-    same panels, each in order."""
+    same panels, each in order. `widen`: the workspace holds the half matrix in float32
+    (`<tensor>_panels32`)."""
     source, lead = matrix
     b = BlockBuilder(strips.parent_block(), strips)
-    elements = max(budget // (source.type.element_type.bitwidth // 8), 1)
+    elements = max(budget // ((32 if widen else source.type.element_type.bitwidth) // 8), 1)
     span = _block_span(b, rows, matrix, elements, groups, alias_bytes)
     axes = [b.add(memref.DimOp(source, b.index(a))) for a in range(len(lead) + 2)]
     base = b.index(0)
     for index, extent in zip(lead, axes):
         base = b.add(arith.AddiOp(b.add(arith.MuliOp(base, extent)), index))
     base = b.add(arith.MuliOp(base, b.add(arith.MuliOp(axes[-2], axes[-1]))))
-    once = _Once(matrix, _workspace(fn, source), base, axes[-2], rows.step)
+    workspace = _workspace(fn, source, "panels32", f32) if widen else _workspace(fn, source)
+    once = _Once(matrix, workspace, base, axes[-2], rows.step)
     packed_once = b.add(arith.CmpiOp(b.add(arith.AddiOp(strips.lb, strips.step)), strips.ub, "slt"))
     packed_once.name_hint = "packed_once"  # two strips or more
     axis = loop_axis(rows)
@@ -454,19 +489,29 @@ class PackReusedPanels(ModulePass):
                 for own, kind in panel.directives(fn, self.groups, self.once):
                     candidates.append((own, (fn, panel, kind)))
         for (fn, panel, kind), directive in chosen(self, candidates, "input every row group sweeps"):
+            widen = bool(directive.dtype)
+            if widen and not panel.widens(kind):
+                raise ScheduleError(f"{directive}: dtype='float32' widens a bfloat16 or float16 tensor's panel whose "
+                                    f"every element read is widened to float32 (here: {directive.tensor}'s are not), "
+                                    f"for a row groups' own panel where it is packed once per call (hoist)")
             if kind == "strip":
                 matrix, loads = panel.strip
-                _pack_strips(panel.rows, panel.tile, matrix, loads, fn.body.block, self.panel_bytes, self.columns)
+                _pack_strips(panel.rows, panel.tile, matrix, loads, fn, self.panel_bytes, self.columns, widen)
             elif directive.hoist is not None:
                 matrix, loads = panel.group
                 strips = panel.rows.parent_op()
                 if not (isinstance(strips, scf.ForOp) and loop_role(strips) == LoopRole.TILE
-                        and loop_axis(strips) == directive.hoist and _hoistable(fn, matrix)):
+                        and loop_axis(strips) == directive.hoist and _hoistable(fn, matrix, widen)):
                     raise ScheduleError(f"{directive}: hoist names the loop over column strips the row groups' panels "
-                                        f"of {directive.tensor} are packed in, an input's (here: none of axis "
+                                        f"of {directive.tensor} are packed in, an input's of float32 or float64, or "
+                                        f"of a half type widened (dtype='float32') (here: none of axis "
                                         f"{directive.hoist}; the column strips' panel Stage(at=...) makes that loop)")
                 _pack_group_columns_once(panel.rows, strips, matrix, loads, fn, self.panel_bytes,
-                                         max(directive.groups, 1), self.alias_bytes)
+                                         max(directive.groups, 1), self.alias_bytes, widen)
+            elif widen:
+                raise ScheduleError(f"{directive}: dtype='float32' widens a row groups' own panel only where it is "
+                                    f"packed once per call (hoist=...: a float32 workspace of the tensor's size; the "
+                                    f"stack panels per group stay the tensor's type)")
             elif directive.groups > 1:
                 matrix, loads = panel.group
                 _pack_group_blocks(panel.rows, matrix, loads, fn.body.block, self.panel_bytes, directive.groups,
@@ -487,6 +532,12 @@ class PanelDecision:
     strip: tuple[Matrix, list[memref.LoadOp]] | None
     group: tuple[Matrix, list[tuple[memref.LoadOp, int]]] | None
 
+    def widens(self, kind: str) -> bool:
+        """Whether the panel of `kind` ("strip", "group") can hold its half matrix widened to float32."""
+        if kind == "strip":
+            return self.strip is not None and _widens(self.strip[1])
+        return self.group is not None and _widens([load for load, _ in self.group[1]])
+
     def directives(self, fn: func.FuncOp, groups: int, once: int) -> list[tuple[Stage, str]]:
         """Its Stage(memory=panel) directives with the pass's options, each with its kind ("strip",
         "group"): the group panels `groups` at a time, and, with `once`, packed once per call out of
@@ -495,11 +546,14 @@ class PanelDecision:
         stage = stage_number(fn)
         if self.strip is not None:
             found.append((Stage(stage=stage, tensor=tensor_name(fn, self.strip[0][0]), at=loop_axis(self.tile),
-                                memory=Memory.PANEL), "strip"))
+                                memory=Memory.PANEL, dtype="float32" if self.widens("strip") else ""), "strip"))
         if self.group is not None:
-            hoist = loop_axis(self.tile) if once and self.strip is not None and _hoistable(fn, self.group[0]) else None
+            widen = self.widens("group")
+            hoist = loop_axis(self.tile) if once and self.strip is not None and _hoistable(fn, self.group[0], widen) \
+                else None
             found.append((Stage(stage=stage, tensor=tensor_name(fn, self.group[0][0]), at=loop_axis(self.rows),
-                                memory=Memory.PANEL, groups=groups if groups > 1 else 0, hoist=hoist), "group"))
+                                memory=Memory.PANEL, groups=groups if groups > 1 else 0, hoist=hoist,
+                                dtype="float32" if widen and hoist is not None else ""), "group"))
         return found
 
 
