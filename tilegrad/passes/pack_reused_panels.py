@@ -133,6 +133,22 @@ def _group_loads(rows: scf.ForOp, inputs: set[SSAValue]) -> dict[Matrix, list[tu
     return found
 
 
+def _row_loads(rows: scf.ForOp, inputs: set[SSAValue]) -> dict[Matrix, list[tuple[memref.LoadOp, int]]]:
+    """Per half input matrix (at leading indices fixed outside the row groups), its loads at
+    [..., i + c, r] in the sweeps, each value only widened to float32: i the row group's first row,
+    c one of the group's rows, r not chosen by the group (g[v + c, k] in G @ W: the value each
+    group row broadcasts)."""
+    group, size = rows.body.block.args[0], constant_index(rows.step)
+    found: dict[Matrix, list[tuple[memref.LoadOp, int]]] = {}
+    for load in (o for o in rows.walk() if isinstance(o, memref.LoadOp) and o.memref in inputs):
+        form = linear_form(load.indices[-2], rows)
+        lead = tuple(load.indices[:-2])
+        if form is not None and form[0] == {(group, 1)} and 0 <= form[1] < size and _widens([load]) \
+                and not depends_on(load.indices[-1], group) and _fixed_outside(lead, rows):
+            found.setdefault((load.memref, lead), []).append((load, form[1]))
+    return found
+
+
 def _row_groups(rows: Operation) -> bool:
     """A loop over groups of rows (jam-row-sweeps') whose sweeps share data: the stage's own, or one
     inside loops over what the groups do not share (a batch)."""
@@ -363,6 +379,61 @@ def _pack_group_blocks(rows: scf.ForOp, matrix: Matrix, loads: list[tuple[memref
         _read_from(panel, load, lb.add(arith.AddiOp(lb.add(arith.SubiOp(group, start)), lb.index(c))))
 
 
+def _place(b: BlockBuilder, matrix: Matrix) -> tuple[list[SSAValue], SSAValue]:
+    """The matrix's axes' extents and the element of its tensor where it starts (the tensor's
+    elements before its leading indices): a matrix's place in a workspace of the tensor's size."""
+    source, lead = matrix
+    axes = [b.add(memref.DimOp(source, b.index(a))) for a in range(len(lead) + 2)]
+    base = b.index(0)
+    for index, extent in zip(lead, axes):
+        base = b.add(arith.AddiOp(b.add(arith.MuliOp(base, extent)), index))
+    return axes, b.add(arith.MuliOp(base, b.add(arith.MuliOp(axes[-2], axes[-1])))) if lead else base
+
+
+def _outside(rows: scf.ForOp, values: list[SSAValue]) -> Operation:
+    """The outermost loop around `rows` (or rows itself) none of `values` is made in."""
+    place: Operation = rows
+    while isinstance(place.parent_op(), scf.ForOp) and not any(
+            place.parent_op().is_ancestor(v.owner if isinstance(v.owner, Operation) else v.owner.parent_op())
+            for v in values):
+        place = place.parent_op()
+    return place
+
+
+def _pack_group_rows(rows: scf.ForOp, matrix: Matrix, loads: list[tuple[memref.LoadOp, int]],
+                     fn: func.FuncOp) -> None:
+    """The rows the row groups read of a half matrix, one value per group row broadcast over a chunk
+    (g[v + c, k] in G @ W), widened to float32 once per call into a workspace of the matrix's size
+    (`<tensor>_rows32`, each row where the matrix has it), before the outermost loop around the
+    groups that does not choose which rows; the groups read the float32 rows there."""
+    source, lead = matrix
+    size, last = constant_index(rows.step), max(c for _, c in loads)
+    place = _outside(rows, [rows.lb, rows.ub, *lead])
+    b = BlockBuilder(place.parent_block(), place)
+    axes, base = _place(b, matrix)
+    made = b.add(tg.PanelOp(source, b.index(0), axes[-1], _workspace(fn, source, "rows32", f32), lead, base)).owner
+    made.panel.name_hint = "rows"
+    # rows lb .. (the last group's first row) + last: exactly the groups' (none where there are none)
+    groups = b.add(arith.DivSIOp(b.add(arith.AddiOp(b.add(arith.SubiOp(rows.ub, rows.lb)), b.index(size - 1))),
+                                 b.index(size)))
+    end = b.add(arith.AddiOp(rows.lb, b.add(arith.AddiOp(b.add(arith.MuliOp(groups, b.index(size))),
+                                                            b.index(last + 1 - size)))))
+    end = b.add(arith.MinSIOp(b.add(arith.MaxSIOp(end, rows.lb)), axes[-2]))
+    over_rows, row_body = make_for(rows.lb, end, b.index(1), LoopRole.COPY, loop_axis(rows))
+    over_columns, column_body = make_for(b.index(0), axes[-1], b.index(1), LoopRole.COPY, 1)
+    cb = BlockBuilder(column_body)
+    r, c = row_body.args[0], column_body.args[0]
+    value = cb.add(memref.LoadOp.get(source, [*lead, r, c]))
+    cb.add(memref.StoreOp.get(_copied(cb, value, made.panel), made.panel, [r, c]))
+    column_body.add_op(scf.YieldOp())
+    row_body.add_ops([over_columns, scf.YieldOp()])
+    then = Region([Block()])
+    then.block.add_ops([over_rows, scf.YieldOp()])
+    b.add(scf.IfOp(made.packed, [], then))
+    for load, _ in loads:
+        _read_from(made.panel, load, load.indices[-1])
+
+
 @dataclass
 class _Once:
     """The group panels of a matrix in a workspace: group i's columns (a panel of the matrix's
@@ -494,7 +565,10 @@ class PackReusedPanels(ModulePass):
                 raise ScheduleError(f"{directive}: dtype='float32' widens a bfloat16 or float16 tensor's panel whose "
                                     f"every element read is widened to float32 (here: {directive.tensor}'s are not), "
                                     f"for a row groups' own panel where it is packed once per call (hoist)")
-            if kind == "strip":
+            if kind == "rows":
+                if widen:  # (dtype '': the rows read as they are, each value widened where it is read)
+                    _pack_group_rows(panel.rows, *panel.broadcast, fn)
+            elif kind == "strip":
                 matrix, loads = panel.strip
                 _pack_strips(panel.rows, panel.tile, matrix, loads, fn, self.panel_bytes, self.columns, widen)
             elif directive.hoist is not None:
@@ -531,11 +605,15 @@ class PanelDecision:
     tile: scf.ForOp | None
     strip: tuple[Matrix, list[memref.LoadOp]] | None
     group: tuple[Matrix, list[tuple[memref.LoadOp, int]]] | None
+    broadcast: tuple[Matrix, list[tuple[memref.LoadOp, int]]] | None = None
+    """The half matrix whose rows the groups broadcast, widened once per call (`rows` kind)."""
 
     def widens(self, kind: str) -> bool:
         """Whether the panel of `kind` ("strip", "group") can hold its half matrix widened to float32."""
         if kind == "strip":
             return self.strip is not None and _widens(self.strip[1])
+        if kind == "rows":
+            return self.broadcast is not None
         return self.group is not None and _widens([load for load, _ in self.group[1]])
 
     def directives(self, fn: func.FuncOp, groups: int, once: int) -> list[tuple[Stage, str]]:
@@ -554,6 +632,9 @@ class PanelDecision:
             found.append((Stage(stage=stage, tensor=tensor_name(fn, self.group[0][0]), at=loop_axis(self.rows),
                                 memory=Memory.PANEL, groups=groups if groups > 1 else 0, hoist=hoist,
                                 dtype="float32" if widen and hoist is not None else ""), "group"))
+        if self.broadcast is not None:
+            found.append((Stage(stage=stage, tensor=tensor_name(fn, self.broadcast[0][0]), at=loop_axis(self.rows),
+                                memory=Memory.PANEL, dtype="float32"), "rows"))
         return found
 
 
@@ -573,8 +654,14 @@ def panel_decisions(fn: func.FuncOp) -> list[PanelDecision]:
         if own:
             matrix = max(own, key=lambda m: len(own[m]))
             group = matrix, own[matrix]
-        if strip or group:
-            decisions.append(PanelDecision(rows, tile, strip, group))
+        broadcast = None
+        taken = {found[0][0] for found in (strip, group) if found is not None}
+        by_rows = {m: found for m, found in _row_loads(rows, inputs).items() if m[0] not in taken}
+        if by_rows:
+            matrix = max(by_rows, key=lambda m: len(by_rows[m]))
+            broadcast = matrix, by_rows[matrix]
+        if strip or group or broadcast:
+            decisions.append(PanelDecision(rows, tile, strip, group, broadcast))
     return decisions
 
 
