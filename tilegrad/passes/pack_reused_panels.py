@@ -26,6 +26,16 @@ most panel_bytes / 8 (it stays in L1), which every chunk of the group then reads
 of one element from each of K rows 4·V bytes apart (G.T @ X 2.7 -> 2.4 ms). Each sum adds the same
 terms in the same order: bitwise the same results. For targets without UB staging (cpu), after
 chunk-row-sweeps.
+
+A half matrix (bfloat16, float16) whose every value read is widened to float32 (SPEC: half types
+compute in float32) is packed widened (Stage dtype='float32'): the copy converts each element once
+and the sweeps read float32, no conversion in the register tile. Such a panel lives in a float32
+workspace, where it always fits (there is no float32 view of the matrix to fall back on): the strips
+in a part per block of `<tensor>_panel32` (panel_bytes, or one chunk's rows where that is more), the
+groups' own columns packed once per call in `<tensor>_panels32` (the tensor's size), and the rows the
+groups broadcast (g[v + c, k] in G @ W: four integer ops each, which spilled the register tile) widened
+once per call, each where the matrix has it, in `<tensor>_rows32` (bf16 G @ W at 1000^3 on znver3:
+132 -> 65 ms, float32's 69). Same values, same order: bitwise the kernel that widens at every load.
 """
 
 from __future__ import annotations
@@ -270,23 +280,41 @@ def _chunk_width(tile: scf.ForOp, columns: int) -> int:
     return math.lcm(*steps) if steps else columns
 
 
+def _strip_workspace(b: BlockBuilder, fn: func.FuncOp, matrix: Matrix, elements: int, chunk: int,
+                     blocks: int) -> tuple[SSAValue, SSAValue]:
+    """The float32 workspace of a half matrix's strips (`<tensor>_panel32`) and where this block's
+    part starts: a part per block (the cores pack their strips at once), each `elements` or one
+    chunk of the matrix's rows, whichever is more."""
+    source, lead = matrix
+    rows = ["dim", tensor_name(fn, source), len(lead)]
+    part = ["max", elements, ["mul", rows, chunk]]
+    workspace = _workspace(fn, source, "panel32", f32, ["mul", blocks, part])
+    ids = [a for i, a in enumerate(fn.body.block.args) if arg_info(fn, i).get("tg.role") == "block_id"]
+    if not ids:
+        return workspace, b.index(0)
+    extent = b.add(memref.DimOp(source, b.index(len(lead))))
+    size = b.add(arith.MaxSIOp(b.index(elements), b.add(arith.MuliOp(extent, b.index(chunk)))))
+    return workspace, b.add(arith.MuliOp(ids[0], size))
+
+
 def _pack_strips(rows: scf.ForOp, tile: scf.ForOp, matrix: Matrix, loads: list[memref.LoadOp], fn: func.FuncOp,
-                 budget: int, columns: int, widen: bool) -> None:
+                 budget: int, columns: int, widen: bool, blocks: int) -> None:
     """The column tile loop moves outside the row groups, a strip of whole chunks that fits the
     panel wide; each strip is copied into the panel before the groups read it. `widen`: the panel
-    holds the half matrix in float32, in a workspace of its size (`<tensor>_panel32`, from its
-    start: a strip as wide as `budget` allows, or the whole matrix where one chunk's is more)."""
+    holds the half matrix in float32, in this block's part of a workspace (_strip_workspace: a
+    strip as wide as `budget` allows, else one chunk wide; always packed)."""
     b = BlockBuilder(rows.parent_block(), rows)
+    width = _chunk_width(tile, columns)
     if widen:
-        buffer, offset = _workspace(fn, matrix[0], "panel32", f32), b.index(0)
+        buffer, offset = _strip_workspace(b, fn, matrix, budget // 4, width, blocks)
         elements = max(budget // 4, 1)
     else:
         buffer, offset = _buffer(fn.body.block, matrix[0].type.element_type, budget), None
         elements = buffer.type.get_shape()[0]
     zero, one, per_row = _per_row(b, matrix, elements)
-    chunk = b.index(_chunk_width(tile, columns))
+    chunk = b.index(width)
     fit = b.add(arith.MuliOp(b.add(arith.DivUIOp(per_row, chunk)), chunk))
-    span = b.add(arith.MaxSIOp(b.add(arith.SubiOp(tile.ub, tile.lb)), one))
+    span = chunk if widen else b.add(arith.MaxSIOp(b.add(arith.SubiOp(tile.ub, tile.lb)), one))
     step = b.add(arith.SelectOp(b.add(arith.CmpiOp(fit, zero, "sgt")), fit, span))
     step.name_hint = "panel_columns"
     start, _, panel = _strips_around(rows, tile.lb, tile.ub, step, loop_axis(tile), matrix, buffer, loop_axis(tile),
@@ -314,18 +342,19 @@ def _pack_group_columns(rows: scf.ForOp, matrix: Matrix, loads: list[tuple[memre
         _read_from(panel, load, BlockBuilder(load.parent_block(), load).index(c))
 
 
-def _workspace(fn: func.FuncOp, source: SSAValue, kind: str = "panels", element=None) -> SSAValue:
-    """The workspace of `source`'s panels (`<tensor>_<kind>`: as many elements as the tensor, of
-    `element` (the tensor's type where None), allocated by the call), an argument of every stage of
-    the module (the stages take the same arguments); the one already there when another stage packs
-    the same tensor (stages run one after another)."""
+def _workspace(fn: func.FuncOp, source: SSAValue, kind: str = "panels", element=None, size=None) -> SSAValue:
+    """The workspace of `source`'s panels (`<tensor>_<kind>`: as many elements as the tensor, or the
+    size form `size`, of `element` (the tensor's type where None), allocated by the call), an
+    argument of every stage of the module (the stages take the same arguments); the one already
+    there when another stage packs the same tensor (stages run one after another)."""
     name = f"{tensor_name(fn, source)}_{kind}"
     found = [a for i, a in enumerate(fn.body.block.args) if arg_info(fn, i).get("tg.name") == name]
     if found:
         return found[0]
-    size: object = ["dim", tensor_name(fn, source), 0]
-    for axis in range(1, source.type.get_num_dims()):
-        size = ["mul", size, ["dim", tensor_name(fn, source), axis]]
+    if size is None:
+        size = ["dim", tensor_name(fn, source), 0]
+        for axis in range(1, source.type.get_num_dims()):
+            size = ["mul", size, ["dim", tensor_name(fn, source), axis]]
     type_ = MemRefType(element or source.type.element_type, [DYNAMIC_INDEX])
     module = fn.parent_op()
     mine = None
@@ -542,11 +571,14 @@ class PackReusedPanels(ModulePass):
     groups: int = GROUPS
     alias_bytes: int = ALIAS_BYTES
     once: int = ONCE
+    blocks: int = 1
+    """The blocks that run at once (the cores): each packs a half matrix's widened strips into a part
+    of their workspace of its own."""
     directives: str | None = None
     takes_text: ClassVar[str] = "Stage(memory='panel')"
 
     def __post_init__(self):
-        check_counts(self, "panel_bytes", "columns", "groups", "alias_bytes")
+        check_counts(self, "panel_bytes", "columns", "groups", "alias_bytes", "blocks")
         check_counts(self, "once", least=0)
 
     @staticmethod
@@ -570,7 +602,8 @@ class PackReusedPanels(ModulePass):
                     _pack_group_rows(panel.rows, *panel.broadcast, fn)
             elif kind == "strip":
                 matrix, loads = panel.strip
-                _pack_strips(panel.rows, panel.tile, matrix, loads, fn, self.panel_bytes, self.columns, widen)
+                _pack_strips(panel.rows, panel.tile, matrix, loads, fn, self.panel_bytes, self.columns, widen,
+                             self.blocks)
             elif directive.hoist is not None:
                 matrix, loads = panel.group
                 strips = panel.rows.parent_op()
@@ -654,9 +687,9 @@ def panel_decisions(fn: func.FuncOp) -> list[PanelDecision]:
         if own:
             matrix = max(own, key=lambda m: len(own[m]))
             group = matrix, own[matrix]
-        broadcast = None
+        broadcast = None  # (in a GEMM: each group row's values broadcast over every chunk of the strips)
         taken = {found[0][0] for found in (strip, group) if found is not None}
-        by_rows = {m: found for m, found in _row_loads(rows, inputs).items() if m[0] not in taken}
+        by_rows = {m: found for m, found in _row_loads(rows, inputs).items() if m[0] not in taken} if strip else {}
         if by_rows:
             matrix = max(by_rows, key=lambda m: len(by_rows[m]))
             broadcast = matrix, by_rows[matrix]
