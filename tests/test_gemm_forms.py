@@ -327,11 +327,12 @@ def test_a_hoist_naming_no_strip_loop_is_refused():
 # the strips narrower than a row where the panel is a strip's
 HALF = {**{name: FORMS[name][0] for name in ("gemm_forms_dx", "gemm_forms_dw", "gemm_forms_batched")},
         **{name: ONCE[name][0] for name in ("gemm_forms_dw", "gemm_forms_weighted_tn", "gemm_forms_batched_tn")},
-        "gemm_forms_dx_strips": dict(dy=(37, 300), w=(300, 515))}
+        "gemm_forms_dx_strips": dict(dy=(37, 300), w=(300, 515)),
+        "gemm_forms_dx_tall": dict(dy=(13, 4133), w=(4133, 37))}  # one chunk of w's rows more than a panel
 
 
 def _half_case(key: str, dtype):
-    name = key.removesuffix("_strips")
+    name = key.removesuffix("_strips").removesuffix("_tall")
     rng = np.random.default_rng(7)
     call = {k: rng.standard_normal(s).astype(dtype) for k, s in HALF[key].items()}
     reference = (FORMS if name in FORMS and HALF[key] == FORMS[name][0] else ONCE).get(name, FORMS.get(name))[1]
@@ -340,6 +341,7 @@ def _half_case(key: str, dtype):
 
 @pytest.mark.parametrize("key, dtype, guard", [(key, "bfloat16", False) for key in sorted(HALF)] + [
     ("gemm_forms_dx_strips", "bfloat16", True), ("gemm_forms_batched_tn", "bfloat16", True),
+    ("gemm_forms_dx_tall", "bfloat16", True),
     ("gemm_forms_dx_strips", "float16", False), ("gemm_forms_dw", "float16", False)])
 def test_half_panels_hold_float32_and_are_the_kernel_that_widens_every_load(key, dtype, guard):
     """A bfloat16 or float16 GEMM written plainly: every panel is planned float32 (Stage dtype='float32':
