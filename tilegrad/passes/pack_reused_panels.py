@@ -206,18 +206,27 @@ def _panel(b: BlockBuilder, matrix: Matrix, start: SSAValue, width: SSAValue, bu
     panel_op.panel.name_hint = "panel"
     zero, one = b.index(0), b.index(1)
     row_axis = b.index(len(lead)) if lead else zero
-    over_rows, row_body = make_for(zero, b.add(memref.DimOp(source, row_axis)), one, LoopRole.COPY, 0)
-    over_columns, column_body = make_for(zero, width, one, LoopRole.COPY, axis)
+    _copy_in(b, panel_op, (zero, b.add(memref.DimOp(source, row_axis)), 0), (start, width, axis), zero, one)
+    return panel_op.panel
+
+
+def _copy_in(b: BlockBuilder, made: tg.PanelOp, rows: tuple[SSAValue, SSAValue, int],
+             columns: tuple[SSAValue | None, SSAValue, int], zero: SSAValue, one: SSAValue) -> None:
+    """Where the panel packs: panel[r, c] = source[..., r, start + c] (widened where the panel is
+    float32) for r in rows (lb, ub, the loop's axis), c < the columns' width (start None: 0)."""
+    source, lead = made.source, list(made.at)
+    over_rows, row_body = make_for(rows[0], rows[1], one, LoopRole.COPY, rows[2])
+    over_columns, column_body = make_for(zero, columns[1], one, LoopRole.COPY, columns[2])
     cb = BlockBuilder(column_body)
     r, c = row_body.args[0], column_body.args[0]
-    value = cb.add(memref.LoadOp.get(source, [*lead, r, cb.add(arith.AddiOp(start, c))]))
-    cb.add(memref.StoreOp.get(_copied(cb, value, panel_op.panel), panel_op.panel, [r, c]))
+    column = c if columns[0] is None else cb.add(arith.AddiOp(columns[0], c))
+    value = cb.add(memref.LoadOp.get(source, [*lead, r, column]))
+    cb.add(memref.StoreOp.get(_copied(cb, value, made.panel), made.panel, [r, c]))
     column_body.add_op(scf.YieldOp())
     row_body.add_ops([over_columns, scf.YieldOp()])
     then = Region([Block()])
     then.block.add_ops([over_rows, scf.YieldOp()])
-    b.add(scf.IfOp(panel_op.packed, [], then))
-    return panel_op.panel
+    b.add(scf.IfOp(made.packed, [], then))
 
 
 def _buffer(entry: Block, element, budget: int) -> SSAValue:
@@ -448,17 +457,7 @@ def _pack_group_rows(rows: scf.ForOp, matrix: Matrix, loads: list[tuple[memref.L
     end = b.add(arith.AddiOp(rows.lb, b.add(arith.AddiOp(b.add(arith.MuliOp(groups, b.index(size))),
                                                             b.index(last + 1 - size)))))
     end = b.add(arith.MinSIOp(b.add(arith.MaxSIOp(end, rows.lb)), axes[-2]))
-    over_rows, row_body = make_for(rows.lb, end, b.index(1), LoopRole.COPY, loop_axis(rows))
-    over_columns, column_body = make_for(b.index(0), axes[-1], b.index(1), LoopRole.COPY, 1)
-    cb = BlockBuilder(column_body)
-    r, c = row_body.args[0], column_body.args[0]
-    value = cb.add(memref.LoadOp.get(source, [*lead, r, c]))
-    cb.add(memref.StoreOp.get(_copied(cb, value, made.panel), made.panel, [r, c]))
-    column_body.add_op(scf.YieldOp())
-    row_body.add_ops([over_columns, scf.YieldOp()])
-    then = Region([Block()])
-    then.block.add_ops([over_rows, scf.YieldOp()])
-    b.add(scf.IfOp(made.packed, [], then))
+    _copy_in(b, made, (rows.lb, end, loop_axis(rows)), (None, axes[-1], 1), b.index(0), b.index(1))
     for load, _ in loads:
         _read_from(made.panel, load, load.indices[-1])
 

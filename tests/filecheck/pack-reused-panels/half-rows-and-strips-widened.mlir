@@ -102,33 +102,32 @@ builtin.module {
 // CHECK-NEXT:     %27 = arith.addi %c0, %26 : index
 // CHECK-NEXT:     %28 = arith.maxsi %27, %c0 : index
 // CHECK-NEXT:     %29 = arith.minsi %28, %12 : index
-// CHECK-NEXT:     %30 = arith.constant 1 : index
-// CHECK-NEXT:     %31 = arith.constant 0 : index
-// CHECK-NEXT:     %32 = arith.constant 1 : index
+// CHECK-NEXT:     %30 = arith.constant 0 : index
+// CHECK-NEXT:     %31 = arith.constant 1 : index
 // CHECK-NEXT:     scf.if %17 {
-// CHECK-NEXT:       scf.for %33 = %c0 to %29 step %30 {
-// CHECK-NEXT:         scf.for %34 = %31 to %14 step %32 {
-// CHECK-NEXT:           %35 = memref.load %g[%33, %34] : memref<?x?xbf16>
-// CHECK-NEXT:           %36 = arith.extf %35 : bf16 to f32
-// CHECK-NEXT:           memref.store %36, %rows_1[%33, %34] : memref<?x?xf32>
+// CHECK-NEXT:       scf.for %32 = %c0 to %29 step %31 {
+// CHECK-NEXT:         scf.for %33 = %30 to %14 step %31 {
+// CHECK-NEXT:           %34 = memref.load %g[%32, %33] : memref<?x?xbf16>
+// CHECK-NEXT:           %35 = arith.extf %34 : bf16 to f32
+// CHECK-NEXT:           memref.store %35, %rows_1[%32, %33] : memref<?x?xf32>
 // CHECK-NEXT:         } {tg.loop = #tg.loop<copy, axis = 1>}
 // CHECK-NEXT:       } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:     }
 // CHECK-NEXT:     scf.for %t = %c0 to %h_end step %panel_columns {
-// CHECK-NEXT:       %37 = arith.addi %t, %panel_columns : index
-// CHECK-NEXT:       %38 = arith.minsi %37, %h_end : index
-// CHECK-NEXT:       %39 = arith.subi %38, %t : index
-// CHECK-NEXT:       %panel, %40 = tg.panel %w[%t, %39] in %w_panel32 offset %0 : memref<?x?xbf16>, memref<?xf32> -> memref<?x?xf32>
-// CHECK-NEXT:       %41 = arith.constant 0 : index
-// CHECK-NEXT:       %42 = arith.constant 1 : index
-// CHECK-NEXT:       %43 = memref.dim %w, %41 : memref<?x?xbf16>
-// CHECK-NEXT:       scf.if %40 {
-// CHECK-NEXT:         scf.for %44 = %41 to %43 step %42 {
-// CHECK-NEXT:           scf.for %45 = %41 to %39 step %42 {
-// CHECK-NEXT:             %46 = arith.addi %t, %45 : index
-// CHECK-NEXT:             %47 = memref.load %w[%44, %46] : memref<?x?xbf16>
-// CHECK-NEXT:             %48 = arith.extf %47 : bf16 to f32
-// CHECK-NEXT:             memref.store %48, %panel[%44, %45] : memref<?x?xf32>
+// CHECK-NEXT:       %36 = arith.addi %t, %panel_columns : index
+// CHECK-NEXT:       %37 = arith.minsi %36, %h_end : index
+// CHECK-NEXT:       %38 = arith.subi %37, %t : index
+// CHECK-NEXT:       %panel, %39 = tg.panel %w[%t, %38] in %w_panel32 offset %0 : memref<?x?xbf16>, memref<?xf32> -> memref<?x?xf32>
+// CHECK-NEXT:       %40 = arith.constant 0 : index
+// CHECK-NEXT:       %41 = arith.constant 1 : index
+// CHECK-NEXT:       %42 = memref.dim %w, %40 : memref<?x?xbf16>
+// CHECK-NEXT:       scf.if %39 {
+// CHECK-NEXT:         scf.for %43 = %40 to %42 step %41 {
+// CHECK-NEXT:           scf.for %44 = %40 to %38 step %41 {
+// CHECK-NEXT:             %45 = arith.addi %t, %44 : index
+// CHECK-NEXT:             %46 = memref.load %w[%43, %45] : memref<?x?xbf16>
+// CHECK-NEXT:             %47 = arith.extf %46 : bf16 to f32
+// CHECK-NEXT:             memref.store %47, %panel[%43, %44] : memref<?x?xf32>
 // CHECK-NEXT:           } {tg.loop = #tg.loop<copy, axis = 1>}
 // CHECK-NEXT:         } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:       }
@@ -142,15 +141,15 @@ builtin.module {
 // CHECK-NEXT:             %at = arith.subi %h, %t : index
 // CHECK-NEXT:             %a0 = memref.load %acc0[%at] : memref<512xf32>
 // CHECK-NEXT:             %x0 = memref.load %rows_1[%i, %v] : memref<?x?xf32>
-// CHECK-NEXT:             %49 = arith.subi %h, %t : index
-// CHECK-NEXT:             %y0 = memref.load %panel[%v, %49] : memref<?x?xf32>
+// CHECK-NEXT:             %48 = arith.subi %h, %t : index
+// CHECK-NEXT:             %y0 = memref.load %panel[%v, %48] : memref<?x?xf32>
 // CHECK-NEXT:             %p0 = arith.mulf %x0, %y0 : f32
 // CHECK-NEXT:             %s0 = arith.addf %a0, %p0 : f32
 // CHECK-NEXT:             memref.store %s0, %acc0[%at] : memref<512xf32>
 // CHECK-NEXT:             %a1 = memref.load %acc1[%at] : memref<512xf32>
 // CHECK-NEXT:             %x1 = memref.load %rows_1[%i1, %v] : memref<?x?xf32>
-// CHECK-NEXT:             %50 = arith.subi %h, %t : index
-// CHECK-NEXT:             %y1 = memref.load %panel[%v, %50] : memref<?x?xf32>
+// CHECK-NEXT:             %49 = arith.subi %h, %t : index
+// CHECK-NEXT:             %y1 = memref.load %panel[%v, %49] : memref<?x?xf32>
 // CHECK-NEXT:             %p1 = arith.mulf %x1, %y1 : f32
 // CHECK-NEXT:             %s1 = arith.addf %a1, %p1 : f32
 // CHECK-NEXT:             memref.store %s1, %acc1[%at] : memref<512xf32>
