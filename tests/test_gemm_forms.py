@@ -321,3 +321,80 @@ def test_a_hoist_naming_no_strip_loop_is_refused():
                               schedule=[Stage(stage=0, tensor="dy", memory=Memory.PANEL, groups=2, hoist=0)])
     with pytest.raises(tilegrad.ScheduleError, match="hoist=0.*loop over column strips"):
         kernel(**call)
+
+
+# half inputs (SPEC: float32 sums, one rounding on store): name -> the inputs' shapes, off the tile,
+# the strips narrower than a row where the panel is a strip's
+HALF = {**{name: FORMS[name][0] for name in ("gemm_forms_dx", "gemm_forms_dw", "gemm_forms_batched")},
+        **{name: ONCE[name][0] for name in ("gemm_forms_dw", "gemm_forms_weighted_tn", "gemm_forms_batched_tn")},
+        "gemm_forms_dx_strips": dict(dy=(37, 300), w=(300, 515)),
+        "gemm_forms_dx_tall": dict(dy=(13, 4133), w=(4133, 37))}  # one chunk of w's rows more than a panel
+
+
+def _half_case(key: str, dtype):
+    name = key.removesuffix("_strips").removesuffix("_tall")
+    rng = np.random.default_rng(7)
+    call = {k: rng.standard_normal(s).astype(dtype) for k, s in HALF[key].items()}
+    reference = (FORMS if name in FORMS and HALF[key] == FORMS[name][0] else ONCE).get(name, FORMS.get(name))[1]
+    return name, call, _outputs(reference(**{k: v.astype(np.float64) for k, v in call.items()}))
+
+
+@pytest.mark.parametrize("key, dtype, guard", [(key, "bfloat16", False) for key in sorted(HALF)] + [
+    ("gemm_forms_dx_strips", "bfloat16", True), ("gemm_forms_batched_tn", "bfloat16", True),
+    ("gemm_forms_dx_tall", "bfloat16", True),
+    ("gemm_forms_dx_strips", "float16", False), ("gemm_forms_dw", "float16", False)])
+def test_half_panels_hold_float32_and_are_the_kernel_that_widens_every_load(key, dtype, guard):
+    """A bfloat16 or float16 GEMM written plainly: every panel is planned float32 (Stage dtype='float32':
+    the strips, the groups' own columns packed once per call, the rows the groups broadcast), in
+    float32 workspaces of the tensors' sizes (what workspace_size reports); each output rounds once
+    the float32 sum (within a half ulp of the float64 product of the half values), bitwise the kernel
+    of the same plan with every dtype='' (each value widened where it is read)."""
+    import ml_dtypes
+
+    dt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16
+    name, call, want = _half_case(key, dt)
+    kernel = tilegrad.compile(name, "cpu", guard=guard)
+    schedule = [entry["directive"] for entry in kernel.plan(**call).schedule]
+    panels = [d for d in schedule if "memory='panel'" in d]
+    assert panels and all("dtype='float32'" in d for d in panels), schedule
+    got = _outputs(kernel(**call))
+    ulp = 2.0 ** (-8 if dtype == "bfloat16" else -11)
+    for out, ref in zip(got, want, strict=True):
+        assert out.dtype == dt
+        np.testing.assert_allclose(out.astype(np.float64), ref, rtol=ulp, atol=ulp * np.abs(ref).max() * 1e-3)
+    tiled = kernel.ir("tiled", **call)
+    report = kernel.plan(**call)
+    chunk = int(next(d for d in schedule if "tail='peel'" in d).split("factor=")[1].split(",")[0])
+    expected = 0
+    for n, array in call.items():  # a strips' part per block, the groups' panels and rows the tensor's size
+        if f'"{n}_panel32"' in tiled:
+            expected += 4 * report.block_dim * max(report.panel_bytes // 4, array.shape[-2] * chunk)
+        expected += 4 * array.size * sum(f'"{n}_{kind}"' in tiled for kind in ("panels32", "rows32"))
+    assert expected and kernel.workspace_size(**call) == expected
+    if guard:
+        return
+    own = "\n".join(d.replace(", dtype='float32'", "").split(", hoist=")[0] + (")" if "hoist=" in d else "")
+                    for d in schedule)
+    plain = tilegrad.compile(name, "cpu", schedule=own, planner=False)
+    assert "f32>" not in plain.ir("tiled", **call).split("tg.panel")[-1].split("\n")[0]
+    for a, b in zip(got, _outputs(plain(**call)), strict=True):
+        assert np.array_equal(a.view(np.uint16), b.view(np.uint16))
+
+
+@pytest.mark.parametrize("directive", [
+    Stage(stage=0, tensor="dy", memory=Memory.PANEL, groups=2, dtype="float32"),  # a group panel not hoisted
+    Stage(stage=0, tensor="x", at=1, memory=Memory.PANEL, dtype="float32")])  # float32 inputs (below)
+def test_a_float32_panel_it_cannot_widen_is_refused(directive):
+    """dtype='float32' widens a half tensor's panel that lives in a workspace of its size: on a group
+    panel packed per strip, or a float32 tensor's, it is a ScheduleError naming the directive."""
+    import ml_dtypes
+
+    dt = np.float32 if directive.tensor == "x" else ml_dtypes.bfloat16
+    call = {k: np.zeros(s, dt) for k, s in ONCE["gemm_forms_dw"][0].items()}
+    with pytest.raises(ScheduleError, match=r"dtype='float32'"):
+        tilegrad.compile("gemm_forms_dw", "cpu", schedule=[directive])(**call)
+
+
+def test_dtype_of_a_panel_is_checked():
+    with pytest.raises(ScheduleError, match="dtype must be 'float32'"):
+        Stage(stage=0, tensor="x", memory=Memory.PANEL, dtype="float64")

@@ -30,6 +30,9 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     I64,
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
     IndexType,
     IntAttr,
     IntegerAttr,
@@ -345,7 +348,11 @@ class PanelOp(IRDLOperation):
     The buffer may also be a workspace (a 1-d memref of dynamic length, an argument the call
     allocates) and the panel start `offset` elements into it (`in %ws offset %o`): there it packs
     when offset + rows x width elements fit, so one call can keep many panels (a row group's
-    columns packed once per call, read by every column strip)."""
+    columns packed once per call, read by every column strip).
+
+    A workspace of float32 for a half source (bfloat16, float16) holds the columns widened: the
+    panel is float32 and always the buffer (there is no view of the source in float32), packed
+    wherever offset + rows x width fit (the pass sizes the workspace so they do)."""
 
     name = "tg.panel"
     source = operand_def(MemRefType)
@@ -365,9 +372,17 @@ class PanelOp(IRDLOperation):
                  at: Sequence[SSAValue] = (), offset: SSAValue | None = None):
         source_type = source.type
         assert isinstance(source_type, MemRefType)
-        panel_type = source_type if not at else MemRefType(source_type.element_type, [DYNAMIC_INDEX] * 2)
+        element = buffer.type.element_type
+        panel_type = source_type if not at and element == source_type.element_type \
+            else MemRefType(element, [DYNAMIC_INDEX] * 2)
         super().__init__(operands=[source, list(at), start, width, buffer, [offset] if offset is not None else []],
                          result_types=[panel_type, IntegerType(1)])
+
+    @property
+    def widens(self) -> bool:
+        """Whether the buffer holds the half source's elements widened to float32 (see above)."""
+        return isinstance(self.source.type.element_type, (BFloat16Type, Float16Type)) and bool(self.offset) \
+            and self.buffer.type.element_type == Float32Type()
 
     def verify_(self) -> None:
         source, buffer, panel = self.source.type, self.buffer.type, self.panel.type
@@ -379,11 +394,12 @@ class PanelOp(IRDLOperation):
                                   "offset")
         if len(self.offset) > 1:
             raise VerifyException("tg.panel: one offset at most")
-        if buffer.element_type != source.element_type:
-            raise VerifyException("tg.panel: the buffer holds the source's element type")
-        if self.at and (panel.get_num_dims() != 2 or panel.element_type != source.element_type):
-            raise VerifyException("tg.panel: the panel is a matrix of its source's element type")
-        if not self.at and panel != source:
+        if buffer.element_type != source.element_type and not self.widens:
+            raise VerifyException("tg.panel: the buffer holds the source's element type, or float32 in a workspace "
+                                  "(at an offset) for a bfloat16 or float16 source")
+        if (self.at or self.widens) and (panel.get_num_dims() != 2 or panel.element_type != buffer.element_type):
+            raise VerifyException("tg.panel: the panel is a matrix of its buffer's element type")
+        if not self.at and not self.widens and panel != source:
             raise VerifyException("tg.panel: the panel has its source's type")
         if source.get_shape()[-1] != DYNAMIC_INDEX:
             raise VerifyException("tg.panel: the source's rows have a dynamic length (a panel's are its width)")

@@ -853,6 +853,13 @@ def _panel(L: _FunctionLowering, op: tg.PanelOp, block: Block) -> None:
                                        ssa_indices=[offset_in], inbounds=not L.guarded))
     else:
         fits = L.add(block, make(llvm.ICmpOp, need, buf.sizes[0], predicate(7)))  # ule
+    if op.widens:  # a half source's columns in float32: always the buffer (no view of the source is float32)
+        if L.guarded:  # where they do not fit (the pass sizes the workspace so they do), every access reports
+            rows = L.add(block, make(llvm.SelectOp, fits, rows, L.const(block, 0, i64)))
+        L.memrefs[op.panel] = Descriptor(buffer_ptr, buf.element, [rows, width], [width, L.const(block, 1, i64)],
+                                         f"{src.name} (panel, widened)")
+        L.values[op.packed] = fits
+        return
     narrower = L.add(block, make(llvm.ICmpOp, width, row_length, predicate(6)))  # ult
     packed = L.add(block, make(llvm.AndOp, fits, narrower))
     offset = start if _is_const_one(src.strides[1]) else L.add(block, make(llvm.MulOp, start, src.strides[1],

@@ -26,6 +26,16 @@ most panel_bytes / 8 (it stays in L1), which every chunk of the group then reads
 of one element from each of K rows 4·V bytes apart (G.T @ X 2.7 -> 2.4 ms). Each sum adds the same
 terms in the same order: bitwise the same results. For targets without UB staging (cpu), after
 chunk-row-sweeps.
+
+A half matrix (bfloat16, float16) whose every value read is widened to float32 (SPEC: half types
+compute in float32) is packed widened (Stage dtype='float32'): the copy converts each element once
+and the sweeps read float32, no conversion in the register tile. Such a panel lives in a float32
+workspace, where it always fits (there is no float32 view of the matrix to fall back on): the strips
+in a part per block of `<tensor>_panel32` (panel_bytes, or one chunk's rows where that is more), the
+groups' own columns packed once per call in `<tensor>_panels32` (the tensor's size), and the rows the
+groups broadcast (g[v + c, k] in G @ W: four integer ops each, which spilled the register tile) widened
+once per call, each where the matrix has it, in `<tensor>_rows32` (bf16 G @ W at 1000^3 on znver3:
+132 -> 65 ms, float32's 69). Same values, same order: bitwise the kernel that widens at every load.
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, f32, f64
+from xdsl.dialects.builtin import DYNAMIC_INDEX, BFloat16Type, Float16Type, MemRefType, ModuleOp, f32, f64
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -133,6 +143,22 @@ def _group_loads(rows: scf.ForOp, inputs: set[SSAValue]) -> dict[Matrix, list[tu
     return found
 
 
+def _row_loads(rows: scf.ForOp, inputs: set[SSAValue]) -> dict[Matrix, list[tuple[memref.LoadOp, int]]]:
+    """Per half input matrix (at leading indices fixed outside the row groups), its loads at
+    [..., i + c, r] in the sweeps, each value only widened to float32: i the row group's first row,
+    c one of the group's rows, r not chosen by the group (g[v + c, k] in G @ W: the value each
+    group row broadcasts)."""
+    group, size = rows.body.block.args[0], constant_index(rows.step)
+    found: dict[Matrix, list[tuple[memref.LoadOp, int]]] = {}
+    for load in (o for o in rows.walk() if isinstance(o, memref.LoadOp) and o.memref in inputs):
+        form = linear_form(load.indices[-2], rows)
+        lead = tuple(load.indices[:-2])
+        if form is not None and form[0] == {(group, 1)} and 0 <= form[1] < size and _widens([load]) \
+                and not depends_on(load.indices[-1], group) and _fixed_outside(lead, rows):
+            found.setdefault((load.memref, lead), []).append((load, form[1]))
+    return found
+
+
 def _row_groups(rows: Operation) -> bool:
     """A loop over groups of rows (jam-row-sweeps') whose sweeps share data: the stage's own, or one
     inside loops over what the groups do not share (a batch)."""
@@ -154,26 +180,53 @@ def _column_tile(rows: scf.ForOp) -> scf.ForOp | None:
     return tile
 
 
+def _widens(loads: list[memref.LoadOp]) -> bool:
+    """Whether a panel read by these loads can hold their half (bfloat16, float16) elements widened
+    to float32: every value they load is only widened to float32 (a half type's terms, SPEC's
+    float32 arithmetic)."""
+    return bool(loads) and all(
+        isinstance(load.memref.type.element_type, (BFloat16Type, Float16Type))
+        and all(isinstance(u.operation, arith.ExtFOp) and u.operation.result.type == f32 for u in load.res.uses)
+        for load in loads)
+
+
+def _copied(b: BlockBuilder, value: SSAValue, panel: SSAValue) -> SSAValue:
+    """A source element as the panel holds it: widened where the panel is float32 and it is not."""
+    if panel.type.element_type != value.type:
+        return b.add(arith.ExtFOp(value, panel.type.element_type))
+    return value
+
+
 def _panel(b: BlockBuilder, matrix: Matrix, start: SSAValue, width: SSAValue, buffer: SSAValue,
-           axis: int) -> SSAValue:
-    """tg.panel of matrix[..., :, start:start + width] in `buffer`, and the copy into it where it packs."""
+           axis: int, offset: SSAValue | None = None) -> SSAValue:
+    """tg.panel of matrix[..., :, start:start + width] in `buffer` (a workspace: at `offset`), and the
+    copy into it where it packs (each element widened where the buffer is float32 and the matrix half)."""
     source, lead = matrix
-    panel_op = b.add(tg.PanelOp(source, start, width, buffer, lead)).owner
+    panel_op = b.add(tg.PanelOp(source, start, width, buffer, lead, offset)).owner
     panel_op.panel.name_hint = "panel"
     zero, one = b.index(0), b.index(1)
     row_axis = b.index(len(lead)) if lead else zero
-    over_rows, row_body = make_for(zero, b.add(memref.DimOp(source, row_axis)), one, LoopRole.COPY, 0)
-    over_columns, column_body = make_for(zero, width, one, LoopRole.COPY, axis)
+    _copy_in(b, panel_op, (zero, b.add(memref.DimOp(source, row_axis)), 0), (start, width, axis), zero, one)
+    return panel_op.panel
+
+
+def _copy_in(b: BlockBuilder, made: tg.PanelOp, rows: tuple[SSAValue, SSAValue, int],
+             columns: tuple[SSAValue | None, SSAValue, int], zero: SSAValue, one: SSAValue) -> None:
+    """Where the panel packs: panel[r, c] = source[..., r, start + c] (widened where the panel is
+    float32) for r in rows (lb, ub, the loop's axis), c < the columns' width (start None: 0)."""
+    source, lead = made.source, list(made.at)
+    over_rows, row_body = make_for(rows[0], rows[1], one, LoopRole.COPY, rows[2])
+    over_columns, column_body = make_for(zero, columns[1], one, LoopRole.COPY, columns[2])
     cb = BlockBuilder(column_body)
     r, c = row_body.args[0], column_body.args[0]
-    value = cb.add(memref.LoadOp.get(source, [*lead, r, cb.add(arith.AddiOp(start, c))]))
-    cb.add(memref.StoreOp.get(value, panel_op.panel, [r, c]))
+    column = c if columns[0] is None else cb.add(arith.AddiOp(columns[0], c))
+    value = cb.add(memref.LoadOp.get(source, [*lead, r, column]))
+    cb.add(memref.StoreOp.get(_copied(cb, value, made.panel), made.panel, [r, c]))
     column_body.add_op(scf.YieldOp())
     row_body.add_ops([over_columns, scf.YieldOp()])
     then = Region([Block()])
     then.block.add_ops([over_rows, scf.YieldOp()])
-    b.add(scf.IfOp(panel_op.packed, [], then))
-    return panel_op.panel
+    b.add(scf.IfOp(made.packed, [], then))
 
 
 def _buffer(entry: Block, element, budget: int) -> SSAValue:
@@ -183,9 +236,15 @@ def _buffer(entry: Block, element, budget: int) -> SSAValue:
 
 
 def _read_from(panel: SSAValue, load: memref.LoadOp, column: SSAValue) -> None:
-    """The load reads panel[its row, column] instead (column: made before the load)."""
+    """The load reads panel[its row, column] instead (column: made before the load); from a widened
+    panel, its value is the float32 its widenings made (they go)."""
     moved = memref.LoadOp.get(panel, [load.indices[-2], column])
     load.parent_block().insert_op_before(moved, load)
+    if panel.type.element_type != load.res.type:
+        for widen in [u.operation for u in load.res.uses]:
+            widen.result.replace_all_uses_with(moved.res)
+            widen.detach()
+            widen.erase()
     load.results[0].replace_all_uses_with(moved.results[0])
     load.detach()
     load.erase()
@@ -200,7 +259,8 @@ def _per_row(b: BlockBuilder, matrix: Matrix, elements: int) -> tuple[SSAValue, 
 
 
 def _strips_around(rows: scf.ForOp, lb: SSAValue, ub: SSAValue, step: SSAValue, axis: int, matrix: Matrix,
-                   buffer: SSAValue, panel_axis: int) -> tuple[SSAValue, SSAValue, SSAValue]:
+                   buffer: SSAValue, panel_axis: int, offset: SSAValue | None = None) -> tuple[SSAValue, SSAValue,
+                                                                                              SSAValue]:
     """A loop over [lb, ub) by `step` around the row groups, each iteration first packing its
     columns [start, end) of the matrix: (start, end, the panel)."""
     strip, body = make_for(lb, ub, step, LoopRole.TILE, axis)
@@ -208,7 +268,7 @@ def _strips_around(rows: scf.ForOp, lb: SSAValue, ub: SSAValue, step: SSAValue, 
     sb = BlockBuilder(body)
     start = body.args[0]
     end = sb.add(arith.MinSIOp(sb.add(arith.AddiOp(start, step)), ub))
-    panel = _panel(sb, matrix, start, sb.add(arith.SubiOp(end, start)), buffer, panel_axis)
+    panel = _panel(sb, matrix, start, sb.add(arith.SubiOp(end, start)), buffer, panel_axis, offset)
     rows.detach()
     body.add_ops([rows, scf.YieldOp()])
     return start, end, panel
@@ -229,19 +289,45 @@ def _chunk_width(tile: scf.ForOp, columns: int) -> int:
     return math.lcm(*steps) if steps else columns
 
 
-def _pack_strips(rows: scf.ForOp, tile: scf.ForOp, matrix: Matrix, loads: list[memref.LoadOp], entry: Block,
-                 budget: int, columns: int) -> None:
+def _strip_workspace(b: BlockBuilder, fn: func.FuncOp, matrix: Matrix, elements: int, chunk: int,
+                     blocks: int) -> tuple[SSAValue, SSAValue]:
+    """The float32 workspace of a half matrix's strips (`<tensor>_panel32`) and where this block's
+    part starts: a part per block (the cores pack their strips at once), each `elements` or one
+    chunk of the matrix's rows, whichever is more."""
+    source, lead = matrix
+    rows = ["dim", tensor_name(fn, source), len(lead)]
+    part = ["max", elements, ["mul", rows, chunk]]
+    workspace = _workspace(fn, source, "panel32", f32, ["mul", blocks, part])
+    ids = [a for i, a in enumerate(fn.body.block.args) if arg_info(fn, i).get("tg.role") == "block_id"]
+    if not ids:
+        return workspace, b.index(0)
+    extent = b.add(memref.DimOp(source, b.index(len(lead))))
+    size = b.add(arith.MaxSIOp(b.index(elements), b.add(arith.MuliOp(extent, b.index(chunk)))))
+    return workspace, b.add(arith.MuliOp(ids[0], size))
+
+
+def _pack_strips(rows: scf.ForOp, tile: scf.ForOp, matrix: Matrix, loads: list[memref.LoadOp], fn: func.FuncOp,
+                 budget: int, columns: int, widen: bool, blocks: int) -> None:
     """The column tile loop moves outside the row groups, a strip of whole chunks that fits the
-    panel wide; each strip is copied into the panel before the groups read it."""
-    buffer = _buffer(entry, matrix[0].type.element_type, budget)
+    panel wide; each strip is copied into the panel before the groups read it. `widen`: the panel
+    holds the half matrix in float32, in this block's part of a workspace (_strip_workspace: a
+    strip as wide as `budget` allows, else one chunk wide; always packed)."""
     b = BlockBuilder(rows.parent_block(), rows)
-    zero, one, per_row = _per_row(b, matrix, buffer.type.get_shape()[0])
-    chunk = b.index(_chunk_width(tile, columns))
+    width = _chunk_width(tile, columns)
+    if widen:
+        buffer, offset = _strip_workspace(b, fn, matrix, budget // 4, width, blocks)
+        elements = max(budget // 4, 1)
+    else:
+        buffer, offset = _buffer(fn.body.block, matrix[0].type.element_type, budget), None
+        elements = buffer.type.get_shape()[0]
+    zero, one, per_row = _per_row(b, matrix, elements)
+    chunk = b.index(width)
     fit = b.add(arith.MuliOp(b.add(arith.DivUIOp(per_row, chunk)), chunk))
-    span = b.add(arith.MaxSIOp(b.add(arith.SubiOp(tile.ub, tile.lb)), one))
+    span = chunk if widen else b.add(arith.MaxSIOp(b.add(arith.SubiOp(tile.ub, tile.lb)), one))
     step = b.add(arith.SelectOp(b.add(arith.CmpiOp(fit, zero, "sgt")), fit, span))
     step.name_hint = "panel_columns"
-    start, _, panel = _strips_around(rows, tile.lb, tile.ub, step, loop_axis(tile), matrix, buffer, loop_axis(tile))
+    start, _, panel = _strips_around(rows, tile.lb, tile.ub, step, loop_axis(tile), matrix, buffer, loop_axis(tile),
+                                     offset)
     # the tile loop's body runs in the row loop, on the strip: the strip loop is the tile loop now
     tile.step.replace_uses_with_if(step, lambda use: tile.is_ancestor(use.operation) and use.operation is not tile)
     tile.body.block.args[0].replace_all_uses_with(start)
@@ -265,19 +351,20 @@ def _pack_group_columns(rows: scf.ForOp, matrix: Matrix, loads: list[tuple[memre
         _read_from(panel, load, BlockBuilder(load.parent_block(), load).index(c))
 
 
-def _workspace(fn: func.FuncOp, source: SSAValue) -> SSAValue:
-    """The workspace of `source`'s group panels (`<tensor>_panels`: as many elements as the tensor,
-    allocated by the call), an argument of every stage of the module (the stages take the same
-    arguments); the one already there when another stage packs the same tensor (stages run one
-    after another)."""
-    name = f"{tensor_name(fn, source)}_panels"
+def _workspace(fn: func.FuncOp, source: SSAValue, kind: str = "panels", element=None, size=None) -> SSAValue:
+    """The workspace of `source`'s panels (`<tensor>_<kind>`: as many elements as the tensor, or the
+    size form `size`, of `element` (the tensor's type where None), allocated by the call), an
+    argument of every stage of the module (the stages take the same arguments); the one already
+    there when another stage packs the same tensor (stages run one after another)."""
+    name = f"{tensor_name(fn, source)}_{kind}"
     found = [a for i, a in enumerate(fn.body.block.args) if arg_info(fn, i).get("tg.name") == name]
     if found:
         return found[0]
-    size: object = ["dim", tensor_name(fn, source), 0]
-    for axis in range(1, source.type.get_num_dims()):
-        size = ["mul", size, ["dim", tensor_name(fn, source), axis]]
-    type_ = MemRefType(source.type.element_type, [DYNAMIC_INDEX])
+    if size is None:
+        size = ["dim", tensor_name(fn, source), 0]
+        for axis in range(1, source.type.get_num_dims()):
+            size = ["mul", size, ["dim", tensor_name(fn, source), axis]]
+    type_ = MemRefType(element or source.type.element_type, [DYNAMIC_INDEX])
     module = fn.parent_op()
     mine = None
     for stage in [f for f in functions(module) if not is_part(f)] if module is not None else [fn]:
@@ -286,12 +373,12 @@ def _workspace(fn: func.FuncOp, source: SSAValue) -> SSAValue:
     return mine
 
 
-def _hoistable(fn: func.FuncOp, matrix: Matrix) -> bool:
+def _hoistable(fn: func.FuncOp, matrix: Matrix, widen: bool = False) -> bool:
     """A group panel can be packed once per call where its matrix is an input the call is given
-    (the workspace's size is the input's) of float32 or float64."""
+    (the workspace's size is the input's) of float32 or float64, or a half type widened (`widen`)."""
     source = matrix[0]
     return source in fn.body.block.args and arg_info(fn, fn.body.block.args.index(source)).get("tg.role") == "input" \
-        and source.type.element_type in (f32, f64)
+        and (source.type.element_type in (f32, f64) or widen)
 
 
 def _block_span(b: BlockBuilder, rows: scf.ForOp, matrix: Matrix, elements: int, groups: int,
@@ -330,6 +417,51 @@ def _pack_group_blocks(rows: scf.ForOp, matrix: Matrix, loads: list[tuple[memref
         _read_from(panel, load, lb.add(arith.AddiOp(lb.add(arith.SubiOp(group, start)), lb.index(c))))
 
 
+def _place(b: BlockBuilder, matrix: Matrix) -> tuple[list[SSAValue], SSAValue]:
+    """The matrix's axes' extents and the element of its tensor where it starts (the tensor's
+    elements before its leading indices): a matrix's place in a workspace of the tensor's size."""
+    source, lead = matrix
+    axes = [b.add(memref.DimOp(source, b.index(a))) for a in range(len(lead) + 2)]
+    base = b.index(0)
+    for index, extent in zip(lead, axes):
+        base = b.add(arith.AddiOp(b.add(arith.MuliOp(base, extent)), index))
+    return axes, b.add(arith.MuliOp(base, b.add(arith.MuliOp(axes[-2], axes[-1])))) if lead else base
+
+
+def _outside(rows: scf.ForOp, values: list[SSAValue]) -> Operation:
+    """The outermost loop around `rows` (or rows itself) none of `values` is made in."""
+    place: Operation = rows
+    while isinstance(place.parent_op(), scf.ForOp) and not any(
+            place.parent_op().is_ancestor(v.owner if isinstance(v.owner, Operation) else v.owner.parent_op())
+            for v in values):
+        place = place.parent_op()
+    return place
+
+
+def _pack_group_rows(rows: scf.ForOp, matrix: Matrix, loads: list[tuple[memref.LoadOp, int]],
+                     fn: func.FuncOp) -> None:
+    """The rows the row groups read of a half matrix, one value per group row broadcast over a chunk
+    (g[v + c, k] in G @ W), widened to float32 once per call into a workspace of the matrix's size
+    (`<tensor>_rows32`, each row where the matrix has it), before the outermost loop around the
+    groups that does not choose which rows; the groups read the float32 rows there."""
+    source, lead = matrix
+    size, last = constant_index(rows.step), max(c for _, c in loads)
+    place = _outside(rows, [rows.lb, rows.ub, *lead])
+    b = BlockBuilder(place.parent_block(), place)
+    axes, base = _place(b, matrix)
+    made = b.add(tg.PanelOp(source, b.index(0), axes[-1], _workspace(fn, source, "rows32", f32), lead, base)).owner
+    made.panel.name_hint = "rows"
+    # rows lb .. (the last group's first row) + last: exactly the groups' (none where there are none)
+    groups = b.add(arith.DivSIOp(b.add(arith.AddiOp(b.add(arith.SubiOp(rows.ub, rows.lb)), b.index(size - 1))),
+                                 b.index(size)))
+    end = b.add(arith.AddiOp(rows.lb, b.add(arith.AddiOp(b.add(arith.MuliOp(groups, b.index(size))),
+                                                            b.index(last + 1 - size)))))
+    end = b.add(arith.MinSIOp(b.add(arith.MaxSIOp(end, rows.lb)), axes[-2]))
+    _copy_in(b, made, (rows.lb, end, loop_axis(rows)), (None, axes[-1], 1), b.index(0), b.index(1))
+    for load, _ in loads:
+        _read_from(made.panel, load, load.indices[-1])
+
+
 @dataclass
 class _Once:
     """The group panels of a matrix in a workspace: group i's columns (a panel of the matrix's
@@ -364,7 +496,7 @@ class _Once:
         cb = BlockBuilder(column_body)
         c = column_body.args[0]
         value = cb.add(memref.LoadOp.get(source, [*lead, r, cb.add(arith.AddiOp(group, c))]))
-        cb.add(memref.StoreOp.get(value, made.panel, [r, c]))
+        cb.add(memref.StoreOp.get(_copied(cb, value, made.panel), made.panel, [r, c]))
         column_body.add_op(scf.YieldOp())
         then = Region([Block()])
         then.block.add_ops([over_columns, scf.YieldOp()])
@@ -376,22 +508,24 @@ class _Once:
 
 def _pack_group_columns_once(rows: scf.ForOp, strips: scf.ForOp, matrix: Matrix,
                              loads: list[tuple[memref.LoadOp, int]], fn: func.FuncOp, budget: int, groups: int,
-                             alias_bytes: int) -> None:
+                             alias_bytes: int, widen: bool) -> None:
     """Each row group's own columns in a panel of their own in a workspace (_Once), packed once
     before the loop over column strips where it runs two strips or more (`packed_once`), else in
     the strip; packed as _pack_group_blocks packs its blocks (one run of each source row per block
     of up to `groups` groups), read back as _pack_group_columns' panels are: every strip reads the
-    same panels, each in order."""
+    same panels, each in order. `widen`: the workspace holds the half matrix in float32
+    (`<tensor>_panels32`)."""
     source, lead = matrix
     b = BlockBuilder(strips.parent_block(), strips)
-    elements = max(budget // (source.type.element_type.bitwidth // 8), 1)
+    elements = max(budget // ((32 if widen else source.type.element_type.bitwidth) // 8), 1)
     span = _block_span(b, rows, matrix, elements, groups, alias_bytes)
     axes = [b.add(memref.DimOp(source, b.index(a))) for a in range(len(lead) + 2)]
     base = b.index(0)
     for index, extent in zip(lead, axes):
         base = b.add(arith.AddiOp(b.add(arith.MuliOp(base, extent)), index))
     base = b.add(arith.MuliOp(base, b.add(arith.MuliOp(axes[-2], axes[-1]))))
-    once = _Once(matrix, _workspace(fn, source), base, axes[-2], rows.step)
+    workspace = _workspace(fn, source, "panels32", f32) if widen else _workspace(fn, source)
+    once = _Once(matrix, workspace, base, axes[-2], rows.step)
     packed_once = b.add(arith.CmpiOp(b.add(arith.AddiOp(strips.lb, strips.step)), strips.ub, "slt"))
     packed_once.name_hint = "packed_once"  # two strips or more
     axis = loop_axis(rows)
@@ -436,11 +570,14 @@ class PackReusedPanels(ModulePass):
     groups: int = GROUPS
     alias_bytes: int = ALIAS_BYTES
     once: int = ONCE
+    blocks: int = 1
+    """The blocks that run at once (the cores): each packs a half matrix's widened strips into a part
+    of their workspace of its own."""
     directives: str | None = None
     takes_text: ClassVar[str] = "Stage(memory='panel')"
 
     def __post_init__(self):
-        check_counts(self, "panel_bytes", "columns", "groups", "alias_bytes")
+        check_counts(self, "panel_bytes", "columns", "groups", "alias_bytes", "blocks")
         check_counts(self, "once", least=0)
 
     @staticmethod
@@ -454,19 +591,33 @@ class PackReusedPanels(ModulePass):
                 for own, kind in panel.directives(fn, self.groups, self.once):
                     candidates.append((own, (fn, panel, kind)))
         for (fn, panel, kind), directive in chosen(self, candidates, "input every row group sweeps"):
-            if kind == "strip":
+            widen = bool(directive.dtype)
+            if widen and not panel.widens(kind):
+                raise ScheduleError(f"{directive}: dtype='float32' widens a bfloat16 or float16 tensor's panel whose "
+                                    f"every element read is widened to float32 (here: {directive.tensor}'s are not), "
+                                    f"for a row groups' own panel where it is packed once per call (hoist)")
+            if kind == "rows":
+                if widen:  # (dtype '': the rows read as they are, each value widened where it is read)
+                    _pack_group_rows(panel.rows, *panel.broadcast, fn)
+            elif kind == "strip":
                 matrix, loads = panel.strip
-                _pack_strips(panel.rows, panel.tile, matrix, loads, fn.body.block, self.panel_bytes, self.columns)
+                _pack_strips(panel.rows, panel.tile, matrix, loads, fn, self.panel_bytes, self.columns, widen,
+                             self.blocks)
             elif directive.hoist is not None:
                 matrix, loads = panel.group
                 strips = panel.rows.parent_op()
                 if not (isinstance(strips, scf.ForOp) and loop_role(strips) == LoopRole.TILE
-                        and loop_axis(strips) == directive.hoist and _hoistable(fn, matrix)):
+                        and loop_axis(strips) == directive.hoist and _hoistable(fn, matrix, widen)):
                     raise ScheduleError(f"{directive}: hoist names the loop over column strips the row groups' panels "
-                                        f"of {directive.tensor} are packed in, an input's (here: none of axis "
+                                        f"of {directive.tensor} are packed in, an input's of float32 or float64, or "
+                                        f"of a half type widened (dtype='float32') (here: none of axis "
                                         f"{directive.hoist}; the column strips' panel Stage(at=...) makes that loop)")
                 _pack_group_columns_once(panel.rows, strips, matrix, loads, fn, self.panel_bytes,
-                                         max(directive.groups, 1), self.alias_bytes)
+                                         max(directive.groups, 1), self.alias_bytes, widen)
+            elif widen:
+                raise ScheduleError(f"{directive}: dtype='float32' widens a row groups' own panel only where it is "
+                                    f"packed once per call (hoist=...: a float32 workspace of the tensor's size; the "
+                                    f"stack panels per group stay the tensor's type)")
             elif directive.groups > 1:
                 matrix, loads = panel.group
                 _pack_group_blocks(panel.rows, matrix, loads, fn.body.block, self.panel_bytes, directive.groups,
@@ -486,6 +637,16 @@ class PanelDecision:
     tile: scf.ForOp | None
     strip: tuple[Matrix, list[memref.LoadOp]] | None
     group: tuple[Matrix, list[tuple[memref.LoadOp, int]]] | None
+    broadcast: tuple[Matrix, list[tuple[memref.LoadOp, int]]] | None = None
+    """The half matrix whose rows the groups broadcast, widened once per call (`rows` kind)."""
+
+    def widens(self, kind: str) -> bool:
+        """Whether the panel of `kind` ("strip", "group") can hold its half matrix widened to float32."""
+        if kind == "strip":
+            return self.strip is not None and _widens(self.strip[1])
+        if kind == "rows":
+            return self.broadcast is not None
+        return self.group is not None and _widens([load for load, _ in self.group[1]])
 
     def directives(self, fn: func.FuncOp, groups: int, once: int) -> list[tuple[Stage, str]]:
         """Its Stage(memory=panel) directives with the pass's options, each with its kind ("strip",
@@ -495,11 +656,17 @@ class PanelDecision:
         stage = stage_number(fn)
         if self.strip is not None:
             found.append((Stage(stage=stage, tensor=tensor_name(fn, self.strip[0][0]), at=loop_axis(self.tile),
-                                memory=Memory.PANEL), "strip"))
+                                memory=Memory.PANEL, dtype="float32" if self.widens("strip") else ""), "strip"))
         if self.group is not None:
-            hoist = loop_axis(self.tile) if once and self.strip is not None and _hoistable(fn, self.group[0]) else None
+            widen = self.widens("group")
+            hoist = loop_axis(self.tile) if once and self.strip is not None and _hoistable(fn, self.group[0], widen) \
+                else None
             found.append((Stage(stage=stage, tensor=tensor_name(fn, self.group[0][0]), at=loop_axis(self.rows),
-                                memory=Memory.PANEL, groups=groups if groups > 1 else 0, hoist=hoist), "group"))
+                                memory=Memory.PANEL, groups=groups if groups > 1 else 0, hoist=hoist,
+                                dtype="float32" if widen and hoist is not None else ""), "group"))
+        if self.broadcast is not None:
+            found.append((Stage(stage=stage, tensor=tensor_name(fn, self.broadcast[0][0]), at=loop_axis(self.rows),
+                                memory=Memory.PANEL, dtype="float32"), "rows"))
         return found
 
 
@@ -519,8 +686,14 @@ def panel_decisions(fn: func.FuncOp) -> list[PanelDecision]:
         if own:
             matrix = max(own, key=lambda m: len(own[m]))
             group = matrix, own[matrix]
-        if strip or group:
-            decisions.append(PanelDecision(rows, tile, strip, group))
+        broadcast = None  # (in a GEMM: each group row's values broadcast over every chunk of the strips)
+        taken = {found[0][0] for found in (strip, group) if found is not None}
+        by_rows = {m: found for m, found in _row_loads(rows, inputs).items() if m[0] not in taken} if strip else {}
+        if by_rows:
+            matrix = max(by_rows, key=lambda m: len(by_rows[m]))
+            broadcast = matrix, by_rows[matrix]
+        if strip or group or broadcast:
+            decisions.append(PanelDecision(rows, tile, strip, group, broadcast))
     return decisions
 
 

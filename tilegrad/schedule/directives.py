@@ -333,6 +333,11 @@ class Stage(Directive):
     the strips its pack moves out of, the panels then packed once per call into a workspace of the
     tensor's size (where that loop runs two strips or more) and read back by every strip; None: the
     panels packed again in every strip."""
+    dtype: str = ""
+    """A cpu panel's element type: 'float32' holds a half tensor's (bfloat16, float16) elements
+    widened when packed, once per element, so the sweeps read float32 (their terms are float32
+    already: half types compute in float32); such a panel lives in a float32 workspace of the
+    tensor's size (it always fits). "": the tensor's own type (a half tensor widened at every load)."""
     kind: ClassVar[str] = "stage a tensor's tiles in fast memory"
 
     def check(self) -> None:
@@ -344,6 +349,9 @@ class Stage(Directive):
             raise ScheduleError(f"{self}: groups must be an integer >= 0")
         if self.hoist is not None:
             _axis(self, "hoist", self.hoist)
+        if self.dtype not in ("", "float32"):
+            raise ScheduleError(f"{self}: dtype must be 'float32' (a half tensor's panel widened) or '' (the tensor's "
+                                f"own type)")
 
 
 @dataclass(frozen=True)

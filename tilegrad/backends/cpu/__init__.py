@@ -100,7 +100,7 @@ class CpuBackend(Backend):
             ChunkRowSweeps(columns, lanes=host.chunk_lanes, rows=host.jam_rows),
             # the columns every row group sweeps are copied to a stack panel (cache blocking)
             PackReusedPanels(host.panel_bytes(target.ub_bytes), columns, host.panel_groups,
-                             host.group_alias_bytes, host.panel_once),
+                             host.group_alias_bytes, host.panel_once, blocks=num_blocks or target.cores),
             # a tile every outer iteration re-reads moves outside it (stays in the core's cache)
             ReorderForReuse(target.ub_bytes // 2),
             # a sum's epilogue runs after the sweep, not per term
