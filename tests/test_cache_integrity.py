@@ -54,7 +54,7 @@ def damage(path, how):
 
 
 @pytest.mark.parametrize("how", ["delete", "truncate", "empty", "garbage"])
-@pytest.mark.parametrize("file", ["meta.json", "llvm.ll", "tiled.mlir", "op.mlir"])
+@pytest.mark.parametrize("file", ["meta.json", "llvm.ll", "kernel.so"])
 def test_damaged_entry_is_rebuilt(fresh_cache, monkeypatch, file, how):
     want = bce()
     (entry,) = [p for p in fresh_cache.iterdir() if not p.name.startswith(".")]

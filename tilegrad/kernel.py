@@ -440,7 +440,8 @@ class Kernel(Dispatcher):
         from tilegrad.pipeline import lower
 
         lowered = lower(self.op, binding, self.target, num_blocks, hint, untiled=self.untiled,
-                        override=self._lowering_override, verify_tiled=self.guard, sum_lengths=lengths)
+                        override=self._lowering_override, verify_tiled=self.guard, sum_lengths=lengths,
+                        keep_ir=not code)  # (a call reads no stage's text: `ir` prints them when asked)
         if not compile_all and not hint.planned and lowered.plan is not None:
             plan_only = PlanOnly(lowered.plan, lowered.layout, lowered.num_blocks)
             if self._planned(plan_only, binding):  # this call runs a fused split: compile that kernel only
@@ -599,7 +600,16 @@ class Kernel(Dispatcher):
         args, kwargs, _, num_blocks = self._split_call(args, kwargs)
         binding = self.op.bind(self.target, args, kwargs)
         spec = self.specialize(binding, num_blocks, check_fit=stage in ("llvm", "asm"), code=stage in ("llvm", "asm"))
-        return spec.asm() if stage == "asm" else spec.ir[stage]
+        if stage == "asm":
+            return spec.asm()
+        if stage not in spec.ir:  # built for a call (or loaded from the disk cache): its stages were not printed
+            from tilegrad.pipeline import lower
+
+            lowered = lower(self.op, binding, self.target, num_blocks, self._hint_for_call(binding, num_blocks),
+                            untiled=self.untiled, override=self._lowering_override, verify_tiled=self.guard,
+                            sum_lengths=self._sum_lengths(binding))
+            spec.ir.update({s: text for s, text in lowered.ir.items() if s not in spec.ir})
+        return spec.ir[stage]
 
     def ir_after_each_pass(self, /, *args, **kwargs) -> list[tuple[str, str]]:
         """(pass, IR after it) for every pass of the pipeline, then the optimized LLVM IR,

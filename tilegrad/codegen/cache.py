@@ -2,9 +2,10 @@
 
 Key: the code of the op and of every function it calls (transitively, across modules), the
 specialization, the target's data, the block count, the schedule hint, and a hash of tilegrad's
-own source and its dependencies' versions. Each entry is a directory `<key>/` holding
-`op.mlir`, `loops.mlir`, `tiled.mlir`, `llvm.ll` and `meta.json`, so a user can read any stage
-of any kernel that ran, cache hit or not.
+own source and its dependencies' versions. Each entry is a directory `<key>/` holding `llvm.ll`,
+the machine code `kernel.so` and `meta.json`, and `op.mlir`, `loops.mlir` and `tiled.mlir` where
+the kernel was built for them (`tilegrad show`, `Kernel.ir`): a kernel built for a call does not
+print its stages up to tiled (a fifth of a cold compile); `Kernel.ir` prints them when asked.
 
 Guarantees: `meta.json` names its key and carries a SHA-256 of every file and of itself, so a
 truncated, corrupt or edited entry, or one copied under another key, is detected, removed and
