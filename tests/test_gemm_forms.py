@@ -42,7 +42,7 @@ def gemm_forms_batched_tn(a=tg.tensor("B M N"), w=tg.tensor("B M K", dtype="a"))
 
 
 # name: (inputs' shapes, the float64 product, the directives the plan lists beside its core split)
-TILE = f"factor={HOST.jam_rows}"
+TILE = f"factor={HOST.jam_rows}, tail='clamp'"  # (every row may run again: the last group clamped)
 FORMS = {
     "gemm_forms_dx": (dict(dy=(13, 37), w=(37, 45)), lambda dy, w: dy @ w,
                       [f"UnrollJam(stage=0, {TILE})", "Split(stage=0, factor=", "Stage(stage=0, tensor='w', at=1, "]),
@@ -202,7 +202,7 @@ def test_two_contractions_in_one_sweep_chunk_fewer_columns(dtype, guard):
         registers = get_target("cpu").vector_registers
         columns = max(HOST.chunk_lanes, HOST.chunk_columns(registers) // 2 // HOST.chunk_lanes * HOST.chunk_lanes)
         schedule = [entry["directive"] for entry in kernel.plan(**call).schedule]
-        assert f"Split(stage=0, factor={columns}, tail='peel')" in schedule, schedule
+        assert f"Split(stage=0, factor={columns})" in schedule, schedule  # (the columns left over: tail guard)
 
 
 @tg.op(outputs={"da": tg.shaped("B M K", dtype="a"), "dc": tg.shaped("B M K", dtype="a")}, replace=True)

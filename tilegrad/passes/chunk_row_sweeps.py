@@ -171,6 +171,7 @@ def _guarded_tail(sweep: scf.ForOp, row: scf.ForOp, start: SSAValue, split: SSAV
     own: dict[SSAValue, SSAValue] = {}
     for rows in stack:  # (a row as long as the stack row, read where it is: the chunks' code)
         temp = rows.owner.clone()
+        temp.results[0].name_hint = f"{rows.name_hint}_tail" if rows.name_hint else None
         entry.insert_op_before(temp, entry.first_op)
         own[rows] = temp.results[0]
     offset = b.add(arith.SubiOp(h0, start))  # the chunk's first column in the stack rows
@@ -279,8 +280,9 @@ class ChunkRowSweeps(ModulePass):
         # the user's peel: the last given wins)
         untailed = [(replace(own, tail=Tail.GUARD), thing) for own, thing in candidates]
         given = given_directives(self, self.takes)
-        refuse_unnamed(self, given and tuple(replace(d, tail=Tail.GUARD) for d in given),
-                       [own for own, _ in untailed], "row loop of a sweep of jammed rows")
+        for directive in given or ():
+            if not any(replace(directive, tail=Tail.GUARD).names(own) for own, _ in untailed):
+                refuse_unnamed(self, (directive,), [own for own, _ in candidates], "row loop of a sweep of jammed rows")
         for own, (sweep, row) in untailed:
             named = [d for d in given or (own,) if replace(d, tail=Tail.GUARD).names(own)]
             directive = named[-1] if named else None
