@@ -42,12 +42,13 @@ def gemm_forms_batched_tn(a=tg.tensor("B M N"), w=tg.tensor("B M K", dtype="a"))
 
 
 # name: (inputs' shapes, the float64 product, the directives the plan lists beside its core split)
-TILE = f"factor={HOST.jam_rows}, tail='clamp'"  # (every row may run again: the last group clamped)
+TILE = f"factor={HOST.jam_rows}, tail='clamp'"  # (rows that may run again: the last group clamped)
+DOWN = f"factor={HOST.jam_rows})"  # (rows reading their own data down a column: the rest apart)
 FORMS = {
     "gemm_forms_dx": (dict(dy=(13, 37), w=(37, 45)), lambda dy, w: dy @ w,
                       [f"UnrollJam(stage=0, {TILE})", "Split(stage=0, factor=", "Stage(stage=0, tensor='w', at=1, "]),
     "gemm_forms_dw": (dict(dy=(37, 13), x=(37, 45)), lambda dy, x: dy.T @ x,
-                      [f"UnrollJam(stage=0, {TILE})", "Split(stage=0, factor=", "Stage(stage=0, tensor='x', at=1, ",
+                      [f"UnrollJam(stage=0, {DOWN}", "Split(stage=0, factor=", "Stage(stage=0, tensor='x', at=1, ",
                        f"Stage(stage=0, tensor='dy', memory='panel', groups={HOST.panel_groups}"
                        + (", hoist=1)" if HOST.panel_once else ")")]),
     "gemm_forms_nt": (dict(x=(13, 37), w=(45, 37)), lambda x, w: x @ w.T,
@@ -56,7 +57,7 @@ FORMS = {
                            [f"UnrollJam(stage=0, axis=1, {TILE})", "Split(stage=0, factor=",
                             "Stage(stage=0, tensor='w', at=2, "]),
     "gemm_forms_batched_tn": (dict(a=(3, 37, 13), w=(3, 37, 45)), lambda a, w: a.transpose(0, 2, 1) @ w,
-                              [f"UnrollJam(stage=0, axis=1, {TILE})", "Split(stage=0, factor=",
+                              [f"UnrollJam(stage=0, axis=1, {DOWN}", "Split(stage=0, factor=",
                                "Stage(stage=0, tensor='w', at=2, ", "Stage(stage=0, tensor='a', at=1, "]),
 }
 

@@ -174,3 +174,31 @@ def test_a_row_that_may_not_run_again_is_not_clamped():
                                schedule=[UnrollJam(stage=0, factor=HOST.jam_rows, tail=Tail.CLAMP)])
     with pytest.raises(ScheduleError, match="may not run again"):
         clamped(**call)
+
+
+@tg.op(outputs={"dw": tg.shaped("V", "H", dtype="g")}, replace=True)
+def register_tile_grad_weight(g=tg.tensor("B V"), x=tg.tensor("B H", dtype="g")):
+    """dw = g.T @ x: each row v reads g down a column."""
+    return lambda v, h: tg.reduce_sum(g.shape[0], lambda b: g[b, v] * x[b, h])
+
+
+@pytest.mark.parametrize("guard", [False, True])
+def test_rows_reading_down_a_column_clamped_by_a_user(guard):
+    """g.T @ x: the planner keeps the rows left over apart (tail peel: a clamped group's panel of
+    g's columns is narrower than the others); a user's tail='clamp' packs the last group's panel up
+    to the last row: bitwise the planner's product, nothing out of bounds (guard), with a panel
+    packed once per call in the workspace and one per strip."""
+    from tilegrad.targets.host import HOST
+
+    rng = np.random.default_rng(9)
+    for b, v, h in ((40, 23, 37), (61, 33, 1100)):
+        g, x = rng.standard_normal((b, v)), rng.standard_normal((b, h))
+        call = dict(g=g.astype(np.float32), x=x.astype(np.float32))
+        planned = tilegrad.compile("register_tile_grad_weight", "cpu", guard=guard)
+        assert f"UnrollJam(stage=0, factor={HOST.jam_rows})" in _schedule(planned, **call)
+        clamped = tilegrad.compile("register_tile_grad_weight", "cpu", guard=guard,
+                                   schedule=f"UnrollJam(stage=0, factor={HOST.jam_rows}, tail='clamp')")
+        assert "arith.minsi" in clamped.ir("tiled", **call)
+        got = clamped(**call)
+        np.testing.assert_allclose(got, g.T @ x, rtol=1e-4, atol=1e-4)
+        assert np.array_equal(got, planned(**call))
