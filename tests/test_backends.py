@@ -193,18 +193,19 @@ def _schedule_of(name: str, **call):
 
 def test_the_gemm_chains_register_tiles_are_directives():
     """The fused linear CE's dW and dX stages (G.T @ X, G @ W forms): jam-row-sweeps jams `rows`
-    rows (UnrollJam) and chunk-row-sweeps sweeps chunks of the columns, the rest after (Split,
-    tail=peel), on the rows' loop axis; the tiled IR has the jammed and chunked loops."""
+    rows (UnrollJam; G @ W's left over in the last step, clamped: tail=clamp) and chunk-row-sweeps
+    sweeps chunks of the columns, the rest as one more chunk (Split, tail=guard), on the rows' loop
+    axis; the tiled IR has the jammed and chunked loops."""
     spec = tilegrad.Spec
     call = dict(input=spec((8, 40)), weight=spec((60, 40)), softmax=spec((8, 60)), grad=spec((8,)),
                 masked_target=spec((8,), "int64"), target_mask=spec((8,), "uint8"))
     kernel, schedule = _schedule_of("fused_linear_cross_entropy_loss_grad", **call)
     columns = HOST.chunk_columns(CPU.vector_registers)
-    for stage in (2, 3):
-        assert UnrollJam(stage=stage, axis=0, factor=HOST.jam_rows) in schedule.directives
-        assert Split(stage=stage, axis=0, factor=columns, tail=Tail.PEEL) in schedule.directives
-    assert f"UnrollJam(stage=2, factor={HOST.jam_rows})" in str(schedule)
-    assert f"Split(stage=2, factor={columns}, tail='peel')" in str(schedule)
+    for stage, tail in ((2, Tail.CLAMP), (3, Tail.PEEL)):  # G @ W's rows clamped; G.T @ X's read G down a column
+        assert UnrollJam(stage=stage, axis=0, factor=HOST.jam_rows, tail=tail) in schedule.directives
+        assert Split(stage=stage, axis=0, factor=columns, tail=Tail.GUARD) in schedule.directives
+    assert f"UnrollJam(stage=2, factor={HOST.jam_rows}, tail='clamp')" in str(schedule)
+    assert f"Split(stage=2, factor={columns})" in str(schedule)
 
 
 def test_unroll_reuse_loops_and_sweep_terms_are_directives():

@@ -154,7 +154,7 @@ def test_the_plan_lists_the_window_partitions_and_the_nest_as_it_is():
     # (that nest is the stage's version for a window too large for the panel; packed, the window's
     # flat sum is interchanged and its output channels jammed: the GEMM's register tile)
     assert PANEL in listed and "Reorder(stage=0, order=('r1', 3))" in listed
-    assert f"UnrollJam(stage=0, axis=1, factor={HOST.jam_rows})" in listed
+    assert f"UnrollJam(stage=0, axis=1, factor={HOST.jam_rows}, tail='clamp')" in listed
 
 
 def test_a_conv_as_a_register_tiled_gemm_matches_torch():
@@ -163,8 +163,9 @@ def test_a_conv_as_a_register_tiled_gemm_matches_torch():
     a = _rect(RECT_SIZES[1], np.float32)
     kernel = tilegrad.compile("conv2d_rect_user", "cpu", schedule=GEMM)
     listed = _schedule(kernel, **a, ph=1, pw=2)
-    assert "Split(stage=0, factor=16, tail='peel')" in listed  # the chunks: a register tile
-    assert f"UnrollJam(stage=0, axis=1, factor={HOST.jam_rows})" in listed  # the output channels, by the planner
+    assert "Split(stage=0, factor=16)" in listed  # the chunks: a register tile (the columns left over: one more)
+    # the output channels, by the planner
+    assert f"UnrollJam(stage=0, axis=1, factor={HOST.jam_rows}, tail='clamp')" in listed
     assert not any(d.startswith("UnrollJam(stage=0, factor=") for d in listed)  # not the batch loop
     want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
                                       padding=(1, 2))
@@ -217,7 +218,8 @@ def test_a_conv_as_a_gemm_over_its_packed_window_jams_output_channels(dims):
     weights = a["w"].reshape(k, c * 15)
     gemm = tilegrad.compile("panel_gemm_user", "cpu")
     listed = _schedule(gemm, col=col, w=weights)
-    assert f"UnrollJam(stage=0, axis=1, factor={HOST.jam_rows})" in listed  # output channels (rows sweeping col[n])
+    # output channels (rows sweeping col[n])
+    assert f"UnrollJam(stage=0, axis=1, factor={HOST.jam_rows}, tail='clamp')" in listed
     assert not any(d.startswith("UnrollJam(stage=0, factor=") for d in listed)  # not the batch loop
     want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
                                       padding=(1, 2))

@@ -34,7 +34,7 @@ accumulators spilled: attention's dk and dv at B=16 L=512 D=64 359 -> 97 ms at 8
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from xdsl.context import Context
@@ -44,16 +44,19 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import LoopRole
+from tilegrad.dialect.values import BlockBuilder
 from tilegrad.errors import ArgumentError, ScheduleError
-from tilegrad.passes.applying import chosen
+from tilegrad.passes.applying import given_directives, refuse_unnamed
 from tilegrad.passes.common import (
     IN_ORDER,
     REDUCTION_ROLES,
     check_counts,
     depends_on,
+    enclosing_func,
     functions,
     loop_axis,
     loop_role,
+    make_for,
     mark_loop,
     pure_arith,
     stage_number,
@@ -131,7 +134,7 @@ def chunked_sweeps(fn: Operation) -> list[tuple[scf.ForOp, scf.ForOp]]:
     return found
 
 
-def _chunk(sweep: scf.ForOp, row: scf.ForOp, columns: int, lanes: int) -> None:
+def _chunk(sweep: scf.ForOp, row: scf.ForOp, columns: int, lanes: int, tail: Tail) -> None:
     index = IndexType()
     block = sweep.parent_block()
     start, end = row.lb, row.ub
@@ -144,6 +147,67 @@ def _chunk(sweep: scf.ForOp, row: scf.ForOp, columns: int, lanes: int) -> None:
     mark_loop(chunked, LoopRole.TILE, loop_axis(row))
     block.insert_op_before(chunked, sweep)
     row.operands = (split, *row.operands[1:])  # the columns left over, in the original sweep
+    if tail == Tail.GUARD:
+        _guarded_tail(sweep, row, start, split, end, columns, lanes)
+
+
+def _guarded_tail(sweep: scf.ForOp, row: scf.ForOp, start: SSAValue, split: SSAValue, end: SSAValue,
+                  columns: int, lanes: int) -> None:
+    """The columns left over ([split, end), fewer than a chunk) as one more chunk ending at `end`,
+    where there are some and a whole chunk precedes them; else the sweep as it was, over them. The
+    chunk sums into stack rows of its own (its columns copied from the stack rows first); only
+    its columns from `split` on are copied back after it (the ones before it are done already),
+    so each column's sum starts where it did and adds its terms in the same order."""
+    block = sweep.parent_block()
+    entry = enclosing_func(sweep).body.block
+    left = arith.CmpiOp(split, end, "slt")
+    whole = arith.CmpiOp(start, split, "slt")
+    both = arith.AndIOp(left, whole)
+    block.insert_ops_before([left, whole, both], sweep)
+    b = BlockBuilder(Block())
+    h0 = b.add(arith.SubiOp(end, b.index(columns)))
+    stack = _stack_rows(row)
+    written = {o.memref for o in row.body.walk() if isinstance(o, memref.StoreOp)}
+    own: dict[SSAValue, SSAValue] = {}
+    for rows in stack:  # (a row as long as the stack row, read where it is: the chunks' code)
+        temp = rows.owner.clone()
+        temp.results[0].name_hint = f"{rows.name_hint}_tail" if rows.name_hint else None
+        entry.insert_op_before(temp, entry.first_op)
+        own[rows] = temp.results[0]
+    offset = b.add(arith.SubiOp(h0, start))  # the chunk's first column in the stack rows
+
+    def copy(lo: SSAValue, into_own: bool) -> None:
+        loop, body = make_for(lo, b.add(arith.SubiOp(end, start)), b.index(1), LoopRole.COPY, loop_axis(row))
+        cb = BlockBuilder(body)
+        at = body.args[0]
+        for rows in stack:
+            if into_own:
+                cb.add(memref.StoreOp.get(cb.add(memref.LoadOp.get(rows, [at])), own[rows], [at]))
+            elif rows in written:
+                cb.add(memref.StoreOp.get(cb.add(memref.LoadOp.get(own[rows], [at])), rows, [at]))
+        body.add_op(scf.YieldOp())
+        b.add(loop)
+
+    copy(offset, True)
+    b.block.add_op(_sweep_copy(sweep, row, h0, columns, lanes, dict(own)))
+    copy(b.add(arith.SubiOp(split, start)), False)
+    b.block.add_op(scf.YieldOp())
+    anchor = sweep.next_op  # (a loop is followed by its block's terminator at least)
+    sweep.detach()
+    block.insert_op_before(scf.IfOp(both, [], Region([b.block]), Region([Block([sweep, scf.YieldOp()])])), anchor)
+
+
+def _stack_rows(row: scf.ForOp) -> list[SSAValue]:
+    """The stack rows the row loop reads or writes, in the order it first does."""
+    return list({o.memref: None for o in row.body.walk() if isinstance(o, memref.LoadOp | memref.StoreOp)
+                 and isinstance(o.memref.owner, memref.AllocaOp)})
+
+
+def chunk_tail(row: scf.ForOp) -> Tail:
+    """How chunk-row-sweeps runs the columns its chunks leave over: as one more chunk summing into
+    rows of its own (guard) where its stack rows are rows (one axis), else in the sweep as it was
+    (peel)."""
+    return Tail.GUARD if all(r.type.get_num_dims() == 1 for r in _stack_rows(row)) else Tail.PEEL
 
 
 def _sweep_copy(sweep: scf.ForOp, row: scf.ForOp, h0: SSAValue, columns: int, lanes: int,
@@ -186,15 +250,16 @@ def _sweep_copy(sweep: scf.ForOp, row: scf.ForOp, h0: SSAValue, columns: int, la
 class ChunkRowSweeps(ModulePass):
     """Run row-accumulating sweeps chunk by chunk of `columns` columns (accumulators in registers;
     fewer where a sweep accumulates more than `rows` stack rows: chunk_columns); with `directives`
-    (Split(tail=peel), printed, `;`-separated: passes/applying.py), the sweeps whose row loop they
-    name, by chunks of their factor (1: not chunked)."""
+    (Split, printed, `;`-separated: passes/applying.py), the sweeps whose row loop they name, by
+    chunks of their factor (1: not chunked), the columns left over as their tail says: guard (the
+    planner's: one more chunk, masked) or peel (the sweep as it was, over them)."""
 
     name = "chunk-row-sweeps"
     columns: int = CHUNK
     lanes: int = LANES
     rows: int = ROWS
     directives: str | None = None
-    takes_text: ClassVar[str] = "Split(tail='peel')"
+    takes_text: ClassVar[str] = "Split(tail='guard') or Split(tail='peel')"
 
     def __post_init__(self):
         check_counts(self, "columns", "lanes", "rows")
@@ -204,14 +269,29 @@ class ChunkRowSweeps(ModulePass):
 
     @staticmethod
     def takes(directive: Directive) -> bool:
-        return isinstance(directive, Split) and directive.tail == Tail.PEEL
+        return isinstance(directive, Split) and directive.tail in (Tail.GUARD, Tail.PEEL)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        candidates = [(Split(stage=stage_number(fn), axis=loop_axis(row), factor=factor, tail=Tail.PEEL), (sweep, row))
+        candidates = [(Split(stage=stage_number(fn), axis=loop_axis(row), factor=factor, tail=chunk_tail(row)),
+                       (sweep, row))
                       for fn in functions(op) for sweep, row, factor in chunk_factors(fn, self.columns, self.rows,
                                                                                       self.lanes)]
-        for (sweep, row), directive in chosen(self, candidates, "row loop of a sweep of jammed rows"):
+        # a directive names a row loop by stage and axis, whatever its tail (the planner's guard,
+        # the user's peel: the last given wins)
+        untailed = [(replace(own, tail=Tail.GUARD), thing) for own, thing in candidates]
+        given = given_directives(self, self.takes)
+        for directive in given or ():
+            if not any(replace(directive, tail=Tail.GUARD).names(own) for own, _ in untailed):
+                refuse_unnamed(self, (directive,), [own for own, _ in candidates], "row loop of a sweep of jammed rows")
+        for own, (sweep, row) in untailed:
+            named = [d for d in given or (own,) if replace(d, tail=Tail.GUARD).names(own)]
+            directive = named[-1] if named else None
+            if directive is None or directive.off:
+                continue
             if directive.factor % self.lanes:
                 raise ScheduleError(f"{directive}: the factor must be a multiple of {self.name}'s lanes={self.lanes} "
                                     f"(a chunk runs as loops of lanes columns)")
-            _chunk(sweep, row, directive.factor, self.lanes)
+            if directive.tail == Tail.GUARD and chunk_tail(row) != Tail.GUARD:
+                raise ScheduleError(f"{directive}: the sweep's stack rows are not rows of one axis: its columns left "
+                                    f"over run in the sweep as it was (tail='peel')")
+            _chunk(sweep, row, directive.factor, self.lanes, directive.tail)

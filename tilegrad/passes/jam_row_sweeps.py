@@ -13,7 +13,15 @@ The copies of the body are zipped: a loop or `scf.if` whose bounds (or condition
 every copy becomes one, with the copies' bodies zipped inside it; index arithmetic that does not
 depend on the row is computed once; every other op runs once per copy, in the body's order. Each
 copy has its own stack rows and writes its own output row, so every sum adds the same terms in the
-same order as before: results are bitwise unchanged. Rows left over run in the original loop.
+same order as before: results are bitwise unchanged.
+
+The rows the factor does not divide (M % ROWS of them) run in the last step, its copies past the end
+clamped to the last row (tail clamp: `for i step ROWS: rows i, min(i+1, last) .. min(i+4, last)`),
+where a row may run again: it stores only its own output elements, over them (a row's sums start
+from its zeroed stack rows), and reads nothing it writes, nor an output that may be an input in
+place (loop_utils.repeatable). A repeat computes the same values again, so nothing runs outside the
+register tile (the rows left over, one at a time, each swept all of w again: the slow path at every
+M not a multiple of ROWS). Else (tail peel) they run in the original loop after the jammed steps.
 For targets without UB staging (cpu), after interchange-column-reductions.
 """
 
@@ -29,6 +37,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import LoopRole
+from tilegrad.errors import ScheduleError
 from tilegrad.passes.applying import chosen
 from tilegrad.passes.common import (
     check_counts,
@@ -39,8 +48,8 @@ from tilegrad.passes.common import (
     loop_role,
     stage_number,
 )
-from tilegrad.passes.loop_utils import jam, sweeps_shared_data
-from tilegrad.schedule import Directive, UnrollJam
+from tilegrad.passes.loop_utils import jam, repeatable, sweeps_shared_data
+from tilegrad.schedule import Directive, Tail, UnrollJam
 
 ROWS = 5
 """Rows per sweep: with chunk-row-sweeps' columns (16 with AVX2), 5 rows x 2 vectors of
@@ -113,8 +122,28 @@ class JamRowSweeps(ModulePass):
         # by itself the outermost row loop; a directive may name any (inner ones first: an outer
         # jam copies them jammed)
         rows = jammed_rows if self.directives is None else lambda fn: jammable_rows(fn)[::-1]
-        candidates = [(UnrollJam(stage=stage_number(fn), axis=loop_axis(loop), factor=self.rows), (fn, loop))
-                      for fn in functions(op) for loop in rows(fn)]
+        candidates = [(UnrollJam(stage=stage_number(fn), axis=loop_axis(loop), factor=self.rows, tail=jam_tail(loop)),
+                       (fn, loop)) for fn in functions(op) for loop in rows(fn)]
         for (fn, loop), directive in chosen(self, candidates, "row loop sweeping shared data"):
+            if directive.tail == Tail.CLAMP and not repeatable(loop, private_rows=True):
+                raise ScheduleError(f"{directive}: a row of this loop may not run again (it reads what it writes, "
+                                    f"adds into its output, or writes an output that may be an input in place): "
+                                    f"tail='peel' runs the rows left over in a loop of their own")
             if directive.factor > 1:
-                jam(loop, fn.body.block, directive.factor)
+                jam(loop, fn.body.block, directive.factor, clamped=directive.tail == Tail.CLAMP)
+
+
+def jam_tail(loop: scf.ForOp) -> Tail:
+    """How jam-row-sweeps runs the rows its factor does not divide: the last step clamped to the
+    last row where a row may run again (repeatable, each jammed copy with its own stack rows) and
+    reads its own data along rows, else a loop of their own (peel). A row that reads its own data
+    down a column (g[v, i] of G.T @ X) has its group's columns packed in a panel of their own
+    (pack-reused-panels); a clamped group's panel is narrower than the others (its rows end at the
+    last), read at columns it computes: the linear layer's dW at 1000 x 1000 x 1000 took 1.6x as
+    long, though its 500 rows per core leave none over (load 7, A/B in one process)."""
+    if not repeatable(loop, private_rows=True):
+        return Tail.PEEL
+    row = loop.body.block.args[0]
+    down_a_column = any(isinstance(o, memref.LoadOp) and not isinstance(o.memref.owner, memref.AllocaOp)
+                        and o.indices and depends_on(o.indices[-1], row) for o in loop.body.walk())
+    return Tail.PEEL if down_a_column else Tail.CLAMP

@@ -9,13 +9,14 @@ Also the parts of a windowed contraction (`sum_nest`, `slice_within`: pack-windo
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, memref, scf
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.passes.common import (
     REDUCTION_ROLES,
+    arg_info,
     constant_index,
     depends_on,
     loop_role,
@@ -156,21 +157,39 @@ def last_iteration(loop: scf.ForOp) -> SSAValue:
     return last.result
 
 
-def repeatable(loop: scf.ForOp) -> bool:
+def repeatable(loop: scf.ForOp, private_rows: bool = False) -> bool:
     """Whether running an iteration again changes nothing: each stores only at an index that is
     the loop variable plus what the loop does not change (its own elements), no stack row, and
-    the loop reads nothing it writes (so a repeat computes and stores the same values)."""
+    the loop reads nothing it writes (so a repeat computes and stores the same values), nor writes
+    an output that may be an input `in place`. `private_rows`: stack rows are allowed, each copy
+    of a jam having its own (jam), each iteration writing them before it reads them (the sums of a
+    row, zeroed first), as a jam assumes of them anyway."""
 
-    if written_memrefs(loop) & read_memrefs(loop):
+    def tensors(found: set[SSAValue]) -> set[SSAValue]:
+        return {m for m in found if not (private_rows and isinstance(m.owner, memref.AllocaOp))}
+
+    written = tensors(written_memrefs(loop))
+    if written & tensors(read_memrefs(loop)) or written & _may_be_inputs(loop):
         return False
     affine = LoopAffine(loop)
     for store in (o for o in loop.walk() if isinstance(o, memref.StoreOp)):
         if isinstance(viewed(store.memref).owner, memref.AllocaOp):
+            if private_rows:
+                continue
             return False
         if not any(affine.scale(index) == 1 for index in store.indices):
             return False
     return True
 
+
+def _may_be_inputs(op: Operation) -> set[SSAValue]:
+    """The outputs of op's function that a caller may pass as one of its inputs (`tg.in_place`)."""
+    fn = op.parent_op()
+    while fn is not None and not isinstance(fn, func.FuncOp):
+        fn = fn.parent_op()
+    if fn is None:
+        return set()
+    return {arg for index, arg in enumerate(fn.body.block.args) if "tg.in_place" in arg_info(fn, index)}
 
 
 def _column_of(index: SSAValue, column: SSAValue) -> bool:

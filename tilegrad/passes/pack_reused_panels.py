@@ -135,7 +135,10 @@ def _group_loads(rows: scf.ForOp, inputs: set[SSAValue]) -> dict[Matrix, list[tu
     group, size = rows.body.block.args[0], constant_index(rows.step)
     found: dict[Matrix, list[tuple[memref.LoadOp, int]]] = {}
     for load in (o for o in rows.walk() if isinstance(o, memref.LoadOp) and o.memref in inputs):
-        form = linear_form(load.indices[-1], rows)  # i + c: the group's c-th row
+        index = load.indices[-1]
+        if _clamp(load, rows) is not None:  # min(i + c, last): a copy past the end repeats the last row
+            index = index.owner.lhs
+        form = linear_form(index, rows)  # i + c: the group's c-th row
         lead = tuple(load.indices[:-2])
         if form is not None and form[0] == {(group, 1)} and 0 <= form[1] < size \
                 and not depends_on(load.indices[-2], group) and _fixed_outside(lead, rows):
@@ -147,16 +150,55 @@ def _row_loads(rows: scf.ForOp, inputs: set[SSAValue]) -> dict[Matrix, list[tupl
     """Per half input matrix (at leading indices fixed outside the row groups), its loads at
     [..., i + c, r] in the sweeps, each value only widened to float32: i the row group's first row,
     c one of the group's rows, r not chosen by the group (g[v + c, k] in G @ W: the value each
-    group row broadcasts)."""
+    group row broadcasts), or at min(i + c, last) (jam-row-sweeps' clamped last group: the rows are
+    read where they are, so the clamp reads the widened row it would have)."""
     group, size = rows.body.block.args[0], constant_index(rows.step)
     found: dict[Matrix, list[tuple[memref.LoadOp, int]]] = {}
     for load in (o for o in rows.walk() if isinstance(o, memref.LoadOp) and o.memref in inputs):
-        form = linear_form(load.indices[-2], rows)
+        row = load.indices[-2]
+        if isinstance(row.owner, arith.MinSIOp) and _fixed_outside([row.owner.rhs], rows):
+            row = row.owner.lhs
+        form = linear_form(row, rows)
         lead = tuple(load.indices[:-2])
         if form is not None and form[0] == {(group, 1)} and 0 <= form[1] < size and _widens([load]) \
                 and not depends_on(load.indices[-1], group) and _fixed_outside(lead, rows):
             found.setdefault((load.memref, lead), []).append((load, form[1]))
     return found
+
+
+def _clamp(load: memref.LoadOp, rows: scf.ForOp) -> SSAValue | None:
+    """`last` where the load reads the group's row as min(i + c, last), `last` fixed outside the
+    groups (jam-row-sweeps' tail clamp: the copies past the end of the last group repeat the last
+    row), else None."""
+    owner = load.indices[-1].owner
+    if isinstance(owner, arith.MinSIOp) and not depends_on(owner.rhs, rows.body.block.args[0]) \
+            and _fixed_outside([owner.rhs], rows):
+        return owner.rhs
+    return None
+
+
+def _group_clamp(rows: scf.ForOp, loads: list[tuple[memref.LoadOp, int]]) -> SSAValue | None:
+    """The `last` row of a group's clamped reads (_clamp), if any of them is: the last group's
+    panel then holds only its rows up to it."""
+    return next((last for load, _ in loads if (last := _clamp(load, rows)) is not None), None)
+
+
+def _group_width(b: BlockBuilder, group: SSAValue, width: SSAValue, last: SSAValue | None) -> SSAValue:
+    """A group's columns in its panel: `width`, or up to the clamped `last` (min(width, last + 1 - i))."""
+    if last is None:
+        return width
+    return b.add(arith.MinSIOp(width, b.add(arith.SubiOp(b.add(arith.AddiOp(last, b.index(1))), group))))
+
+
+def _group_column(b: BlockBuilder, load: memref.LoadOp, rows: scf.ForOp, start: SSAValue, c: int) -> SSAValue:
+    """The panel column (from `start`) of the load's row c of the group: c + i - start, or for a
+    clamped read min(i + c, last) - start (the last row the panel holds)."""
+    if _clamp(load, rows) is not None:
+        return b.add(arith.SubiOp(load.indices[-1], start))
+    group = rows.body.block.args[0]
+    if start is group:
+        return b.index(c)
+    return b.add(arith.AddiOp(b.add(arith.SubiOp(group, start)), b.index(c)))
 
 
 def _row_groups(rows: Operation) -> bool:
@@ -346,9 +388,10 @@ def _pack_group_columns(rows: scf.ForOp, matrix: Matrix, loads: list[tuple[memre
     which every chunk of the group then reads in order."""
     buffer = _buffer(entry, matrix[0].type.element_type, budget)
     b = BlockBuilder(rows.body.block, rows.body.block.first_op)
-    panel = _panel(b, matrix, rows.body.block.args[0], rows.step, buffer, 1)
+    group = rows.body.block.args[0]
+    panel = _panel(b, matrix, group, _group_width(b, group, rows.step, _group_clamp(rows, loads)), buffer, 1)
     for load, c in loads:
-        _read_from(panel, load, BlockBuilder(load.parent_block(), load).index(c))
+        _read_from(panel, load, _group_column(BlockBuilder(load.parent_block(), load), load, rows, group, c))
 
 
 def _workspace(fn: func.FuncOp, source: SSAValue, kind: str = "panels", element=None, size=None) -> SSAValue:
@@ -411,10 +454,8 @@ def _pack_group_blocks(rows: scf.ForOp, matrix: Matrix, loads: list[tuple[memref
     span = _block_span(b, rows, matrix, buffer.type.get_shape()[0], groups, alias_bytes)
     start, end, panel = _strips_around(rows, rows.lb, rows.ub, span, loop_axis(rows), matrix, buffer, 1)
     rows.operands = [start, end, rows.step]
-    group = rows.body.block.args[0]
     for load, c in loads:
-        lb = BlockBuilder(load.parent_block(), load)
-        _read_from(panel, load, lb.add(arith.AddiOp(lb.add(arith.SubiOp(group, start)), lb.index(c))))
+        _read_from(panel, load, _group_column(BlockBuilder(load.parent_block(), load), load, rows, start, c))
 
 
 def _place(b: BlockBuilder, matrix: Matrix) -> tuple[list[SSAValue], SSAValue]:
@@ -474,11 +515,14 @@ class _Once:
     base: SSAValue
     rows: SSAValue
     width: SSAValue
+    last: SSAValue | None = None
+    """The last row of clamped groups (_clamp): the last group's panel holds its rows up to it."""
 
-    def panel(self, b: BlockBuilder, group: SSAValue) -> tg.PanelOp:
+    def panel(self, b: BlockBuilder, group: SSAValue, width: SSAValue | None = None) -> tg.PanelOp:
         source, lead = self.matrix
         offset = b.add(arith.AddiOp(self.base, b.add(arith.MuliOp(group, self.rows))))
-        made = b.add(tg.PanelOp(source, group, self.width, self.workspace, lead, offset)).owner
+        width = width or _group_width(b, group, self.width, self.last)
+        made = b.add(tg.PanelOp(source, group, width, self.workspace, lead, offset)).owner
         made.panel.name_hint = "panel"
         return made
 
@@ -491,8 +535,9 @@ class _Once:
         over_groups, group_body = make_for(lo, hi, self.width, LoopRole.COPY, axis)
         gb = BlockBuilder(group_body)
         group, r = group_body.args[0], row_body.args[0]
-        made = self.panel(gb, group)
-        over_columns, column_body = make_for(zero, self.width, one, LoopRole.COPY, 1)
+        width = _group_width(gb, group, self.width, self.last)
+        made = self.panel(gb, group, width)
+        over_columns, column_body = make_for(zero, width, one, LoopRole.COPY, 1)
         cb = BlockBuilder(column_body)
         c = column_body.args[0]
         value = cb.add(memref.LoadOp.get(source, [*lead, r, cb.add(arith.AddiOp(group, c))]))
@@ -526,6 +571,9 @@ def _pack_group_columns_once(rows: scf.ForOp, strips: scf.ForOp, matrix: Matrix,
     base = b.add(arith.MuliOp(base, b.add(arith.MuliOp(axes[-2], axes[-1]))))
     workspace = _workspace(fn, source, "panels32", f32) if widen else _workspace(fn, source)
     once = _Once(matrix, workspace, base, axes[-2], rows.step)
+
+
+    once = _Once(matrix, _workspace(fn, source), base, axes[-2], rows.step, _group_clamp(rows, loads))
     packed_once = b.add(arith.CmpiOp(b.add(arith.AddiOp(strips.lb, strips.step)), strips.ub, "slt"))
     packed_once.name_hint = "packed_once"  # two strips or more
     axis = loop_axis(rows)
@@ -551,9 +599,10 @@ def _pack_group_columns_once(rows: scf.ForOp, strips: scf.ForOp, matrix: Matrix,
         body.add_ops([rows, scf.YieldOp()])
         rows.operands = [start, end, rows.step]
     rb = BlockBuilder(rows.body.block, rows.body.block.first_op)
-    panel = once.panel(rb, rows.body.block.args[0]).panel
+    group = rows.body.block.args[0]
+    panel = once.panel(rb, group).panel
     for load, c in loads:
-        _read_from(panel, load, BlockBuilder(load.parent_block(), load).index(c))
+        _read_from(panel, load, _group_column(BlockBuilder(load.parent_block(), load), load, rows, group, c))
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,9 @@ class Tail(StrEnum):
     """The remainder runs as a loop of its own after the tiles."""
     GUARD = "guard"
     """The last tile is shorter: its bound is min(tile end, axis end)."""
+    CLAMP = "clamp"
+    """The last tile's iterations past the axis's end repeat its last one (recomputes it: only where
+    an iteration may run again, its results stored over the same elements)."""
 
 
 class Balance(StrEnum):
@@ -269,16 +272,26 @@ class UnrollJam(Directive):
 
     axis: int = 0
     factor: int = 2
+    tail: Tail = Tail.PEEL
+    """What runs the iterations `factor` does not divide: a loop of their own after the jammed
+    steps (peel), or the last step with its copies past the end clamped to the last (clamp)."""
     kind: ClassVar[str] = "unroll-and-jam (register tile)"
 
     @property
     def off(self) -> bool:
         return self.factor == 1
 
+    def names(self, other: Directive) -> bool:
+        """The same loop (stage and axis): `tail` says how, not which loop."""
+        return type(self) is type(other) and self.stage in (None, other.stage) and self.axis == other.axis
+
     def check(self) -> None:
         super().check()
         _axis(self, "axis", self.axis)
         _positive(self, "factor", self.factor)
+        if self.tail not in (Tail.PEEL, Tail.CLAMP):
+            raise ScheduleError(f"{self}: tail must be 'peel' or 'clamp' (the iterations the factor does not divide "
+                                f"run after the jammed steps, or the last step repeats the last iteration)")
 
 
 @dataclass(frozen=True)

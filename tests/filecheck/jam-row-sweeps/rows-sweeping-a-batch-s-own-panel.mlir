@@ -60,53 +60,37 @@ builtin.module {
 // CHECK-NEXT:       %2 = arith.divui %1, %0 : index
 // CHECK-NEXT:       %3 = arith.muli %2, %0 : index
 // CHECK-NEXT:       %4 = arith.addi %c0, %3 : index
-// CHECK-NEXT:       scf.for %5 = %c0 to %4 step %0 {
-// CHECK-NEXT:         %6 = arith.constant 1 : index
-// CHECK-NEXT:         %7 = arith.addi %5, %6 : index
-// CHECK-NEXT:         scf.for %8 = %c0 to %h_end step %c1 {
-// CHECK-NEXT:           memref.store %zero, %acc_1[%8] : memref<512xf32>
-// CHECK-NEXT:           memref.store %zero, %acc[%8] : memref<512xf32>
+// CHECK-NEXT:       %5 = arith.constant 1 : index
+// CHECK-NEXT:       %6 = arith.subi %rows, %5 : index
+// CHECK-NEXT:       scf.for %7 = %c0 to %rows step %0 {
+// CHECK-NEXT:         %8 = arith.constant 1 : index
+// CHECK-NEXT:         %9 = arith.addi %7, %8 : index
+// CHECK-NEXT:         %10 = arith.minsi %9, %6 : index
+// CHECK-NEXT:         scf.for %11 = %c0 to %h_end step %c1 {
+// CHECK-NEXT:           memref.store %zero, %acc_1[%11] : memref<512xf32>
+// CHECK-NEXT:           memref.store %zero, %acc[%11] : memref<512xf32>
 // CHECK-NEXT:         } {tg.loop = #tg.loop<row, axis = 0>}
-// CHECK-NEXT:         scf.for %9 = %c0 to %v_end step %c1 {
-// CHECK-NEXT:           scf.for %10 = %c0 to %h_end step %c1 {
-// CHECK-NEXT:             %s0 = memref.load %acc_1[%10] : memref<512xf32>
-// CHECK-NEXT:             %s0_1 = memref.load %acc[%10] : memref<512xf32>
-// CHECK-NEXT:             %x = memref.load %w[%5, %9] : memref<?x?xf32>
-// CHECK-NEXT:             %x_1 = memref.load %w[%7, %9] : memref<?x?xf32>
-// CHECK-NEXT:             %y = memref.load %col[%b, %9, %10] : memref<?x?x?xf32>
-// CHECK-NEXT:             %y_1 = memref.load %col[%b, %9, %10] : memref<?x?x?xf32>
+// CHECK-NEXT:         scf.for %12 = %c0 to %v_end step %c1 {
+// CHECK-NEXT:           scf.for %13 = %c0 to %h_end step %c1 {
+// CHECK-NEXT:             %s0 = memref.load %acc_1[%13] : memref<512xf32>
+// CHECK-NEXT:             %s0_1 = memref.load %acc[%13] : memref<512xf32>
+// CHECK-NEXT:             %x = memref.load %w[%7, %12] : memref<?x?xf32>
+// CHECK-NEXT:             %x_1 = memref.load %w[%10, %12] : memref<?x?xf32>
+// CHECK-NEXT:             %y = memref.load %col[%b, %12, %13] : memref<?x?x?xf32>
+// CHECK-NEXT:             %y_1 = memref.load %col[%b, %12, %13] : memref<?x?x?xf32>
 // CHECK-NEXT:             %p = arith.mulf %x, %y : f32
 // CHECK-NEXT:             %p_1 = arith.mulf %x_1, %y_1 : f32
 // CHECK-NEXT:             %s = arith.addf %s0, %p fastmath<reassoc> : f32
 // CHECK-NEXT:             %s_1 = arith.addf %s0_1, %p_1 fastmath<reassoc> : f32
-// CHECK-NEXT:             memref.store %s, %acc_1[%10] : memref<512xf32>
-// CHECK-NEXT:             memref.store %s_1, %acc[%10] : memref<512xf32>
+// CHECK-NEXT:             memref.store %s, %acc_1[%13] : memref<512xf32>
+// CHECK-NEXT:             memref.store %s_1, %acc[%13] : memref<512xf32>
 // CHECK-NEXT:           } {tg.loop = #tg.loop<row, axis = 0>}
 // CHECK-NEXT:         } {tg.loop = #tg.loop<reduce, axis = 0>}
-// CHECK-NEXT:         scf.for %11 = %c0 to %h_end step %c1 {
-// CHECK-NEXT:           %s1 = memref.load %acc_1[%11] : memref<512xf32>
-// CHECK-NEXT:           %s1_1 = memref.load %acc[%11] : memref<512xf32>
-// CHECK-NEXT:           memref.store %s1, %out[%b, %5, %11] : memref<?x?x?xf32>
-// CHECK-NEXT:           memref.store %s1_1, %out[%b, %7, %11] : memref<?x?x?xf32>
-// CHECK-NEXT:         } {tg.loop = #tg.loop<parallel, axis = 2>}
-// CHECK-NEXT:       } {tg.loop = #tg.loop<parallel, axis = 1>}
-// CHECK-NEXT:       scf.for %i = %4 to %rows step %c1 {
-// CHECK-NEXT:         scf.for %h = %c0 to %h_end step %c1 {
-// CHECK-NEXT:           memref.store %zero, %acc_1[%h] : memref<512xf32>
-// CHECK-NEXT:         } {tg.loop = #tg.loop<row, axis = 0>}
-// CHECK-NEXT:         scf.for %v = %c0 to %v_end step %c1 {
-// CHECK-NEXT:           scf.for %h_1 = %c0 to %h_end step %c1 {
-// CHECK-NEXT:             %s0_2 = memref.load %acc_1[%h_1] : memref<512xf32>
-// CHECK-NEXT:             %x_2 = memref.load %w[%i, %v] : memref<?x?xf32>
-// CHECK-NEXT:             %y_2 = memref.load %col[%b, %v, %h_1] : memref<?x?x?xf32>
-// CHECK-NEXT:             %p_2 = arith.mulf %x_2, %y_2 : f32
-// CHECK-NEXT:             %s_2 = arith.addf %s0_2, %p_2 fastmath<reassoc> : f32
-// CHECK-NEXT:             memref.store %s_2, %acc_1[%h_1] : memref<512xf32>
-// CHECK-NEXT:           } {tg.loop = #tg.loop<row, axis = 0>}
-// CHECK-NEXT:         } {tg.loop = #tg.loop<reduce, axis = 0>}
-// CHECK-NEXT:         scf.for %h_2 = %c0 to %h_end step %c1 {
-// CHECK-NEXT:           %s1_2 = memref.load %acc_1[%h_2] : memref<512xf32>
-// CHECK-NEXT:           memref.store %s1_2, %out[%b, %i, %h_2] : memref<?x?x?xf32>
+// CHECK-NEXT:         scf.for %14 = %c0 to %h_end step %c1 {
+// CHECK-NEXT:           %s1 = memref.load %acc_1[%14] : memref<512xf32>
+// CHECK-NEXT:           %s1_1 = memref.load %acc[%14] : memref<512xf32>
+// CHECK-NEXT:           memref.store %s1, %out[%b, %7, %14] : memref<?x?x?xf32>
+// CHECK-NEXT:           memref.store %s1_1, %out[%b, %10, %14] : memref<?x?x?xf32>
 // CHECK-NEXT:         } {tg.loop = #tg.loop<parallel, axis = 2>}
 // CHECK-NEXT:       } {tg.loop = #tg.loop<parallel, axis = 1>}
 // CHECK-NEXT:     } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}

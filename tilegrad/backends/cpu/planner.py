@@ -9,7 +9,7 @@ sum loop; 0 for an unmarked window loop).
   stream-stores: Store            pack-reused-panels: Stage(memory=panel)
   pack-windowed-operands: Stage(memory=panel) (a windowed operand's: at its positions' tile)
   pack-windowed-reductions: Stage(memory=panel) (a reduction's windowed operand: at its output loop k)
-  jam-row-sweeps: UnrollJam       chunk-row-sweeps: Split(tail=peel)
+  jam-row-sweeps: UnrollJam       chunk-row-sweeps: Split (guard, peel)
   unroll-reuse-loops: UnrollJam   jam-sweep-terms: Unroll
   split-column-reductions: RFactor
   fuse-sibling-loops (the tiled stage's, exchange_loops): ComputeWith(nests=...)
@@ -45,7 +45,7 @@ from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops, fusions
 from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions, merged_reductions
 from tilegrad.passes.hoist_tile_loops import HoistTileLoops, hoisted
 from tilegrad.passes.interchange_column_reductions import InterchangeColumnReductions, planned_interchanges
-from tilegrad.passes.jam_row_sweeps import JamRowSweeps, jammable_rows, jammed_rows
+from tilegrad.passes.jam_row_sweeps import JamRowSweeps, jam_tail, jammable_rows, jammed_rows
 from tilegrad.passes.jam_sweep_terms import JamSweepTerms, jammed_sweeps
 from tilegrad.passes.outline_sibling_nests import OutlineSiblingNests, outlines
 from tilegrad.passes.overlap_vector_tails import OverlapVectorTails, overlapped_loops
@@ -108,11 +108,11 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
         return _unique(Outline(stage=stage_number(fn)) for fn in functions(module)
                        if outlines(fn, step.stage_ops, step.nest_ops))
     if isinstance(step, JamRowSweeps):  # the outermost row loop; one inside it, as not jammed (factor 1)
-        return _unique(UnrollJam(stage=stage_number(fn), axis=loop_axis(loop),
-                                 factor=step.rows if loop in jammed_rows(fn) else 1)
+        return _unique(UnrollJam(stage=stage_number(fn), axis=loop_axis(loop), factor=step.rows, tail=jam_tail(loop))
+                       if loop in jammed_rows(fn) else UnrollJam(stage=stage_number(fn), axis=loop_axis(loop), factor=1)
                        for fn in functions(module) for loop in jammable_rows(fn) if step.rows > 1)
-    if isinstance(step, ChunkRowSweeps):  # the columns a chunk leaves over run in the sweep as it was
-        return _unique(Split(stage=stage_number(fn), axis=loop_axis(row), factor=factor, tail=Tail.PEEL)
+    if isinstance(step, ChunkRowSweeps):  # the columns a chunk leaves over: one more chunk, masked
+        return _unique(Split(stage=stage_number(fn), axis=loop_axis(row), factor=factor, tail=Tail.GUARD)
                        for fn in functions(module)
                        for _, row, factor in chunk_factors(fn, step.columns, step.rows, step.lanes))
     if isinstance(step, UnrollReuseLoops):
