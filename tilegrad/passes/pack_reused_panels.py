@@ -570,10 +570,7 @@ def _pack_group_columns_once(rows: scf.ForOp, strips: scf.ForOp, matrix: Matrix,
         base = b.add(arith.AddiOp(b.add(arith.MuliOp(base, extent)), index))
     base = b.add(arith.MuliOp(base, b.add(arith.MuliOp(axes[-2], axes[-1]))))
     workspace = _workspace(fn, source, "panels32", f32) if widen else _workspace(fn, source)
-    once = _Once(matrix, workspace, base, axes[-2], rows.step)
-
-
-    once = _Once(matrix, _workspace(fn, source), base, axes[-2], rows.step, _group_clamp(rows, loads))
+    once = _Once(matrix, workspace, base, axes[-2], rows.step, _group_clamp(rows, loads))
     packed_once = b.add(arith.CmpiOp(b.add(arith.AddiOp(strips.lb, strips.step)), strips.ub, "slt"))
     packed_once.name_hint = "packed_once"  # two strips or more
     axis = loop_axis(rows)
