@@ -373,7 +373,7 @@ def test_grad_weights_gemm_is_the_register_tile_of_the_row_passes():
     listed = _schedule(tilegrad.compile("conv2d_rect_dw_user", "cpu"), dy=dy, **a, ph=1, pw=2)
     assert "Reorder(stage=0, order=('r1', 3))" in listed
     assert f"UnrollJam(stage=0, factor={HOST.jam_rows})" in listed  # the output channels k (axis 0)
-    assert any(d.startswith("Split(stage=0, factor=") and "tail='peel'" in d for d in listed)  # q by chunks
+    assert any(d.startswith("Split(stage=0, factor=") for d in listed)  # q by chunks
 
 
 def test_grad_weights_panel_too_large_runs_the_stage_as_it_was():
