@@ -59,6 +59,7 @@ from tilegrad.passes.common import (
     tensor_name,
     written_memrefs,
 )
+from tilegrad.passes.loop_affine import linear_form
 from tilegrad.passes.loop_utils import made_outside, slice_within, sum_nest, zero_constant
 from tilegrad.schedule import Directive, Memory, Stage
 
@@ -122,10 +123,11 @@ def _window(fn: func.FuncOp, col: scf.ForOp) -> _Window | None:
     if w.memref not in inputs or x.memref not in inputs or not isinstance(w.memref.type.layout, NoneAttr):
         return None
     indices = list(w.indices)
-    lead = [i for i in indices if not any(i is v for v in variables)]
+    taps = [_tap(i, variables, sums[0]) for i in indices]
+    lead = [i for i, tap in zip(indices, taps) if tap is None]
     if len(indices) != len(variables) + 1 or len(lead) != 1 or not isinstance(lead[0], BlockArgument) \
-            or any(sum(i is v for i in indices) != 1 for v in variables):
-        return None  # w's indices: each sum variable once and one loop's (k), in any order
+            or any(sum(tap is not None and tap[0] == n for tap in taps) != 1 for n in range(len(variables))):
+        return None  # w's indices: each sum variable once (or a constant times it plus a constant) and k's
     transposed = indices != [lead[0], *variables]  # (then w is copied once to a panel w[k, q])
     kloop = lead[0].owner.parent_op()
     if not isinstance(kloop, scf.ForOp) or loop_role(kloop) != LoopRole.PARALLEL or kloop.iter_args \
@@ -148,6 +150,17 @@ def _window(fn: func.FuncOp, col: scf.ForOp) -> _Window | None:
     return _Window(kloop, tile, col, sums, x, w, cond, loads[0] is x, transposed)
 
 
+def _tap(index: SSAValue, variables: list[SSAValue], nest: scf.ForOp) -> tuple[int, int, int] | None:
+    """An index of w as (which sum variable, its constant coefficient, a constant): w[s t + r], the
+    taps of one residue class split-window-phases leaves (None: not such an index)."""
+    form = linear_form(index, nest)
+    if form is None or len(form[0]) != 1:
+        return None
+    (term, coefficient), = form[0]
+    found = [n for n, v in enumerate(variables) if v is term]
+    return (found[0], coefficient, form[1]) if found else None
+
+
 def _stage_root(op: Operation) -> Operation:
     """The outermost loop of the stage `op` is in."""
     while op.parent_op() is not None and not isinstance(op.parent_op(), func.FuncOp):
@@ -168,10 +181,15 @@ def _flatten(fn: func.FuncOp, weight: SSAValue, lead: int) -> SSAValue:
     return view.result
 
 
-def _stack_view(fn: func.FuncOp, element, shape: list[int], name: str) -> SSAValue:
+def _stack_view(fn: func.FuncOp, element, shape: list[int], name: str, taken: set[SSAValue]) -> SSAValue:
     """A static stack buffer of `shape` made at the function's start, seen through a view (an
     alloca read directly is a stack row, of which every jammed copy of a loop gets its own; a panel
-    is one, shared)."""
+    is one, shared). Stage nests that run one after the other (split-window-phases' copies) share
+    one, but for those `taken` (the panels of the nest's other windows)."""
+    for op in fn.body.block.ops:
+        if isinstance(op, memref.CollapseShapeOp) and op.result.name_hint == name and op.result not in taken \
+                and op.result.type == MemRefType(element, shape) and isinstance(op.src.owner, memref.AllocaOp):
+            return op.result
     buffer = memref.AllocaOp.get(element, shape=[1, *shape])
     groups = [[0, 1], *([a] for a in range(2, len(shape) + 1))]
     view = memref.CollapseShapeOp(
@@ -180,10 +198,12 @@ def _stack_view(fn: func.FuncOp, element, shape: list[int], name: str) -> SSAVal
     view.result.name_hint = name
     fn.body.block.insert_op_before(view, fn.body.block.first_op)
     fn.body.block.insert_op_before(buffer, view)
+    taken.add(view.result)
     return view.result
 
 
-def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int, panel_rows: int) -> tuple[SSAValue, SSAValue]:
+def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int, panel_rows: int,
+                 taken: set[SSAValue]) -> tuple[SSAValue, SSAValue]:
     """w (indexed by k and the sums in another order than w[k, c, i, j]: a conv's grad_input reads
     weight[k, c, i, j] with k a sum, c the output's) copied once, before the stage, to a stack panel
     of `panel_bytes` as w_panel[a Q + q] (a: k's index, q the sums' flat index, as the window
@@ -194,7 +214,7 @@ def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int, panel_rows:
     capacity = panel_bytes // (element.bitwidth // 8)
     variables = [s.body.block.args[0] for s in window.sums]
     indices = list(w.indices)
-    axis = next(a for a, i in enumerate(indices) if not any(i is v for v in variables))
+    axis = next(a for a, i in enumerate(indices) if _tap(i, variables, window.sums[0]) is None)
     root = _stage_root(window.col)
     b = BlockBuilder(root.parent_block(), root)
     zero, one = b.index(0), b.index(1)
@@ -206,7 +226,7 @@ def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int, panel_rows:
     fits = b.add(arith.AndIOp(b.add(arith.CmpiOp(b.add(arith.MuliOp(rows, count)), b.index(capacity), "sle")),
                               b.add(arith.CmpiOp(count, b.index(panel_rows), "sle"))))
     fits.name_hint = "window_fits"
-    panel = _stack_view(fn, element, [capacity], "weight_panel")
+    panel = _stack_view(fn, element, [capacity], "weight_panel", taken)
     then = Region([Block()])
     b.add(scf.IfOp(fits, [], then))
     loop, body = make_for(zero, rows, one, LoopRole.COPY, 0)
@@ -219,16 +239,24 @@ def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int, panel_rows:
         ib = BlockBuilder(inner_body)
         flat = ib.add(arith.AddiOp(ib.add(arith.MuliOp(flat, extent)), inner_body.args[0]))
     last = BlockBuilder(where[-1])
-    at = {v: c.args[0] for v, c in zip(variables, where[1:])}
-    value = last.add(memref.LoadOp.get(w.memref, [body.args[0] if a == axis else at[i] for a, i in
-                                                  enumerate(indices)]))
+    at = [c.args[0] for c in where[1:]]
+    read = []
+    for a, index in enumerate(indices):
+        tap = _tap(index, variables, window.sums[0]) if a != axis else None
+        if tap is None:
+            read.append(body.args[0])
+            continue
+        n, coefficient, offset = tap
+        scaled = at[n] if coefficient == 1 else last.add(arith.MuliOp(at[n], last.index(coefficient)))
+        read.append(scaled if offset == 0 else last.add(arith.AddiOp(scaled, last.index(offset))))
+    value = last.add(memref.LoadOp.get(w.memref, read))
     last.add(memref.StoreOp.get(value, panel, [flat]))
     for block in reversed(where):
         block.add_op(scf.YieldOp())
     return panel, fits
 
 
-def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> None:
+def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int, taken: set[SSAValue]) -> None:
     element = window.x.memref.type.element_type
     rows = panel_bytes // (columns * (element.bitwidth // 8))
     kloop, tile, col, sums = window.kloop, window.tile, window.col, window.sums
@@ -256,7 +284,7 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
     for extent in extents[1:]:
         count = tb.add(arith.MuliOp(count, extent))
     if window.transposed:  # w packed as w_panel[k Q + q] before the stage, where it fits
-        flat, ok = _pack_weight(window, fn, panel_bytes, rows)
+        flat, ok = _pack_weight(window, fn, panel_bytes, rows, taken)
     else:
         ok = tb.add(arith.CmpiOp(count, tb.index(rows), "sle"))
         wshape = len(window.w.indices)
@@ -268,7 +296,7 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
             window.w.memref, tb.index(wshape - len(sums)))), "sle"))
         ok = tb.add(arith.AndIOp(ok, first))
     ok.name_hint = "window_fits"
-    panel = _stack_view(fn, element, [rows, columns], "window_panel")
+    panel = _stack_view(fn, element, [rows, columns], "window_panel", taken)
     if not window.transposed:
         flat = _flatten(fn, window.w.memref, 1)
     # the two versions of the loop over k: packed, and as it was
@@ -378,8 +406,10 @@ class PackWindowedOperands(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         candidates = [(window.directive(fn), (fn, window)) for fn in functions(op)
                       for window in windows(fn, self.panel_bytes, self.columns)]
+        nests: dict[Operation, set[SSAValue]] = {}
         for (fn, window), _ in chosen(self, candidates, "windowed operand"):
-            _pack(window, fn, self.panel_bytes, self.columns)
+            taken = nests.setdefault(_stage_root(window.col), set())  # (the panels a nest's windows use)
+            _pack(window, fn, self.panel_bytes, self.columns, taken)
 
 
 def windows(fn: func.FuncOp, panel_bytes: int = PANEL_BYTES, columns: int = COLUMNS) -> list[_Window]:

@@ -79,6 +79,9 @@ class PartitionBy(StrEnum):
     """Where clamped indices are not clamped (the interior) and the edges (Halide's partitioning)."""
     RESIDUE = "residue"
     """By the iteration's residue modulo a stride (one phase per residue)."""
+    PHASE = "phase"
+    """A copy of the stage per residue modulo a stride, its sums over the residue class their
+    `% stride == 0` test keeps (split-window-phases)."""
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,7 @@ from tilegrad.passes.reorder_for_reuse import ReorderForReuse, reuse_reorders
 from tilegrad.passes.scan_reductions import ScanReductions, scanned_stages
 from tilegrad.passes.split_column_reductions import SplitColumnReductions, rfactors
 from tilegrad.passes.split_stride_phases import SplitStridePhases, phase_split_loops
+from tilegrad.passes.split_window_phases import SplitWindowPhases, window_phases
 from tilegrad.passes.stream_stores import StreamStores, streamable_loops
 from tilegrad.passes.tabulate_axis_expressions import TabulateAxisExpressions, tables
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops, reuse_decisions
@@ -98,6 +99,8 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
         return _unique(d for fn in functions(module) for d in merged_reductions(fn))
     if isinstance(step, PartitionClampedLoops):
         return _on_loops(partitioned_loops(module), lambda stage, axis: Partition(stage=stage, axis=axis))
+    if isinstance(step, SplitWindowPhases):  # a stage copy per phase of a loop a sum's `% s == 0` tests
+        return _unique(own for own, _ in window_phases(module))
     if isinstance(step, SplitStridePhases):
         return _on_loops(phase_split_loops(module),
                          lambda stage, axis: Partition(stage=stage, axis=axis, by=PartitionBy.RESIDUE))

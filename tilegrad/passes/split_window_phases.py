@@ -1,0 +1,247 @@
+"""split-window-phases: a sum whose terms a test `(a*v + b*t + c) % s == 0` switches off (v an output
+loop's variable, t a sum variable, a, b, c, s constants, b prime to s: a strided conv's grad_input,
+dx[h] = sum over i of where((h + p - i) % s == 0, dy[(h + p - i) / s] w[i], 0)) runs one stage copy
+per phase of v modulo s, in which the sum runs over the one residue class of t modulo s the test keeps:
+
+    for v: y[v] = sum over t of where(... & (a v + b t + c) % s == 0, f(v, t, (a v + b t + c) / s), 0)
+ -> for ph in 0 .. s-1 (a copy of the stage each; r: a ph + b r + c = s m, the class the test keeps):
+      for q: y[s q + ph] = sum over u in [0, ⌈(T - r)/s⌉) of where(... & true, f(s q + ph, s u + r, a q + b u + m), 0)
+
+The other classes' terms are all zeros (the test fails): they are not summed. The division is exact
+and affine in q and u, the test true: each phase's sum is a plain window (a quarter of a 2-D conv's
+terms at stride 2), which pack-windowed-operands packs, with its weight's taps of that class
+(w[s u + r]) copied to its own panel. The same terms summed in another order: results equal up to
+rounding. The loop of v is a loop of the stage (its bounds made before the stage) or the positions
+of a tile of it (the tile then walks q). Only a contraction is split (the kept term a product of
+two reads, one through the window, the other depending on t and not on v): where the terms are not
+summed as a GEMM, split-stride-phases' groups of phases serve better (pooling's windows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import gcd
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from tilegrad.dialect.tg import LoopRole
+from tilegrad.passes.applying import chosen
+from tilegrad.passes.common import constant_index, depends_on, functions, loop_axis, loop_role, stage_number
+from tilegrad.passes.loop_affine import IndexBuilder, linear_form
+from tilegrad.schedule import Directive, Partition, PartitionBy
+
+MAX_STRIDE = 4
+
+
+@dataclass
+class _Phases:
+    """A test `(a v + b t + c) % s == 0` a stage's sum is split by."""
+
+    root: scf.ForOp  # the stage's outermost loop (copied per phase)
+    vloop: scf.ForOp  # v's loop
+    tile: scf.ForOp | None  # the tile vloop walks the positions of (None: vloop's bounds are the stage's)
+    tloop: scf.ForOp  # t's loop (from 0 by 1)
+    a: int
+    b: int
+    c: int
+    s: int
+    ops: list[Operation]  # the divisions and remainders of a v + b t + c by s
+
+    def directive(self, fn: func.FuncOp) -> Partition:
+        return Partition(stage=stage_number(fn), axis=loop_axis(self.vloop), by=PartitionBy.PHASE)
+
+
+def _outside(value: SSAValue, op: Operation) -> bool:
+    owner = value.owner
+    at = owner.parent_op() if isinstance(owner, Block) else owner
+    return at is not None and not op.is_ancestor(at)
+
+
+def _root(op: Operation) -> Operation:
+    while op.parent_op() is not None and not isinstance(op.parent_op(), func.FuncOp):
+        op = op.parent_op()
+    return op
+
+
+def _variable_loop(value: SSAValue) -> scf.ForOp | None:
+    owner = value.owner
+    if isinstance(owner, Block) and isinstance(owner.parent_op(), scf.ForOp) and value is owner.args[0]:
+        return owner.parent_op()
+    return None
+
+
+def _tested(select: arith.SelectOp, rem: arith.RemSIOp) -> bool:
+    """The select's condition is an `andi` tree with the leaf `rem == 0`."""
+    stack = [select.cond]
+    while stack:
+        op = stack.pop().owner
+        if isinstance(op, arith.AndIOp):
+            stack.extend(op.operands)
+        elif isinstance(op, arith.CmpiOp) and op.predicate.value.data == 0 and rem.result in op.operands \
+                and any(constant_index(o) == 0 for o in op.operands):
+            return True
+    return False
+
+
+def _zero(value: SSAValue) -> bool:
+    op = value.owner
+    return isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr) and op.value.value.data == 0.0
+
+
+def _term(tloop: scf.ForOp) -> arith.SelectOp | None:
+    """The term a perfect nest of sums from tloop down adds: a select whose else is 0."""
+    loop = tloop
+    while True:
+        if len(loop.iter_args) != 1 or any(isinstance(o, memref.StoreOp) for o in loop.body.walk()):
+            return None
+        last = loop.body.block.last_op
+        added = last.operands[0].owner if isinstance(last, scf.YieldOp) and last.operands else None
+        if not isinstance(added, arith.AddfOp) or loop.body.block.args[1] not in added.operands:
+            return None
+        other = [v for v in added.operands if v is not loop.body.block.args[1]][0]
+        if isinstance(other.owner, scf.ForOp) and other.owner.parent_block() is loop.body.block:
+            loop = other.owner
+            continue
+        if isinstance(other.owner, arith.SelectOp) and _zero(other.owner.operands[2]):
+            return other.owner
+        return None
+
+
+def _contraction(select: arith.SelectOp, v: SSAValue, t: SSAValue) -> bool:
+    """The kept term: a product of two reads, one depending on v and t, the other on t and not v."""
+    product = select.operands[1].owner
+    if not isinstance(product, arith.MulfOp) or not all(isinstance(o.owner, memref.LoadOp) for o in product.operands):
+        return False
+    reads = [o.owner for o in product.operands]
+    window = [r for r in reads if any(depends_on(i, v) for i in r.indices)]
+    taps = [r for r in reads if r not in window and any(depends_on(i, t) for i in r.indices)]
+    return len(window) == 1 and len(taps) == 1
+
+
+def _phases(root: scf.ForOp) -> list[_Phases]:
+    """The tests of a stage a phase split folds (see the module's doc), one per v's loop."""
+    found: dict[scf.ForOp, _Phases] = {}
+    for rem in [o for o in root.walk() if isinstance(o, arith.RemSIOp)]:
+        s = constant_index(rem.rhs)
+        form = linear_form(rem.lhs, root) if s is not None and 2 <= s <= MAX_STRIDE else None
+        if form is None:
+            continue
+        loops = {_variable_loop(term): coefficient for term, coefficient in form[0]}
+        if len(loops) != 2 or None in loops:
+            continue
+        reduce = [loop for loop in loops if loop_role(loop) == LoopRole.REDUCE]
+        parallel = [loop for loop in loops if loop_role(loop) == LoopRole.PARALLEL]
+        if len(reduce) != 1 or len(parallel) != 1:
+            continue
+        tloop, vloop = reduce[0], parallel[0]
+        a, b, c = loops[vloop], loops[tloop], form[1]
+        if gcd(b, s) != 1 or vloop in found or not vloop.is_ancestor(tloop) or vloop.iter_args \
+                or constant_index(vloop.step) != 1 or constant_index(tloop.lb) != 0 \
+                or constant_index(tloop.step) != 1 or not _outside(tloop.ub, root):
+            continue
+        tile = vloop.parent_op()
+        if _outside(vloop.lb, root) and _outside(vloop.ub, root):
+            tile = None
+        elif not (isinstance(tile, scf.ForOp) and loop_role(tile) == LoopRole.TILE
+                  and vloop.lb is tile.body.block.args[0] and _outside(tile.lb, root) and _outside(tile.ub, root)):
+            continue
+        select = _term(tloop)
+        if select is None or not _tested(select, rem) \
+                or not _contraction(select, vloop.body.block.args[0], tloop.body.block.args[0]):
+            continue
+        ops = [o for o in tloop.walk() if isinstance(o, (arith.DivSIOp, arith.RemSIOp))
+               and constant_index(o.rhs) == s and linear_form(o.lhs, root) == form]
+        found[vloop] = _Phases(root, vloop, tile, tloop, a, b, c, s, ops)
+    return list(found.values())
+
+
+def window_phases(module: Operation) -> list[tuple[Partition, _Phases]]:
+    """What split-window-phases splits, each named by its directive (the cpu planner lists them)."""
+    return [(p.directive(fn), p) for fn in functions(module) for root in fn.body.block.ops
+            if isinstance(root, scf.ForOp) for p in _phases(root)]
+
+
+def _split(p: _Phases) -> None:
+    """The stage once per phase of v (see the module's doc)."""
+    s, root = p.s, p.root
+    at = IndexBuilder(root)
+    ranged = p.tile or p.vloop
+    for ph in range(s):
+        r = next(r for r in range(s) if (p.a * ph + p.b * r + p.c) % s == 0)
+        m = (p.a * ph + p.b * r + p.c) // s
+        # v = s q + ph over q in [⌈(lb - ph)/s⌉, ⌈(ub - ph)/s⌉); t = s u + r over u in [0, ⌈(T - r)/s⌉)
+        qlb, qub = (at.ceildiv(at.add(bound, -ph), s) for bound in (ranged.lb, ranged.ub))
+        ucount = at.ceildiv(at.add(p.tloop.ub, -r), s)
+        copy = root.clone()
+        ops = dict(zip(root.walk(), copy.walk()))
+        root.parent_block().insert_op_before(copy, root)
+        target, vloop, tloop = ops[ranged], ops[p.vloop], ops[p.tloop]
+        if p.tile is not None:  # (the tile walks q: the positions' bound in it too)
+            target.ub.replace_uses_with_if(qub, lambda use: target.is_ancestor(use.operation)
+                                           and use.operation is not target and not vloop.is_ancestor(use.operation))
+        target.operands = [qlb, qub, *target.operands[2:]]
+        tloop.operands = [tloop.lb, ucount, *tloop.operands[2:]]
+        variables = []
+        for loop, offset in ((vloop, ph), (tloop, r)):
+            body = loop.body.block
+            stride = arith.ConstantOp(IntegerAttr(s, loop.lb.type))
+            scaled = arith.MuliOp(body.args[0], stride)
+            start = arith.ConstantOp(IntegerAttr(offset, loop.lb.type))
+            value = arith.AddiOp(scaled, start)
+            body.args[0].replace_uses_with_if(value.result, lambda use: use.operation is not scaled)
+            body.insert_ops_before([stride, scaled, start, value], body.first_op)
+            variables.append(body.args[0])
+        q, u = variables
+        for op in (ops[o] for o in p.ops):  # exact: a q + b u + m; the remainder 0
+            made = [arith.ConstantOp(IntegerAttr(n, q.type)) for n in (p.a, p.b, m)]
+            if isinstance(op, arith.RemSIOp):
+                zero = arith.ConstantOp(IntegerAttr(0, q.type))
+                op.parent_block().insert_op_before(zero, op)
+                for use in list(op.result.uses):
+                    user = use.operation
+                    if isinstance(user, arith.CmpiOp) and user.predicate.value.data == 0 \
+                            and any(constant_index(o) == 0 for o in user.operands):
+                        true = arith.ConstantOp(IntegerAttr(1, IntegerType(1)))
+                        user.parent_block().insert_op_before(true, user)
+                        user.result.replace_all_uses_with(true.result)
+                        user.detach()
+                        user.erase()
+                op.result.replace_all_uses_with(zero.result)
+            else:
+                aq, bu = arith.MuliOp(q, made[0]), arith.MuliOp(u, made[1])
+                total = arith.AddiOp(arith.AddiOp(aq, bu), made[2])
+                op.parent_block().insert_ops_before([*made, aq, bu, total.operands[0].owner, total], op)
+                op.result.replace_all_uses_with(total.result)
+            op.detach()
+            op.erase()
+    root.detach()
+    root.erase()
+
+
+@dataclass(frozen=True)
+class SplitWindowPhases(ModulePass):
+    """Run a stage once per phase of an output loop whose sum's terms a `% s == 0` test switches
+    off, each phase's sum over the one residue class of its variable the test keeps (see the
+    module's doc); with `directives` (Partition(by='phase')), the loops they name."""
+
+    name = "split-window-phases"
+    directives: str | None = None
+    """Partition(by='phase') directives, printed, `;`-separated (passes/applying.py): the loops they name."""
+    takes_text: ClassVar[str] = "Partition(by='phase')"
+
+    @staticmethod
+    def takes(directive: Directive) -> bool:
+        return isinstance(directive, Partition) and directive.by == PartitionBy.PHASE
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        wanted = {directive for _, directive in chosen(self, window_phases(op), "test of a sum's residue")}
+        while True:  # (a split copies the stage: the other loops' tests are found again in each copy)
+            todo = [p for own, p in window_phases(op) if any(w.names(own) and w.partitioned for w in wanted)]
+            if not todo:
+                return
+            _split(todo[0])
