@@ -420,6 +420,8 @@ def test_a_strided_conv1d_grad_input_runs_by_phases_and_matches_torch():
     listed = _schedule(kernel, **call)
     assert "Partition(stage=0, axis=2, by='phase')" in listed
     assert "Stage(stage=0, tensor='dy', at=2, memory='panel')" in listed
+    tiled = kernel.ir("tiled", **call)  # the phases a loop around one nest, packed once (not a copy each)
+    assert tiled.count("scf.for %phase") == 1 and tiled.count("%window_fits = ") == 1
     want = torch.nn.grad.conv1d_input((n, c, length), torch.from_numpy(call["w"]).double(),
                                       torch.from_numpy(call["dy"]).double(), stride=stride, padding=padding)
     _close((kernel(**call),), (want.numpy(),), "float32")

@@ -59,7 +59,7 @@ from tilegrad.passes.common import (
     tensor_name,
     written_memrefs,
 )
-from tilegrad.passes.loop_affine import linear_form
+from tilegrad.passes.loop_affine import Linear, linear_form
 from tilegrad.passes.loop_utils import made_outside, slice_within, sum_nest, zero_constant
 from tilegrad.schedule import Directive, Memory, Stage
 
@@ -145,25 +145,40 @@ def _window(fn: func.FuncOp, col: scf.ForOp) -> _Window | None:
             return None
     if not all(made_outside(v, kloop) for v in (kloop.lb, kloop.ub, kloop.step)):
         return None
-    if transposed and not all(made_outside(s.ub, _stage_root(col)) for s in sums):
-        return None  # (w is copied before the stage, with the sums' extents)
-    return _Window(kloop, tile, col, sums, x, w, cond, loads[0] is x, transposed)
+    window = _Window(kloop, tile, col, sums, x, w, cond, loads[0] is x, transposed)
+    if transposed and not _pack_point(window).is_ancestor(kloop):
+        return None  # (w is copied before the loops over k, with the sums' extents and the taps' offsets)
+    return window
 
 
-def _tap(index: SSAValue, variables: list[SSAValue], nest: scf.ForOp) -> tuple[int, int, int] | None:
-    """An index of w as (which sum variable, its constant coefficient, a constant): w[s t + r], the
-    taps of one residue class split-window-phases leaves (None: not such an index)."""
+def _tap(index: SSAValue, variables: list[SSAValue], nest: scf.ForOp) -> tuple[int, int, Linear] | None:
+    """An index of w as (which sum variable, its constant coefficient, the rest: values made outside
+    the sums times constants, plus a constant): w[s t + r], the taps of one residue class
+    split-window-phases leaves, r its phase's (None: not such an index)."""
     form = linear_form(index, nest)
-    if form is None or len(form[0]) != 1:
+    if form is None:
         return None
-    (term, coefficient), = form[0]
-    found = [n for n, v in enumerate(variables) if v is term]
-    return (found[0], coefficient, form[1]) if found else None
+    found = [(n, c) for term, c in form[0] for n, v in enumerate(variables) if v is term]
+    rest = frozenset((term, c) for term, c in form[0] if not any(term is v for v in variables))
+    if len(found) != 1 or any(not made_outside(term, nest) for term, _ in rest):
+        return None
+    return found[0][0], found[0][1], (rest, form[1])
 
 
-def _stage_root(op: Operation) -> Operation:
-    """The outermost loop of the stage `op` is in."""
-    while op.parent_op() is not None and not isinstance(op.parent_op(), func.FuncOp):
+def _offsets(window: _Window) -> list[SSAValue]:
+    """The values w's taps add (a phase's residue: made before the stage, or in its phase loop)."""
+    variables = [s.body.block.args[0] for s in window.sums]
+    taps = [_tap(i, variables, window.sums[0]) for i in window.w.indices]
+    return [term for tap in taps if tap is not None for term, _ in tap[2][0]]
+
+
+def _pack_point(window: _Window) -> Operation:
+    """The outermost loop around the stage's term that the weight's copy can run before: the stage's
+    own outermost loop, or (a phase's taps: split-window-phases) the loop inside its phase loops."""
+    op: Operation = window.col
+    needed = [*(s.ub for s in window.sums), *_offsets(window)]
+    while op.parent_op() is not None and not isinstance(op.parent_op(), func.FuncOp) \
+            and all(made_outside(v, op.parent_op()) for v in needed):
         op = op.parent_op()
     return op
 
@@ -181,15 +196,10 @@ def _flatten(fn: func.FuncOp, weight: SSAValue, lead: int) -> SSAValue:
     return view.result
 
 
-def _stack_view(fn: func.FuncOp, element, shape: list[int], name: str, taken: set[SSAValue]) -> SSAValue:
+def _stack_view(fn: func.FuncOp, element, shape: list[int], name: str) -> SSAValue:
     """A static stack buffer of `shape` made at the function's start, seen through a view (an
     alloca read directly is a stack row, of which every jammed copy of a loop gets its own; a panel
-    is one, shared). Stage nests that run one after the other (split-window-phases' copies) share
-    one, but for those `taken` (the panels of the nest's other windows)."""
-    for op in fn.body.block.ops:
-        if isinstance(op, memref.CollapseShapeOp) and op.result.name_hint == name and op.result not in taken \
-                and op.result.type == MemRefType(element, shape) and isinstance(op.src.owner, memref.AllocaOp):
-            return op.result
+    is one, shared)."""
     buffer = memref.AllocaOp.get(element, shape=[1, *shape])
     groups = [[0, 1], *([a] for a in range(2, len(shape) + 1))]
     view = memref.CollapseShapeOp(
@@ -198,12 +208,10 @@ def _stack_view(fn: func.FuncOp, element, shape: list[int], name: str, taken: se
     view.result.name_hint = name
     fn.body.block.insert_op_before(view, fn.body.block.first_op)
     fn.body.block.insert_op_before(buffer, view)
-    taken.add(view.result)
     return view.result
 
 
-def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int, panel_rows: int,
-                 taken: set[SSAValue]) -> tuple[SSAValue, SSAValue]:
+def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int, panel_rows: int) -> tuple[SSAValue, SSAValue]:
     """w (indexed by k and the sums in another order than w[k, c, i, j]: a conv's grad_input reads
     weight[k, c, i, j] with k a sum, c the output's) copied once, before the stage, to a stack panel
     of `panel_bytes` as w_panel[a Q + q] (a: k's index, q the sums' flat index, as the window
@@ -215,7 +223,7 @@ def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int, panel_rows:
     variables = [s.body.block.args[0] for s in window.sums]
     indices = list(w.indices)
     axis = next(a for a, i in enumerate(indices) if _tap(i, variables, window.sums[0]) is None)
-    root = _stage_root(window.col)
+    root = _pack_point(window)
     b = BlockBuilder(root.parent_block(), root)
     zero, one = b.index(0), b.index(1)
     rows = b.add(memref.DimOp(w.memref, b.index(axis)))
@@ -226,7 +234,7 @@ def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int, panel_rows:
     fits = b.add(arith.AndIOp(b.add(arith.CmpiOp(b.add(arith.MuliOp(rows, count)), b.index(capacity), "sle")),
                               b.add(arith.CmpiOp(count, b.index(panel_rows), "sle"))))
     fits.name_hint = "window_fits"
-    panel = _stack_view(fn, element, [capacity], "weight_panel", taken)
+    panel = _stack_view(fn, element, [capacity], "weight_panel")
     then = Region([Block()])
     b.add(scf.IfOp(fits, [], then))
     loop, body = make_for(zero, rows, one, LoopRole.COPY, 0)
@@ -246,9 +254,12 @@ def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int, panel_rows:
         if tap is None:
             read.append(body.args[0])
             continue
-        n, coefficient, offset = tap
-        scaled = at[n] if coefficient == 1 else last.add(arith.MuliOp(at[n], last.index(coefficient)))
-        read.append(scaled if offset == 0 else last.add(arith.AddiOp(scaled, last.index(offset))))
+        n, coefficient, (rest, offset) = tap
+        value = at[n] if coefficient == 1 else last.add(arith.MuliOp(at[n], last.index(coefficient)))
+        for term, times in sorted(rest, key=lambda tc: str(tc[0].name_hint)):
+            value = last.add(arith.AddiOp(value, term if times == 1 else last.add(
+                arith.MuliOp(term, last.index(times)))))
+        read.append(value if offset == 0 else last.add(arith.AddiOp(value, last.index(offset))))
     value = last.add(memref.LoadOp.get(w.memref, read))
     last.add(memref.StoreOp.get(value, panel, [flat]))
     for block in reversed(where):
@@ -256,7 +267,7 @@ def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int, panel_rows:
     return panel, fits
 
 
-def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int, taken: set[SSAValue]) -> None:
+def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> None:
     element = window.x.memref.type.element_type
     rows = panel_bytes // (columns * (element.bitwidth // 8))
     kloop, tile, col, sums = window.kloop, window.tile, window.col, window.sums
@@ -284,7 +295,7 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int, take
     for extent in extents[1:]:
         count = tb.add(arith.MuliOp(count, extent))
     if window.transposed:  # w packed as w_panel[k Q + q] before the stage, where it fits
-        flat, ok = _pack_weight(window, fn, panel_bytes, rows, taken)
+        flat, ok = _pack_weight(window, fn, panel_bytes, rows)
     else:
         ok = tb.add(arith.CmpiOp(count, tb.index(rows), "sle"))
         wshape = len(window.w.indices)
@@ -296,7 +307,7 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int, take
             window.w.memref, tb.index(wshape - len(sums)))), "sle"))
         ok = tb.add(arith.AndIOp(ok, first))
     ok.name_hint = "window_fits"
-    panel = _stack_view(fn, element, [rows, columns], "window_panel", taken)
+    panel = _stack_view(fn, element, [rows, columns], "window_panel")
     if not window.transposed:
         flat = _flatten(fn, window.w.memref, 1)
     # the two versions of the loop over k: packed, and as it was
@@ -406,10 +417,8 @@ class PackWindowedOperands(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         candidates = [(window.directive(fn), (fn, window)) for fn in functions(op)
                       for window in windows(fn, self.panel_bytes, self.columns)]
-        nests: dict[Operation, set[SSAValue]] = {}
         for (fn, window), _ in chosen(self, candidates, "windowed operand"):
-            taken = nests.setdefault(_stage_root(window.col), set())  # (the panels a nest's windows use)
-            _pack(window, fn, self.panel_bytes, self.columns, taken)
+            _pack(window, fn, self.panel_bytes, self.columns)
 
 
 def windows(fn: func.FuncOp, panel_bytes: int = PANEL_BYTES, columns: int = COLUMNS) -> list[_Window]:

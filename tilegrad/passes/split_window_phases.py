@@ -1,19 +1,23 @@
 """split-window-phases: a sum whose terms a test `(a*v + b*t + c) % s == 0` switches off (v an output
 loop's variable, t a sum variable, a, b, c, s constants, b prime to s: a strided conv's grad_input,
-dx[h] = sum over i of where((h + p - i) % s == 0, dy[(h + p - i) / s] w[i], 0)) runs one stage copy
-per phase of v modulo s, in which the sum runs over the one residue class of t modulo s the test keeps:
+dx[h] = sum over i of where((h + p - i) % s == 0, dy[(h + p - i) / s] w[i], 0)) runs its loops inside
+the stage's outermost one once per phase of v modulo s, each phase's sum over the one residue class
+of t modulo s the test keeps:
 
-    for v: y[v] = sum over t of where(... & (a v + b t + c) % s == 0, f(v, t, (a v + b t + c) / s), 0)
- -> for ph in 0 .. s-1 (a copy of the stage each; r: a ph + b r + c = s m, the class the test keeps):
-      for q: y[s q + ph] = sum over u in [0, ⌈(T - r)/s⌉) of where(... & true, f(s q + ph, s u + r, a q + b u + m), 0)
+    for n: for v: y[v] = sum over t of where(... & (a v + b t + c) % s == 0, f(v, t, (a v + b t + c) / s), 0)
+ -> for n:
+      for ph in [0, s):    (r: a ph + b r + c = 0 mod s, r in [0, s); m = (a ph + b r + c) / s: made here)
+        for q: y[s q + ph] = sum over u in [0, ⌈(T - r)/s⌉) of where(... & true, f(s q + ph, s u + r, a q + b u + m), 0)
 
 The other classes' terms are all zeros (the test fails): they are not summed. The division is exact
-and affine in q and u, the test true: each phase's sum is a plain window (a quarter of a 2-D conv's
-terms at stride 2), which pack-windowed-operands packs, with its weight's taps of that class
-(w[s u + r]) copied to its own panel. The same terms summed in another order: results equal up to
-rounding. The loop of v is a loop of the stage (its bounds made before the stage) or the positions
-of a tile of it (the tile then walks q). Only a contraction is split (the kept term a product of
-two reads, one through the window, the other depending on t and not on v): where the terms are not
+and affine in q and u (plus m, made once per phase), the test true: each phase's sum is a plain
+window (a quarter of a 2-D conv's terms at stride 2), which pack-windowed-operands packs, with its
+weight's taps of that class (w[s u + r]) copied to its panel in the phase loop. One nest runs every
+phase (r, m and the bounds: a few integer ops per phase), so the IR and the compile stay one
+stage's. The same terms summed in another order: results equal up to rounding. The loop of v is a
+loop of the stage inside its outermost one (its bounds made before the stage) or the positions of a
+tile of it (the tile then walks q). Only a contraction is split (the kept term a product of two
+reads, one through the window, the other depending on t and not on v): where the terms are not
 summed as a GEMM, split-stride-phases' groups of phases serve better (pooling's windows).
 """
 
@@ -26,12 +30,19 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegrad.dialect.tg import LoopRole
 from tilegrad.passes.applying import chosen
-from tilegrad.passes.common import constant_index, depends_on, functions, loop_axis, loop_role, stage_number
+from tilegrad.passes.common import (
+    constant_index,
+    depends_on,
+    functions,
+    loop_axis,
+    loop_role,
+    stage_number,
+)
 from tilegrad.passes.loop_affine import IndexBuilder, linear_form
 from tilegrad.schedule import Directive, Partition, PartitionBy
 
@@ -42,7 +53,7 @@ MAX_STRIDE = 4
 class _Phases:
     """A test `(a v + b t + c) % s == 0` a stage's sum is split by."""
 
-    root: scf.ForOp  # the stage's outermost loop (copied per phase)
+    root: scf.ForOp  # the stage's outermost loop (the phase loop runs inside it)
     vloop: scf.ForOp  # v's loop
     tile: scf.ForOp | None  # the tile vloop walks the positions of (None: vloop's bounds are the stage's)
     tloop: scf.ForOp  # t's loop (from 0 by 1)
@@ -150,6 +161,8 @@ def _phases(root: scf.ForOp) -> list[_Phases]:
         elif not (isinstance(tile, scf.ForOp) and loop_role(tile) == LoopRole.TILE
                   and vloop.lb is tile.body.block.args[0] and _outside(tile.lb, root) and _outside(tile.ub, root)):
             continue
+        if (tile or vloop) is root:
+            continue  # (the phase loop runs inside the stage's outermost loop)
         select = _term(tloop)
         if select is None or not _tested(select, rem) \
                 or not _contraction(select, vloop.body.block.args[0], tloop.body.block.args[0]):
@@ -166,68 +179,95 @@ def window_phases(module: Operation) -> list[tuple[Partition, _Phases]]:
             if isinstance(root, scf.ForOp) for p in _phases(root)]
 
 
+def _inverse(b: int, s: int) -> int:
+    return next(x for x in range(1, s) if b * x % s == 1) if s > 1 else 0
+
+
 def _split(p: _Phases) -> None:
-    """The stage once per phase of v (see the module's doc)."""
+    """The stage's loops inside its outermost one run once per phase of v (see the module's doc)."""
     s, root = p.s, p.root
-    at = IndexBuilder(root)
+    # for ph in [0, s): the root's body, its phase's bounds and offsets made first
+    body = root.body.block
+    moved = [o for o in body.ops if not isinstance(o, scf.YieldOp)]
+    zero, count, one = (arith.ConstantOp(IntegerAttr(n, root.lb.type)) for n in (0, s, 1))
+    inside = Block(arg_types=[root.lb.type])
+    phases = scf.ForOp(zero.result, count.result, one.result, [], Region([inside]))  # (no role: no axis's loop)
+    for op in moved:
+        op.detach()
+    inside.add_ops([*moved, scf.YieldOp()])
+    body.insert_ops_before([zero, count, one, phases], body.last_op)
+    ph = inside.args[0]
+    ph.name_hint = "phase"
+    at = IndexBuilder(inside.first_op)
+
+    def times(value: SSAValue, n: int) -> SSAValue:
+        return value if n == 1 else at.emit(arith.MuliOp(value, at.const(n)))
+
+    # r: a ph + b r + c = 0 (mod s), r in [0, s): r = (α ph + β) mod s (α, β made non-negative)
+    inverse = _inverse(p.b % s, s)
+    alpha, beta = -inverse * p.a % s, -inverse * p.c % s
+    r = at.emit(arith.RemSIOp(at.add(times(ph, alpha), beta), at.const(s)))
+    r.name_hint = "residue"
+    # m = (a ph + b r + c) / s, exact
+    top = at.add(at.emit(arith.AddiOp(times(ph, p.a), times(r, p.b))), p.c)
+    m = at.emit(arith.DivSIOp(top, at.const(s)))
+    m.name_hint = "quotient"
+    # v = s q + ph over q in [⌈(lb - ph)/s⌉, ⌈(ub - ph)/s⌉); t = s u + r over u in [0, ⌈(T - r)/s⌉)
     ranged = p.tile or p.vloop
-    for ph in range(s):
-        r = next(r for r in range(s) if (p.a * ph + p.b * r + p.c) % s == 0)
-        m = (p.a * ph + p.b * r + p.c) // s
-        # v = s q + ph over q in [⌈(lb - ph)/s⌉, ⌈(ub - ph)/s⌉); t = s u + r over u in [0, ⌈(T - r)/s⌉)
-        qlb, qub = (at.ceildiv(at.add(bound, -ph), s) for bound in (ranged.lb, ranged.ub))
-        ucount = at.ceildiv(at.add(p.tloop.ub, -r), s)
-        copy = root.clone()
-        ops = dict(zip(root.walk(), copy.walk()))
-        root.parent_block().insert_op_before(copy, root)
-        target, vloop, tloop = ops[ranged], ops[p.vloop], ops[p.tloop]
-        if p.tile is not None:  # (the tile walks q: the positions' bound in it too)
-            target.ub.replace_uses_with_if(qub, lambda use: target.is_ancestor(use.operation)
-                                           and use.operation is not target and not vloop.is_ancestor(use.operation))
-        target.operands = [qlb, qub, *target.operands[2:]]
-        tloop.operands = [tloop.lb, ucount, *tloop.operands[2:]]
-        variables = []
-        for loop, offset in ((vloop, ph), (tloop, r)):
-            body = loop.body.block
-            stride = arith.ConstantOp(IntegerAttr(s, loop.lb.type))
-            scaled = arith.MuliOp(body.args[0], stride)
-            start = arith.ConstantOp(IntegerAttr(offset, loop.lb.type))
-            value = arith.AddiOp(scaled, start)
-            body.args[0].replace_uses_with_if(value.result, lambda use: use.operation is not scaled)
-            body.insert_ops_before([stride, scaled, start, value], body.first_op)
-            variables.append(body.args[0])
-        q, u = variables
-        for op in (ops[o] for o in p.ops):  # exact: a q + b u + m; the remainder 0
-            made = [arith.ConstantOp(IntegerAttr(n, q.type)) for n in (p.a, p.b, m)]
-            if isinstance(op, arith.RemSIOp):
-                zero = arith.ConstantOp(IntegerAttr(0, q.type))
-                op.parent_block().insert_op_before(zero, op)
-                for use in list(op.result.uses):
-                    user = use.operation
-                    if isinstance(user, arith.CmpiOp) and user.predicate.value.data == 0 \
-                            and any(constant_index(o) == 0 for o in user.operands):
-                        true = arith.ConstantOp(IntegerAttr(1, IntegerType(1)))
-                        user.parent_block().insert_op_before(true, user)
-                        user.result.replace_all_uses_with(true.result)
-                        user.detach()
-                        user.erase()
-                op.result.replace_all_uses_with(zero.result)
-            else:
-                aq, bu = arith.MuliOp(q, made[0]), arith.MuliOp(u, made[1])
-                total = arith.AddiOp(arith.AddiOp(aq, bu), made[2])
-                op.parent_block().insert_ops_before([*made, aq, bu, total.operands[0].owner, total], op)
-                op.result.replace_all_uses_with(total.result)
-            op.detach()
-            op.erase()
-    root.detach()
-    root.erase()
+    qlb, qub = (at.ceildiv(at.emit(arith.SubiOp(bound, ph)), s) for bound in (ranged.lb, ranged.ub))
+    ucount = at.ceildiv(at.emit(arith.SubiOp(p.tloop.ub, r)), s)
+    vloop, tloop = p.vloop, p.tloop
+    if p.tile is not None:  # (the tile walks q: the positions' bound in it too)
+        old = ranged.ub
+        old.replace_uses_with_if(qub, lambda use: ranged.is_ancestor(use.operation)
+                                 and use.operation is not ranged and not vloop.is_ancestor(use.operation))
+    ranged.operands = [qlb, qub, *ranged.operands[2:]]
+    tloop.operands = [tloop.lb, ucount, *tloop.operands[2:]]
+    variables = []
+    for loop, offset in ((vloop, ph), (tloop, r)):
+        block = loop.body.block
+        stride = arith.ConstantOp(IntegerAttr(s, loop.lb.type))
+        scaled = arith.MuliOp(block.args[0], stride)
+        value = arith.AddiOp(scaled, offset)
+        block.args[0].replace_uses_with_if(value.result, lambda use: use.operation is not scaled)
+        block.insert_ops_before([stride, scaled, value], block.first_op)
+        variables.append(block.args[0])
+    q, u = variables
+    for op in p.ops:  # exact: a q + b u + m; the remainder 0
+        if isinstance(op, arith.RemSIOp):
+            zero = arith.ConstantOp(IntegerAttr(0, q.type))
+            op.parent_block().insert_op_before(zero, op)
+            for use in list(op.result.uses):
+                user = use.operation
+                if isinstance(user, arith.CmpiOp) and user.predicate.value.data == 0 \
+                        and any(constant_index(o) == 0 for o in user.operands):
+                    true = arith.ConstantOp(IntegerAttr(1, IntegerType(1)))
+                    user.parent_block().insert_op_before(true, user)
+                    user.result.replace_all_uses_with(true.result)
+                    user.detach()
+                    user.erase()
+            op.result.replace_all_uses_with(zero.result)
+        else:
+            made: list[Operation] = []
+            for value, n in ((q, p.a), (u, p.b)):
+                if n != 1:
+                    made += [arith.ConstantOp(IntegerAttr(n, q.type))]
+                    made += [arith.MuliOp(value, made[-1].result)]
+            aq, bu = (made[1].results[0] if p.a != 1 else q), (made[-1].results[0] if p.b != 1 else u)
+            both = arith.AddiOp(aq, bu)
+            total = arith.AddiOp(both, m)
+            op.parent_block().insert_ops_before([*made, both, total], op)
+            op.result.replace_all_uses_with(total.result)
+        op.detach()
+        op.erase()
 
 
 @dataclass(frozen=True)
 class SplitWindowPhases(ModulePass):
-    """Run a stage once per phase of an output loop whose sum's terms a `% s == 0` test switches
-    off, each phase's sum over the one residue class of its variable the test keeps (see the
-    module's doc); with `directives` (Partition(by='phase')), the loops they name."""
+    """Run a stage's loops inside its outermost one once per phase of an output loop whose sum's
+    terms a `% s == 0` test switches off (a loop over the phases), each phase's sum over the one
+    residue class of its variable the test keeps (see the module's doc); with `directives`
+    (Partition(by='phase')), the loops they name."""
 
     name = "split-window-phases"
     directives: str | None = None
@@ -240,7 +280,7 @@ class SplitWindowPhases(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         wanted = {directive for _, directive in chosen(self, window_phases(op), "test of a sum's residue")}
-        while True:  # (a split copies the stage: the other loops' tests are found again in each copy)
+        while True:  # (one loop at a time: a split's rewrites leave the other loops' tests as they were)
             todo = [p for own, p in window_phases(op) if any(w.names(own) and w.partitioned for w in wanted)]
             if not todo:
                 return

@@ -80,8 +80,8 @@ class PartitionBy(StrEnum):
     RESIDUE = "residue"
     """By the iteration's residue modulo a stride (one phase per residue)."""
     PHASE = "phase"
-    """A copy of the stage per residue modulo a stride, its sums over the residue class their
-    `% stride == 0` test keeps (split-window-phases)."""
+    """A loop over the residues modulo a stride running the stage's nest once per residue, its sums
+    over the residue class their `% stride == 0` test keeps (split-window-phases)."""
 
 
 @dataclass(frozen=True)

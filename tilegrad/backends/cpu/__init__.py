@@ -89,7 +89,7 @@ class CpuBackend(Backend):
             FuseSiblingLoops(exchange_loops=True, contractions=False),
             # the core split (blocks are threads) and cache-sized tiles: the plan
             TileForTarget.of(target, num_blocks, hint),
-            # a sum a `% stride == 0` test thins (a strided conv's grad_input): a stage copy per phase
+            # a sum a `% stride == 0` test thins (a strided conv's grad_input): a loop over its phases
             SplitWindowPhases(),
             # a contraction's windowed operand (a conv's input), masked, in a panel per block of positions
             PackWindowedOperands(host.panel_bytes(target.ub_bytes), columns * host.jam_rows),
