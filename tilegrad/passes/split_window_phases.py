@@ -47,6 +47,7 @@ from tilegrad.passes.loop_affine import IndexBuilder, linear_form
 from tilegrad.schedule import Directive, Partition, PartitionBy
 
 MAX_STRIDE = 4
+_SIGNED_OR_EQUAL = (0, 1, 2, 3, 4, 5)  # arith.cmpi's eq, ne, slt, sle, sgt, sge
 
 
 @dataclass
@@ -256,8 +257,19 @@ def _split(p: _Phases) -> None:
             aq, bu = (made[1].results[0] if p.a != 1 else q), (made[-1].results[0] if p.b != 1 else u)
             both = arith.AddiOp(aq, bu)
             total = arith.AddiOp(both, m)
-            op.parent_block().insert_ops_before([*made, both, total], op)
+            top = op.lhs
+            if isinstance(top.owner, Operation):  # (made right after the dividend: its tests read it)
+                top.owner.parent_block().insert_ops_after([*made, both, total], top.owner)
+            else:
+                op.parent_block().insert_ops_before([*made, both, total], op)
             op.result.replace_all_uses_with(total.result)
+            # the dividend is s times the quotient: its sign tests are the quotient's (the window's
+            # `v >= 0` beside its clamp max(v, 0), which branch-guarded-reads then drops)
+            for use in list(top.uses):
+                user = use.operation
+                if isinstance(user, arith.CmpiOp) and user.predicate.value.data in _SIGNED_OR_EQUAL \
+                        and constant_index(user.operands[1 - use.index]) == 0:
+                    user.operands[use.index] = total.result
         op.detach()
         op.erase()
 

@@ -69,14 +69,14 @@ builtin.module {
                   %j_1 = arith.addi %31, %residue : index
                   %l1 = arith.addi %l_1, %c1 : index
                   %o = arith.subi %l1, %j_1 : index
-                  %above = arith.cmpi sge, %o, %c0 : index
-                  %rem = arith.constant 0 : index
-                  %even = arith.constant true
-                  %kept = arith.andi %above, %even : i1
                   %32 = arith.constant -1 : index
                   %33 = arith.muli %j, %32 : index
                   %34 = arith.addi %l, %33 : index
                   %half = arith.addi %34, %quotient : index
+                  %above = arith.cmpi sge, %half, %c0 : index
+                  %rem = arith.constant 0 : index
+                  %even = arith.constant true
+                  %kept = arith.andi %above, %even : i1
                   %below = arith.cmpi slt, %half, %o_end : index
                   %inside = arith.andi %kept, %below : i1
                   %o_up = arith.maxsi %half, %c0 : index
@@ -199,78 +199,70 @@ builtin.module {
 // CHECK-NEXT:                   %62 = arith.addi %61, %60 : index
 // CHECK-NEXT:                   scf.for %63 = %52 to %58 step %53 {
 // CHECK-NEXT:                     %64 = arith.addi %55, %63 : index
-// CHECK-NEXT:                     %65 = arith.constant 2 : index
-// CHECK-NEXT:                     %66 = arith.muli %64, %65 : index
-// CHECK-NEXT:                     %l = arith.addi %66, %phase : index
-// CHECK-NEXT:                     %67 = arith.constant 2 : index
-// CHECK-NEXT:                     %68 = arith.muli %60, %67 : index
-// CHECK-NEXT:                     %j = arith.addi %68, %residue : index
-// CHECK-NEXT:                     %l1 = arith.addi %l, %c1 : index
-// CHECK-NEXT:                     %o = arith.subi %l1, %j : index
-// CHECK-NEXT:                     %above = arith.cmpi sge, %o, %c0 : index
+// CHECK-NEXT:                     %65 = arith.constant -1 : index
+// CHECK-NEXT:                     %66 = arith.muli %60, %65 : index
+// CHECK-NEXT:                     %67 = arith.addi %64, %66 : index
+// CHECK-NEXT:                     %half = arith.addi %67, %quotient : index
+// CHECK-NEXT:                     %above = arith.cmpi sge, %half, %c0 : index
 // CHECK-NEXT:                     %even = arith.constant true
 // CHECK-NEXT:                     %kept = arith.andi %above, %even : i1
-// CHECK-NEXT:                     %69 = arith.constant -1 : index
-// CHECK-NEXT:                     %70 = arith.muli %60, %69 : index
-// CHECK-NEXT:                     %71 = arith.addi %64, %70 : index
-// CHECK-NEXT:                     %half = arith.addi %71, %quotient : index
 // CHECK-NEXT:                     %below = arith.cmpi slt, %half, %o_end : index
 // CHECK-NEXT:                     %inside = arith.andi %kept, %below : i1
 // CHECK-NEXT:                     %o_up = arith.maxsi %half, %c0 : index
 // CHECK-NEXT:                     %o_in = arith.minsi %o_up, %o_last : index
 // CHECK-NEXT:                     %dyv = memref.load %dy[%n, %59, %o_in] : memref<?x?x?xf32>
-// CHECK-NEXT:                     %72 = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:                     %73 = arith.select %inside, %dyv, %72 : f32
-// CHECK-NEXT:                     memref.store %73, %window_panel[%62, %63] : memref<64x16xf32>
+// CHECK-NEXT:                     %68 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:                     %69 = arith.select %inside, %dyv, %68 : f32
+// CHECK-NEXT:                     memref.store %69, %window_panel[%62, %63] : memref<64x16xf32>
 // CHECK-NEXT:                   } {tg.loop = #tg.loop<copy, axis = 2>}
 // CHECK-NEXT:                 } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:               } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:               scf.for %c = %c0 to %c_end step %c1 {
-// CHECK-NEXT:                 %74 = arith.muli %c, %30 : index
-// CHECK-NEXT:                 scf.for %l_1 = %52 to %58 step %c1 {
-// CHECK-NEXT:                   %l_2 = arith.addi %55, %l_1 : index
-// CHECK-NEXT:                   %75 = arith.constant 2 : index
-// CHECK-NEXT:                   %76 = arith.muli %l_2, %75 : index
-// CHECK-NEXT:                   %l_3 = arith.addi %76, %phase : index
-// CHECK-NEXT:                   %sum = scf.for %77 = %52 to %30 step %53 iter_args(%78 = %zero) -> (f32) {
-// CHECK-NEXT:                     %79 = memref.load %window_panel[%77, %l_1] : memref<64x16xf32>
-// CHECK-NEXT:                     %80 = arith.addi %74, %77 : index
-// CHECK-NEXT:                     %81 = memref.load %weight_panel[%80] : memref<1024xf32>
-// CHECK-NEXT:                     %82 = arith.mulf %79, %81 : f32
-// CHECK-NEXT:                     %83 = arith.addf %78, %82 fastmath<reassoc> : f32
-// CHECK-NEXT:                     scf.yield %83 : f32
+// CHECK-NEXT:                 %70 = arith.muli %c, %30 : index
+// CHECK-NEXT:                 scf.for %l = %52 to %58 step %c1 {
+// CHECK-NEXT:                   %l_1 = arith.addi %55, %l : index
+// CHECK-NEXT:                   %71 = arith.constant 2 : index
+// CHECK-NEXT:                   %72 = arith.muli %l_1, %71 : index
+// CHECK-NEXT:                   %l_2 = arith.addi %72, %phase : index
+// CHECK-NEXT:                   %sum = scf.for %73 = %52 to %30 step %53 iter_args(%74 = %zero) -> (f32) {
+// CHECK-NEXT:                     %75 = memref.load %window_panel[%73, %l] : memref<64x16xf32>
+// CHECK-NEXT:                     %76 = arith.addi %70, %73 : index
+// CHECK-NEXT:                     %77 = memref.load %weight_panel[%76] : memref<1024xf32>
+// CHECK-NEXT:                     %78 = arith.mulf %75, %77 : f32
+// CHECK-NEXT:                     %79 = arith.addf %74, %78 fastmath<reassoc> : f32
+// CHECK-NEXT:                     scf.yield %79 : f32
 // CHECK-NEXT:                   } {tg.loop = #tg.loop<reduce, axis = 1>}
-// CHECK-NEXT:                   memref.store %sum, %dx[%n, %c, %l_3] : memref<?x?x?xf32>
+// CHECK-NEXT:                   memref.store %sum, %dx[%n, %c, %l_2] : memref<?x?x?xf32>
 // CHECK-NEXT:                 } {tg.loop = #tg.loop<parallel, axis = 2>}
 // CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 1>}
 // CHECK-NEXT:             } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:           } else {
 // CHECK-NEXT:             scf.for %c_1 = %c0 to %c_end step %c1 {
-// CHECK-NEXT:               scf.for %l_4 = %t to %t_end step %c1 {
-// CHECK-NEXT:                 %84 = arith.constant 2 : index
-// CHECK-NEXT:                 %85 = arith.muli %l_4, %84 : index
-// CHECK-NEXT:                 %l_5 = arith.addi %85, %phase : index
+// CHECK-NEXT:               scf.for %l_3 = %t to %t_end step %c1 {
+// CHECK-NEXT:                 %80 = arith.constant 2 : index
+// CHECK-NEXT:                 %81 = arith.muli %l_3, %80 : index
+// CHECK-NEXT:                 %l_4 = arith.addi %81, %phase : index
 // CHECK-NEXT:                 %sum_1 = scf.for %k = %c0 to %k_end step %c1 iter_args(%acc = %zero) -> (f32) {
-// CHECK-NEXT:                   %part = scf.for %j_1 = %c0 to %29 step %c1 iter_args(%acc_j = %zero) -> (f32) {
-// CHECK-NEXT:                     %86 = arith.constant 2 : index
-// CHECK-NEXT:                     %87 = arith.muli %j_1, %86 : index
-// CHECK-NEXT:                     %j_2 = arith.addi %87, %residue : index
-// CHECK-NEXT:                     %l1_1 = arith.addi %l_5, %c1 : index
-// CHECK-NEXT:                     %o_1 = arith.subi %l1_1, %j_2 : index
-// CHECK-NEXT:                     %above_1 = arith.cmpi sge, %o_1, %c0 : index
+// CHECK-NEXT:                   %part = scf.for %j = %c0 to %29 step %c1 iter_args(%acc_j = %zero) -> (f32) {
+// CHECK-NEXT:                     %82 = arith.constant 2 : index
+// CHECK-NEXT:                     %83 = arith.muli %j, %82 : index
+// CHECK-NEXT:                     %j_1 = arith.addi %83, %residue : index
+// CHECK-NEXT:                     %l1 = arith.addi %l_4, %c1 : index
+// CHECK-NEXT:                     %o = arith.subi %l1, %j_1 : index
+// CHECK-NEXT:                     %84 = arith.constant -1 : index
+// CHECK-NEXT:                     %85 = arith.muli %j, %84 : index
+// CHECK-NEXT:                     %86 = arith.addi %l_3, %85 : index
+// CHECK-NEXT:                     %half_1 = arith.addi %86, %quotient : index
+// CHECK-NEXT:                     %above_1 = arith.cmpi sge, %half_1, %c0 : index
 // CHECK-NEXT:                     %rem = arith.constant 0 : index
 // CHECK-NEXT:                     %even_1 = arith.constant true
 // CHECK-NEXT:                     %kept_1 = arith.andi %above_1, %even_1 : i1
-// CHECK-NEXT:                     %88 = arith.constant -1 : index
-// CHECK-NEXT:                     %89 = arith.muli %j_1, %88 : index
-// CHECK-NEXT:                     %90 = arith.addi %l_4, %89 : index
-// CHECK-NEXT:                     %half_1 = arith.addi %90, %quotient : index
 // CHECK-NEXT:                     %below_1 = arith.cmpi slt, %half_1, %o_end : index
 // CHECK-NEXT:                     %inside_1 = arith.andi %kept_1, %below_1 : i1
 // CHECK-NEXT:                     %o_up_1 = arith.maxsi %half_1, %c0 : index
 // CHECK-NEXT:                     %o_in_1 = arith.minsi %o_up_1, %o_last : index
 // CHECK-NEXT:                     %dyv_1 = memref.load %dy[%n, %k, %o_in_1] : memref<?x?x?xf32>
-// CHECK-NEXT:                     %wv = memref.load %w[%k, %c_1, %j_2] : memref<?x?x?xf32>
+// CHECK-NEXT:                     %wv = memref.load %w[%k, %c_1, %j_1] : memref<?x?x?xf32>
 // CHECK-NEXT:                     %p = arith.mulf %dyv_1, %wv : f32
 // CHECK-NEXT:                     %term = arith.select %inside_1, %p, %zero : f32
 // CHECK-NEXT:                     %acc_j_next = arith.addf %acc_j, %term fastmath<reassoc> : f32
@@ -279,7 +271,7 @@ builtin.module {
 // CHECK-NEXT:                   %acc_next = arith.addf %acc, %part fastmath<reassoc> : f32
 // CHECK-NEXT:                   scf.yield %acc_next : f32
 // CHECK-NEXT:                 } {tg.loop = #tg.loop<reduce, axis = 0>}
-// CHECK-NEXT:                 memref.store %sum_1, %dx[%n, %c_1, %l_5] : memref<?x?x?xf32>
+// CHECK-NEXT:                 memref.store %sum_1, %dx[%n, %c_1, %l_4] : memref<?x?x?xf32>
 // CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 2>}
 // CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 1>}
 // CHECK-NEXT:           }

@@ -5,7 +5,8 @@
 // Inside the stage's outermost loop (n), a loop over the phase ph in [0, 2) of l runs the rest
 // once: r = (ph + 1) mod 2 the taps' class the test keeps, m = (ph - r + 1) / 2; l = 2 q + ph over
 // q in [⌈(0 - ph)/2⌉, ⌈(L - ph)/2⌉) (the tile walks q), j = 2 u + r over u in [0, ⌈(S - r)/2⌉);
-// o / 2 is q - u + m, o % 2 is 0 and its test true.
+// o / 2 is q - u + m, o % 2 is 0 and its test true, o >= 0 the quotient's test q - u + m >= 0 (o is
+// twice it: the test beside the clamp max(o / 2, 0), which branch-guarded-reads drops).
 
 builtin.module {
   func.func @conv1d_dx(%dy: memref<?x?x?xf32> {tg.name = "dy", tg.role = "input"},
@@ -123,14 +124,14 @@ builtin.module {
 // CHECK-NEXT:                   %j_1 = arith.addi %31, %residue : index
 // CHECK-NEXT:                   %l1 = arith.addi %l_1, %c1 : index
 // CHECK-NEXT:                   %o = arith.subi %l1, %j_1 : index
-// CHECK-NEXT:                   %above = arith.cmpi sge, %o, %c0 : index
-// CHECK-NEXT:                   %rem = arith.constant 0 : index
-// CHECK-NEXT:                   %even = arith.constant true
-// CHECK-NEXT:                   %kept = arith.andi %above, %even : i1
 // CHECK-NEXT:                   %32 = arith.constant -1 : index
 // CHECK-NEXT:                   %33 = arith.muli %j, %32 : index
 // CHECK-NEXT:                   %34 = arith.addi %l, %33 : index
 // CHECK-NEXT:                   %half = arith.addi %34, %quotient : index
+// CHECK-NEXT:                   %above = arith.cmpi sge, %half, %c0 : index
+// CHECK-NEXT:                   %rem = arith.constant 0 : index
+// CHECK-NEXT:                   %even = arith.constant true
+// CHECK-NEXT:                   %kept = arith.andi %above, %even : i1
 // CHECK-NEXT:                   %below = arith.cmpi slt, %half, %o_end : index
 // CHECK-NEXT:                   %inside = arith.andi %kept, %below : i1
 // CHECK-NEXT:                   %o_up = arith.maxsi %half, %c0 : index
