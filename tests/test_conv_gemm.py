@@ -409,8 +409,11 @@ def conv1d_strided_input_grad_user(dy=tg.tensor("N K OL"), x=tg.tensor("N C L", 
     return lambda n, c, l_: tg.reduce_sum_over((dy.shape[1], w.shape[2]), lambda k, t: term(n, c, l_, k, t))
 
 
-def test_a_strided_conv1d_grad_input_runs_by_phases_and_matches_torch():
-    n, c, k, length, taps, stride, padding = 2, 5, 6, 23, 5, 3, 1
+STRIDED_1D = [(2, 5, 6, 23, 5, 3, 1), (1, 3, 4, 18, 4, 2, 2)]  # (n, c, k, length, taps, stride, padding)
+
+
+@pytest.mark.parametrize("n, c, k, length, taps, stride, padding", STRIDED_1D)
+def test_a_strided_conv1d_grad_input_runs_by_phases_and_matches_torch(n, c, k, length, taps, stride, padding):
     rng = np.random.default_rng(3)
     out = (length + 2 * padding - taps) // stride + 1
     call = dict(dy=rng.standard_normal((n, k, out)).astype(np.float32),
