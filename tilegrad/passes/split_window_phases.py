@@ -44,6 +44,7 @@ from tilegrad.passes.common import (
     stage_number,
 )
 from tilegrad.passes.loop_affine import IndexBuilder, linear_form
+from tilegrad.passes.loop_utils import made_outside
 from tilegrad.schedule import Directive, Partition, PartitionBy
 
 MAX_STRIDE = 4
@@ -66,18 +67,6 @@ class _Phases:
 
     def directive(self, fn: func.FuncOp) -> Partition:
         return Partition(stage=stage_number(fn), axis=loop_axis(self.vloop), by=PartitionBy.PHASE)
-
-
-def _outside(value: SSAValue, op: Operation) -> bool:
-    owner = value.owner
-    at = owner.parent_op() if isinstance(owner, Block) else owner
-    return at is not None and not op.is_ancestor(at)
-
-
-def _root(op: Operation) -> Operation:
-    while op.parent_op() is not None and not isinstance(op.parent_op(), func.FuncOp):
-        op = op.parent_op()
-    return op
 
 
 def _variable_loop(value: SSAValue) -> scf.ForOp | None:
@@ -154,13 +143,14 @@ def _phases(root: scf.ForOp) -> list[_Phases]:
         a, b, c = loops[vloop], loops[tloop], form[1]
         if gcd(b, s) != 1 or vloop in found or not vloop.is_ancestor(tloop) or vloop.iter_args \
                 or constant_index(vloop.step) != 1 or constant_index(tloop.lb) != 0 \
-                or constant_index(tloop.step) != 1 or not _outside(tloop.ub, root):
+                or constant_index(tloop.step) != 1 or not made_outside(tloop.ub, root):
             continue
         tile = vloop.parent_op()
-        if _outside(vloop.lb, root) and _outside(vloop.ub, root):
+        if made_outside(vloop.lb, root) and made_outside(vloop.ub, root):
             tile = None
         elif not (isinstance(tile, scf.ForOp) and loop_role(tile) == LoopRole.TILE
-                  and vloop.lb is tile.body.block.args[0] and _outside(tile.lb, root) and _outside(tile.ub, root)):
+                  and vloop.lb is tile.body.block.args[0] and made_outside(tile.lb, root)
+                  and made_outside(tile.ub, root)):
             continue
         if (tile or vloop) is root:
             continue  # (the phase loop runs inside the stage's outermost loop)
