@@ -430,6 +430,20 @@ def test_a_strided_conv1d_grad_input_runs_by_phases_and_matches_torch(n, c, k, l
     _close((kernel(**call),), (want.numpy(),), "float32")
 
 
+def test_a_phase_split_turned_off_runs_the_stage_as_written():
+    n, c, k, length, taps, stride, padding = STRIDED_1D[1]
+    rng = np.random.default_rng(4)
+    out = (length + 2 * padding - taps) // stride + 1
+    call = dict(dy=rng.standard_normal((n, k, out)), x=rng.standard_normal((n, c, length)),
+                w=rng.standard_normal((k, c, taps)), stride=stride, padding=padding)
+    kernel = tilegrad.compile("conv1d_strided_input_grad_user", "cpu",
+                              schedule="Partition(stage=0, axis=2, by='phase', partitioned=False)")
+    assert "scf.for %phase" not in kernel.ir("tiled", **call)
+    want = torch.nn.grad.conv1d_input((n, c, length), torch.from_numpy(call["w"]), torch.from_numpy(call["dy"]),
+                                      stride=stride, padding=padding)
+    _close((kernel(**call),), (want.numpy(),), "float64")
+
+
 def test_the_plan_splits_a_stride_2_conv_backwards_dx_by_phases():
     """(its outputs: test_user_table_conv_matches_torch, in both builds)"""
     case = CONVS["conv2d backward 3x3 s2"]
