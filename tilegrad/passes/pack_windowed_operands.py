@@ -12,7 +12,10 @@ on, and w's indices the sum variables and k's, each once. With k's first and the
 w[k, q] (q = (c, i, j) flattened) is a view of w; in any other order (a conv's grad_input, dx[n, c,
 h, w] = sum over k, i, j of dy[n, k, h + p - i, w + p - j] weight[k, c, i, j]: the output's channel
 between the sums) w is copied once per call, before the stage, to a second stack panel of
-`panel_bytes` as w_panel[k Q + q] (the packed version's test: it fits too).
+`panel_bytes` as w_panel[k Q + q] (the packed version's test: it fits too). A weight index may be a
+constant times a sum variable plus values made outside the sums (split-window-phases' taps s t + r
+of one residue class, r made in its phase loop): w is then copied before the outermost loop those
+values are made outside of (once per phase), still outside the loop over k.
 The loop over k moves inside the tile of positions, so one pack serves every k:
 
     for n, a:                               for n, a:
