@@ -393,3 +393,61 @@ def test_grad_weight_does_not_depend_on_the_core_count():
     call = dict(dy=dy, **a, ph=1, pw=2)
     one = tilegrad.compile("conv2d_rect_dw_user", "cpu", schedule="Parallel(stage=0, cores=1)")(**call)
     np.testing.assert_array_equal(one, tilegrad.compile("conv2d_rect_dw_user", "cpu")(**call))
+
+# A strided conv's grad_input by phases (split-window-phases): the output's loop split by its
+# residue modulo the stride, each phase's sum over the taps of the class its `% stride == 0` test keeps
+
+
+@tg.op(outputs={"dx": tg.like("x")}, replace=True)
+def conv1d_strided_input_grad_user(dy=tg.tensor("N K OL"), x=tg.tensor("N C L", dtype="dy"),
+                                   w=tg.tensor("K C T", dtype="dy"), stride=tg.attr(3), padding=tg.attr(1)):
+    """dx[n, c, l] = sum over k, t of dy[n, k, (l + padding - t) / stride] w[k, c, t] where that divides."""
+    def term(n, c, l_, k, t):
+        top = l_ + padding - t
+        hit = (top >= 0) & (top % stride).eq(0) & (top // stride < dy.shape[2])
+        return tg.where(hit, dy[n, k, top // stride] * w[k, c, t], 0.0)
+    return lambda n, c, l_: tg.reduce_sum_over((dy.shape[1], w.shape[2]), lambda k, t: term(n, c, l_, k, t))
+
+
+STRIDED_1D = [(2, 5, 6, 23, 5, 3, 1), (1, 3, 4, 18, 4, 2, 2)]  # (n, c, k, length, taps, stride, padding)
+
+
+@pytest.mark.parametrize("n, c, k, length, taps, stride, padding", STRIDED_1D)
+def test_a_strided_conv1d_grad_input_runs_by_phases_and_matches_torch(n, c, k, length, taps, stride, padding):
+    rng = np.random.default_rng(3)
+    out = (length + 2 * padding - taps) // stride + 1
+    call = dict(dy=rng.standard_normal((n, k, out)).astype(np.float32),
+                x=rng.standard_normal((n, c, length)).astype(np.float32),
+                w=rng.standard_normal((k, c, taps)).astype(np.float32), stride=stride, padding=padding)
+    kernel = tilegrad.compile("conv1d_strided_input_grad_user", "cpu")
+    listed = _schedule(kernel, **call)
+    assert "Partition(stage=0, axis=2, by='phase')" in listed
+    assert "Stage(stage=0, tensor='dy', at=2, memory='panel')" in listed
+    tiled = kernel.ir("tiled", **call)  # the phases a loop around one nest, packed once (not a copy each)
+    assert tiled.count("scf.for %phase") == 1 and tiled.count("%window_fits = ") == 1
+    want = torch.nn.grad.conv1d_input((n, c, length), torch.from_numpy(call["w"]).double(),
+                                      torch.from_numpy(call["dy"]).double(), stride=stride, padding=padding)
+    _close((kernel(**call),), (want.numpy(),), "float32")
+
+
+def test_a_phase_split_turned_off_runs_the_stage_as_written():
+    n, c, k, length, taps, stride, padding = STRIDED_1D[1]
+    rng = np.random.default_rng(4)
+    out = (length + 2 * padding - taps) // stride + 1
+    call = dict(dy=rng.standard_normal((n, k, out)), x=rng.standard_normal((n, c, length)),
+                w=rng.standard_normal((k, c, taps)), stride=stride, padding=padding)
+    kernel = tilegrad.compile("conv1d_strided_input_grad_user", "cpu",
+                              schedule="Partition(stage=0, axis=2, by='phase', partitioned=False)")
+    assert "scf.for %phase" not in kernel.ir("tiled", **call)
+    want = torch.nn.grad.conv1d_input((n, c, length), torch.from_numpy(call["w"]), torch.from_numpy(call["dy"]),
+                                      stride=stride, padding=padding)
+    _close((kernel(**call),), (want.numpy(),), "float64")
+
+
+def test_the_plan_splits_a_stride_2_conv_backwards_dx_by_phases():
+    """(its outputs: test_user_table_conv_matches_torch, in both builds)"""
+    case = CONVS["conv2d backward 3x3 s2"]
+    dims = case.dims["small"]
+    listed = _schedule(tilegrad.compile(case.op, "cpu"), **case.inputs(np.random.default_rng(0), dims),
+                       **case.attrs(dims))
+    assert "Partition(stage=0, axis=2, by='phase')" in listed and "Partition(stage=0, axis=3, by='phase')" in listed

@@ -12,7 +12,10 @@ on, and w's indices the sum variables and k's, each once. With k's first and the
 w[k, q] (q = (c, i, j) flattened) is a view of w; in any other order (a conv's grad_input, dx[n, c,
 h, w] = sum over k, i, j of dy[n, k, h + p - i, w + p - j] weight[k, c, i, j]: the output's channel
 between the sums) w is copied once per call, before the stage, to a second stack panel of
-`panel_bytes` as w_panel[k Q + q] (the packed version's test: it fits too).
+`panel_bytes` as w_panel[k Q + q] (the packed version's test: it fits too). A weight index may be a
+constant times a sum variable plus values made outside the sums (split-window-phases' taps s t + r
+of one residue class, r made in its phase loop): w is then copied before the outermost loop those
+values are made outside of (once per phase), still outside the loop over k.
 The loop over k moves inside the tile of positions, so one pack serves every k:
 
     for n, a:                               for n, a:
@@ -59,6 +62,7 @@ from tilegrad.passes.common import (
     tensor_name,
     written_memrefs,
 )
+from tilegrad.passes.loop_affine import Linear, linear_form
 from tilegrad.passes.loop_utils import made_outside, slice_within, sum_nest, zero_constant
 from tilegrad.schedule import Directive, Memory, Stage
 
@@ -122,10 +126,11 @@ def _window(fn: func.FuncOp, col: scf.ForOp) -> _Window | None:
     if w.memref not in inputs or x.memref not in inputs or not isinstance(w.memref.type.layout, NoneAttr):
         return None
     indices = list(w.indices)
-    lead = [i for i in indices if not any(i is v for v in variables)]
+    taps = [_tap(i, variables, sums[0]) for i in indices]
+    lead = [i for i, tap in zip(indices, taps) if tap is None]
     if len(indices) != len(variables) + 1 or len(lead) != 1 or not isinstance(lead[0], BlockArgument) \
-            or any(sum(i is v for i in indices) != 1 for v in variables):
-        return None  # w's indices: each sum variable once and one loop's (k), in any order
+            or any(sum(tap is not None and tap[0] == n for tap in taps) != 1 for n in range(len(variables))):
+        return None  # w's indices: each sum variable once (or a constant times it plus a constant) and k's
     transposed = indices != [lead[0], *variables]  # (then w is copied once to a panel w[k, q])
     kloop = lead[0].owner.parent_op()
     if not isinstance(kloop, scf.ForOp) or loop_role(kloop) != LoopRole.PARALLEL or kloop.iter_args \
@@ -143,14 +148,40 @@ def _window(fn: func.FuncOp, col: scf.ForOp) -> _Window | None:
             return None
     if not all(made_outside(v, kloop) for v in (kloop.lb, kloop.ub, kloop.step)):
         return None
-    if transposed and not all(made_outside(s.ub, _stage_root(col)) for s in sums):
-        return None  # (w is copied before the stage, with the sums' extents)
-    return _Window(kloop, tile, col, sums, x, w, cond, loads[0] is x, transposed)
+    window = _Window(kloop, tile, col, sums, x, w, cond, loads[0] is x, transposed)
+    if transposed and not _pack_point(window).is_ancestor(kloop):
+        return None  # (w is copied before the loops over k, with the sums' extents and the taps' offsets)
+    return window
 
 
-def _stage_root(op: Operation) -> Operation:
-    """The outermost loop of the stage `op` is in."""
-    while op.parent_op() is not None and not isinstance(op.parent_op(), func.FuncOp):
+def _tap(index: SSAValue, variables: list[SSAValue], nest: scf.ForOp) -> tuple[int, int, Linear] | None:
+    """An index of w as (which sum variable, its constant coefficient, the rest: values made outside
+    the sums times constants, plus a constant): w[s t + r], the taps of one residue class
+    split-window-phases leaves, r its phase's (None: not such an index)."""
+    form = linear_form(index, nest)
+    if form is None:
+        return None
+    found = [(n, c) for term, c in form[0] for n, v in enumerate(variables) if v is term]
+    rest = frozenset((term, c) for term, c in form[0] if not any(term is v for v in variables))
+    if len(found) != 1 or any(not made_outside(term, nest) for term, _ in rest):
+        return None
+    return found[0][0], found[0][1], (rest, form[1])
+
+
+def _offsets(window: _Window) -> list[SSAValue]:
+    """The values w's taps add (a phase's residue: made before the stage, or in its phase loop)."""
+    variables = [s.body.block.args[0] for s in window.sums]
+    taps = [_tap(i, variables, window.sums[0]) for i in window.w.indices]
+    return [term for tap in taps if tap is not None for term, _ in tap[2][0]]
+
+
+def _pack_point(window: _Window) -> Operation:
+    """The outermost loop around the stage's term that the weight's copy can run before: the stage's
+    own outermost loop, or (a phase's taps: split-window-phases) the loop inside its phase loops."""
+    op: Operation = window.col
+    needed = [*(s.ub for s in window.sums), *_offsets(window)]
+    while op.parent_op() is not None and not isinstance(op.parent_op(), func.FuncOp) \
+            and all(made_outside(v, op.parent_op()) for v in needed):
         op = op.parent_op()
     return op
 
@@ -194,8 +225,8 @@ def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int, panel_rows:
     capacity = panel_bytes // (element.bitwidth // 8)
     variables = [s.body.block.args[0] for s in window.sums]
     indices = list(w.indices)
-    axis = next(a for a, i in enumerate(indices) if not any(i is v for v in variables))
-    root = _stage_root(window.col)
+    axis = next(a for a, i in enumerate(indices) if _tap(i, variables, window.sums[0]) is None)
+    root = _pack_point(window)
     b = BlockBuilder(root.parent_block(), root)
     zero, one = b.index(0), b.index(1)
     rows = b.add(memref.DimOp(w.memref, b.index(axis)))
@@ -219,9 +250,20 @@ def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int, panel_rows:
         ib = BlockBuilder(inner_body)
         flat = ib.add(arith.AddiOp(ib.add(arith.MuliOp(flat, extent)), inner_body.args[0]))
     last = BlockBuilder(where[-1])
-    at = {v: c.args[0] for v, c in zip(variables, where[1:])}
-    value = last.add(memref.LoadOp.get(w.memref, [body.args[0] if a == axis else at[i] for a, i in
-                                                  enumerate(indices)]))
+    at = [c.args[0] for c in where[1:]]
+    read = []
+    for a, index in enumerate(indices):
+        tap = _tap(index, variables, window.sums[0]) if a != axis else None
+        if tap is None:
+            read.append(body.args[0])
+            continue
+        n, coefficient, (rest, offset) = tap
+        value = at[n] if coefficient == 1 else last.add(arith.MuliOp(at[n], last.index(coefficient)))
+        for term, times in sorted(rest, key=lambda tc: str(tc[0].name_hint)):
+            value = last.add(arith.AddiOp(value, term if times == 1 else last.add(
+                arith.MuliOp(term, last.index(times)))))
+        read.append(value if offset == 0 else last.add(arith.AddiOp(value, last.index(offset))))
+    value = last.add(memref.LoadOp.get(w.memref, read))
     last.add(memref.StoreOp.get(value, panel, [flat]))
     for block in reversed(where):
         block.add_op(scf.YieldOp())

@@ -47,6 +47,7 @@ ALL_PASSES: tuple[PassEntry, ...] = (
     _entry("forward-stored-values", "forward_stored_values", "ForwardStoredValues", ("tiled", "all")),
     _entry("split-column-reductions", "split_column_reductions", "SplitColumnReductions", ("tiled", "cpu")),
     _entry("tile-for-target", "tile_for_target", "TileForTarget", ("tiled", "all")),
+    _entry("split-window-phases", "split_window_phases", "SplitWindowPhases", ("tiled", "cpu")),
     _entry("pack-windowed-operands", "pack_windowed_operands", "PackWindowedOperands", ("tiled", "cpu")),
     _entry("pack-windowed-reductions", "pack_windowed_reductions", "PackWindowedReductions", ("tiled", "cpu")),
     _entry("interchange-column-reductions", "interchange_column_reductions", "InterchangeColumnReductions",

@@ -79,6 +79,9 @@ class PartitionBy(StrEnum):
     """Where clamped indices are not clamped (the interior) and the edges (Halide's partitioning)."""
     RESIDUE = "residue"
     """By the iteration's residue modulo a stride (one phase per residue)."""
+    PHASE = "phase"
+    """A loop over the residues modulo a stride running the stage's nest once per residue, its sums
+    over the residue class their `% stride == 0` test keeps (split-window-phases)."""
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from tilegrad.passes.scratchpad_planner import APPLIED as TILED
 from tilegrad.passes.separate_strided_load_groups import SeparateStridedLoadGroups
 from tilegrad.passes.split_column_reductions import SplitColumnReductions
 from tilegrad.passes.split_stride_phases import SplitStridePhases
+from tilegrad.passes.split_window_phases import SplitWindowPhases
 from tilegrad.passes.stream_stores import StreamStores
 from tilegrad.passes.tabulate_axis_expressions import TabulateAxisExpressions
 from tilegrad.passes.tile_for_target import TileForTarget
@@ -88,6 +89,8 @@ class CpuBackend(Backend):
             FuseSiblingLoops(exchange_loops=True, contractions=False),
             # the core split (blocks are threads) and cache-sized tiles: the plan
             TileForTarget.of(target, num_blocks, hint),
+            # a sum a `% stride == 0` test thins (a strided conv's grad_input): a loop over its phases
+            SplitWindowPhases(),
             # a contraction's windowed operand (a conv's input), masked, in a panel per block of positions
             PackWindowedOperands(host.panel_bytes(target.ub_bytes), columns * host.jam_rows),
             # a sum over positions of a windowed operand (a conv's grad_weight): a GEMM per block of positions

@@ -15,6 +15,7 @@ sum loop; 0 for an unmarked window loop).
   fuse-sibling-loops (the tiled stage's, exchange_loops): ComputeWith(nests=...)
   fuse-sibling-reductions: ComputeWith(reductions=...)
   partition-clamped-loops: Partition(by=clamp)    split-stride-phases: Partition(by=residue)
+  split-window-phases: Partition(by=phase) (a loop a sum's `% s == 0` test thins: a loop over its phases)
   overlap-vector-tails: Split(tail=shift_inwards) outline-sibling-nests: Outline
   interchange-column-reductions, reorder-for-reuse, hoist-tile-loops: Reorder (a sum's loop as 'rK')
   unroll-short-reductions: Unroll(factor=0)       unswitch-invariant-selects: Specialize
@@ -57,6 +58,7 @@ from tilegrad.passes.reorder_for_reuse import ReorderForReuse, reuse_reorders
 from tilegrad.passes.scan_reductions import ScanReductions, scanned_stages
 from tilegrad.passes.split_column_reductions import SplitColumnReductions, rfactors
 from tilegrad.passes.split_stride_phases import SplitStridePhases, phase_split_loops
+from tilegrad.passes.split_window_phases import SplitWindowPhases, window_phases
 from tilegrad.passes.stream_stores import StreamStores, streamable_loops
 from tilegrad.passes.tabulate_axis_expressions import TabulateAxisExpressions, tables
 from tilegrad.passes.unroll_reuse_loops import UnrollReuseLoops, reuse_decisions
@@ -98,6 +100,8 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
         return _unique(d for fn in functions(module) for d in merged_reductions(fn))
     if isinstance(step, PartitionClampedLoops):
         return _on_loops(partitioned_loops(module), lambda stage, axis: Partition(stage=stage, axis=axis))
+    if isinstance(step, SplitWindowPhases):  # a loop over the phases of a loop a sum's `% s == 0` tests
+        return _unique(own for own, _ in window_phases(module))
     if isinstance(step, SplitStridePhases):
         return _on_loops(phase_split_loops(module),
                          lambda stage, axis: Partition(stage=stage, axis=axis, by=PartitionBy.RESIDUE))

@@ -1,0 +1,283 @@
+// RUN: tilegrad opt %s -p 'pack-windowed-operands{panel_bytes=4096 columns=16}' | filecheck %s
+
+// A stride-2 conv1d's grad_input as split-window-phases leaves it (tests/filecheck/split-window-phases/
+// conv1d-stride-two.mlir): inside the loop over n, a loop over the phase of l; in it, the taps of the
+// class the phase keeps, w[k, c, 2 j + residue] (residue made in the phase loop), and the window
+// dy[n, k, clamp(l - j + quotient)]. w is copied to its panel in the phase loop, before the loop over
+// c (the outermost loop its offset is made outside of), as w_panel[c Q + (k U + j)] with the taps
+// 2 j + residue; the tile packs dy as for a stride-1 conv (conv1d_input_grad.mlir).
+
+builtin.module {
+  func.func @conv1d_dx(%dy: memref<?x?x?xf32> {tg.name = "dy", tg.role = "input"}, %w: memref<?x?x?xf32> {tg.name = "w", tg.role = "input"}, %dx: memref<?x?x?xf32> {tg.name = "dx", tg.role = "output"}) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %zero = arith.constant 0.000000e+00 : f32
+    %n_end = memref.dim %dx, %c0 : memref<?x?x?xf32>
+    %c_end = memref.dim %dx, %c1 : memref<?x?x?xf32>
+    %l_end = memref.dim %dx, %c2 : memref<?x?x?xf32>
+    %k_end = memref.dim %dy, %c1 : memref<?x?x?xf32>
+    %o_end = memref.dim %dy, %c2 : memref<?x?x?xf32>
+    %s_end = memref.dim %w, %c2 : memref<?x?x?xf32>
+    %o_last = arith.subi %o_end, %c1 : index
+    scf.for %n = %c0 to %n_end step %c1 {
+      %0 = arith.constant 0 : index
+      %1 = arith.constant 2 : index
+      %2 = arith.constant 1 : index
+      scf.for %phase = %0 to %1 step %2 {
+        %3 = arith.constant 1 : index
+        %4 = arith.addi %phase, %3 : index
+        %5 = arith.constant 2 : index
+        %residue = arith.remsi %4, %5 : index
+        %6 = arith.constant -1 : index
+        %7 = arith.muli %residue, %6 : index
+        %8 = arith.addi %phase, %7 : index
+        %9 = arith.addi %8, %3 : index
+        %quotient = arith.divsi %9, %5 : index
+        %10 = arith.subi %c0, %phase : index
+        %11 = arith.addi %10, %3 : index
+        %12 = arith.constant 0 : index
+        %13 = arith.cmpi slt, %11, %12 : index
+        %14 = arith.addi %11, %6 : index
+        %15 = arith.select %13, %14, %11 : index
+        %16 = arith.divsi %15, %5 : index
+        %17 = arith.subi %l_end, %phase : index
+        %18 = arith.addi %17, %3 : index
+        %19 = arith.cmpi slt, %18, %12 : index
+        %20 = arith.addi %18, %6 : index
+        %21 = arith.select %19, %20, %18 : index
+        %l_end_1 = arith.divsi %21, %5 : index
+        %22 = arith.subi %s_end, %residue : index
+        %23 = arith.addi %22, %3 : index
+        %24 = arith.cmpi slt, %23, %12 : index
+        %25 = arith.addi %23, %6 : index
+        %26 = arith.select %24, %25, %23 : index
+        %27 = arith.divsi %26, %5 : index
+        scf.for %c = %c0 to %c_end step %c1 {
+          %tile = arith.constant 4096 : index
+          scf.for %t = %16 to %l_end_1 step %tile {
+            %t_next = arith.addi %t, %tile : index
+            %t_end = arith.minsi %t_next, %l_end_1 : index
+            scf.for %l = %t to %t_end step %c1 {
+              %28 = arith.constant 2 : index
+              %29 = arith.muli %l, %28 : index
+              %l_1 = arith.addi %29, %phase : index
+              %sum = scf.for %k = %c0 to %k_end step %c1 iter_args(%acc = %zero) -> (f32) {
+                %part = scf.for %j = %c0 to %27 step %c1 iter_args(%acc_j = %zero) -> (f32) {
+                  %30 = arith.constant 2 : index
+                  %31 = arith.muli %j, %30 : index
+                  %j_1 = arith.addi %31, %residue : index
+                  %l1 = arith.addi %l_1, %c1 : index
+                  %o = arith.subi %l1, %j_1 : index
+                  %32 = arith.constant -1 : index
+                  %33 = arith.muli %j, %32 : index
+                  %34 = arith.addi %l, %33 : index
+                  %half = arith.addi %34, %quotient : index
+                  %above = arith.cmpi sge, %half, %c0 : index
+                  %rem = arith.constant 0 : index
+                  %even = arith.constant true
+                  %kept = arith.andi %above, %even : i1
+                  %below = arith.cmpi slt, %half, %o_end : index
+                  %inside = arith.andi %kept, %below : i1
+                  %o_up = arith.maxsi %half, %c0 : index
+                  %o_in = arith.minsi %o_up, %o_last : index
+                  %dyv = memref.load %dy[%n, %k, %o_in] : memref<?x?x?xf32>
+                  %wv = memref.load %w[%k, %c, %j_1] : memref<?x?x?xf32>
+                  %p = arith.mulf %dyv, %wv : f32
+                  %term = arith.select %inside, %p, %zero : f32
+                  %acc_j_next = arith.addf %acc_j, %term fastmath<reassoc> : f32
+                  scf.yield %acc_j_next : f32
+                } {tg.loop = #tg.loop<reduce, axis = 0>}
+                %acc_next = arith.addf %acc, %part fastmath<reassoc> : f32
+                scf.yield %acc_next : f32
+              } {tg.loop = #tg.loop<reduce, axis = 0>}
+              memref.store %sum, %dx[%n, %c, %l_1] : memref<?x?x?xf32>
+            } {tg.loop = #tg.loop<parallel, axis = 2>}
+          } {tg.loop = #tg.loop<tile, axis = 2>}
+        } {tg.loop = #tg.loop<parallel, axis = 1>}
+      }
+    } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
+    func.return
+  }
+}
+
+// CHECK:      builtin.module {
+// CHECK-NEXT:   func.func @conv1d_dx(%dy: memref<?x?x?xf32> {tg.name = "dy", tg.role = "input"}, %w: memref<?x?x?xf32> {tg.name = "w", tg.role = "input"}, %dx: memref<?x?x?xf32> {tg.name = "dx", tg.role = "output"}) {
+// CHECK-NEXT:     %0 = memref.alloca() : memref<1x64x16xf32>
+// CHECK-NEXT:     %window_panel = memref.collapse_shape %0 {{\[\[}}0 : i64, 1 : i64], [2 : i64]] : memref<1x64x16xf32> into memref<64x16xf32>
+// CHECK-NEXT:     %1 = memref.alloca() : memref<1x1024xf32>
+// CHECK-NEXT:     %weight_panel = memref.collapse_shape %1 {{\[\[}}0 : i64, 1 : i64]] : memref<1x1024xf32> into memref<1024xf32>
+// CHECK-NEXT:     %c0 = arith.constant 0 : index
+// CHECK-NEXT:     %c1 = arith.constant 1 : index
+// CHECK-NEXT:     %c2 = arith.constant 2 : index
+// CHECK-NEXT:     %zero = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:     %n_end = memref.dim %dx, %c0 : memref<?x?x?xf32>
+// CHECK-NEXT:     %c_end = memref.dim %dx, %c1 : memref<?x?x?xf32>
+// CHECK-NEXT:     %l_end = memref.dim %dx, %c2 : memref<?x?x?xf32>
+// CHECK-NEXT:     %k_end = memref.dim %dy, %c1 : memref<?x?x?xf32>
+// CHECK-NEXT:     %o_end = memref.dim %dy, %c2 : memref<?x?x?xf32>
+// CHECK-NEXT:     %s_end = memref.dim %w, %c2 : memref<?x?x?xf32>
+// CHECK-NEXT:     %o_last = arith.subi %o_end, %c1 : index
+// CHECK-NEXT:     scf.for %n = %c0 to %n_end step %c1 {
+// CHECK-NEXT:       %2 = arith.constant 0 : index
+// CHECK-NEXT:       %3 = arith.constant 2 : index
+// CHECK-NEXT:       %4 = arith.constant 1 : index
+// CHECK-NEXT:       scf.for %phase = %2 to %3 step %4 {
+// CHECK-NEXT:         %5 = arith.constant 1 : index
+// CHECK-NEXT:         %6 = arith.addi %phase, %5 : index
+// CHECK-NEXT:         %7 = arith.constant 2 : index
+// CHECK-NEXT:         %residue = arith.remsi %6, %7 : index
+// CHECK-NEXT:         %8 = arith.constant -1 : index
+// CHECK-NEXT:         %9 = arith.muli %residue, %8 : index
+// CHECK-NEXT:         %10 = arith.addi %phase, %9 : index
+// CHECK-NEXT:         %11 = arith.addi %10, %5 : index
+// CHECK-NEXT:         %quotient = arith.divsi %11, %7 : index
+// CHECK-NEXT:         %12 = arith.subi %c0, %phase : index
+// CHECK-NEXT:         %13 = arith.addi %12, %5 : index
+// CHECK-NEXT:         %14 = arith.constant 0 : index
+// CHECK-NEXT:         %15 = arith.cmpi slt, %13, %14 : index
+// CHECK-NEXT:         %16 = arith.addi %13, %8 : index
+// CHECK-NEXT:         %17 = arith.select %15, %16, %13 : index
+// CHECK-NEXT:         %18 = arith.divsi %17, %7 : index
+// CHECK-NEXT:         %19 = arith.subi %l_end, %phase : index
+// CHECK-NEXT:         %20 = arith.addi %19, %5 : index
+// CHECK-NEXT:         %21 = arith.cmpi slt, %20, %14 : index
+// CHECK-NEXT:         %22 = arith.addi %20, %8 : index
+// CHECK-NEXT:         %23 = arith.select %21, %22, %20 : index
+// CHECK-NEXT:         %l_end_1 = arith.divsi %23, %7 : index
+// CHECK-NEXT:         %24 = arith.subi %s_end, %residue : index
+// CHECK-NEXT:         %25 = arith.addi %24, %5 : index
+// CHECK-NEXT:         %26 = arith.cmpi slt, %25, %14 : index
+// CHECK-NEXT:         %27 = arith.addi %25, %8 : index
+// CHECK-NEXT:         %28 = arith.select %26, %27, %25 : index
+// CHECK-NEXT:         %29 = arith.divsi %28, %7 : index
+// CHECK-NEXT:         %tile = arith.constant 4096 : index
+// CHECK-NEXT:         %tile_1 = arith.constant 16 : index
+// CHECK-NEXT:         %30 = arith.muli %k_end, %29 : index
+// CHECK-NEXT:         %31 = arith.constant 0 : index
+// CHECK-NEXT:         %32 = arith.constant 1 : index
+// CHECK-NEXT:         %33 = arith.constant 1 : index
+// CHECK-NEXT:         %34 = memref.dim %w, %33 : memref<?x?x?xf32>
+// CHECK-NEXT:         %35 = arith.muli %k_end, %29 : index
+// CHECK-NEXT:         %36 = arith.muli %34, %35 : index
+// CHECK-NEXT:         %37 = arith.constant 1024 : index
+// CHECK-NEXT:         %38 = arith.cmpi sle, %36, %37 : index
+// CHECK-NEXT:         %39 = arith.constant 64 : index
+// CHECK-NEXT:         %40 = arith.cmpi sle, %35, %39 : index
+// CHECK-NEXT:         %window_fits = arith.andi %38, %40 : i1
+// CHECK-NEXT:         scf.if %window_fits {
+// CHECK-NEXT:           scf.for %41 = %31 to %34 step %32 {
+// CHECK-NEXT:             scf.for %42 = %31 to %k_end step %32 {
+// CHECK-NEXT:               %43 = arith.muli %41, %k_end : index
+// CHECK-NEXT:               %44 = arith.addi %43, %42 : index
+// CHECK-NEXT:               scf.for %45 = %31 to %29 step %32 {
+// CHECK-NEXT:                 %46 = arith.muli %44, %29 : index
+// CHECK-NEXT:                 %47 = arith.addi %46, %45 : index
+// CHECK-NEXT:                 %48 = arith.constant 2 : index
+// CHECK-NEXT:                 %49 = arith.muli %45, %48 : index
+// CHECK-NEXT:                 %50 = arith.addi %49, %residue : index
+// CHECK-NEXT:                 %51 = memref.load %w[%42, %41, %50] : memref<?x?x?xf32>
+// CHECK-NEXT:                 memref.store %51, %weight_panel[%47] : memref<1024xf32>
+// CHECK-NEXT:               } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:             } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:           } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:         }
+// CHECK-NEXT:         scf.for %t = %18 to %l_end_1 step %tile_1 {
+// CHECK-NEXT:           %t_next = arith.addi %t, %tile_1 : index
+// CHECK-NEXT:           %t_end = arith.minsi %t_next, %l_end_1 : index
+// CHECK-NEXT:           scf.if %window_fits {
+// CHECK-NEXT:             %52 = arith.constant 0 : index
+// CHECK-NEXT:             %53 = arith.constant 1 : index
+// CHECK-NEXT:             %54 = arith.constant 16 : index
+// CHECK-NEXT:             scf.for %55 = %t to %t_end step %54 {
+// CHECK-NEXT:               %56 = arith.addi %55, %54 : index
+// CHECK-NEXT:               %57 = arith.minsi %56, %t_end : index
+// CHECK-NEXT:               %58 = arith.subi %57, %55 : index
+// CHECK-NEXT:               scf.for %59 = %52 to %k_end step %53 {
+// CHECK-NEXT:                 scf.for %60 = %52 to %29 step %53 {
+// CHECK-NEXT:                   %61 = arith.muli %59, %29 : index
+// CHECK-NEXT:                   %62 = arith.addi %61, %60 : index
+// CHECK-NEXT:                   scf.for %63 = %52 to %58 step %53 {
+// CHECK-NEXT:                     %64 = arith.addi %55, %63 : index
+// CHECK-NEXT:                     %65 = arith.constant -1 : index
+// CHECK-NEXT:                     %66 = arith.muli %60, %65 : index
+// CHECK-NEXT:                     %67 = arith.addi %64, %66 : index
+// CHECK-NEXT:                     %half = arith.addi %67, %quotient : index
+// CHECK-NEXT:                     %above = arith.cmpi sge, %half, %c0 : index
+// CHECK-NEXT:                     %even = arith.constant true
+// CHECK-NEXT:                     %kept = arith.andi %above, %even : i1
+// CHECK-NEXT:                     %below = arith.cmpi slt, %half, %o_end : index
+// CHECK-NEXT:                     %inside = arith.andi %kept, %below : i1
+// CHECK-NEXT:                     %o_up = arith.maxsi %half, %c0 : index
+// CHECK-NEXT:                     %o_in = arith.minsi %o_up, %o_last : index
+// CHECK-NEXT:                     %dyv = memref.load %dy[%n, %59, %o_in] : memref<?x?x?xf32>
+// CHECK-NEXT:                     %68 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:                     %69 = arith.select %inside, %dyv, %68 : f32
+// CHECK-NEXT:                     memref.store %69, %window_panel[%62, %63] : memref<64x16xf32>
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<copy, axis = 2>}
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:               } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:               scf.for %c = %c0 to %c_end step %c1 {
+// CHECK-NEXT:                 %70 = arith.muli %c, %30 : index
+// CHECK-NEXT:                 scf.for %l = %52 to %58 step %c1 {
+// CHECK-NEXT:                   %l_1 = arith.addi %55, %l : index
+// CHECK-NEXT:                   %71 = arith.constant 2 : index
+// CHECK-NEXT:                   %72 = arith.muli %l_1, %71 : index
+// CHECK-NEXT:                   %l_2 = arith.addi %72, %phase : index
+// CHECK-NEXT:                   %sum = scf.for %73 = %52 to %30 step %53 iter_args(%74 = %zero) -> (f32) {
+// CHECK-NEXT:                     %75 = memref.load %window_panel[%73, %l] : memref<64x16xf32>
+// CHECK-NEXT:                     %76 = arith.addi %70, %73 : index
+// CHECK-NEXT:                     %77 = memref.load %weight_panel[%76] : memref<1024xf32>
+// CHECK-NEXT:                     %78 = arith.mulf %75, %77 : f32
+// CHECK-NEXT:                     %79 = arith.addf %74, %78 fastmath<reassoc> : f32
+// CHECK-NEXT:                     scf.yield %79 : f32
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<reduce, axis = 1>}
+// CHECK-NEXT:                   memref.store %sum, %dx[%n, %c, %l_2] : memref<?x?x?xf32>
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<parallel, axis = 2>}
+// CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:             } {tg.loop = #tg.loop<tile, axis = 2>}
+// CHECK-NEXT:           } else {
+// CHECK-NEXT:             scf.for %c_1 = %c0 to %c_end step %c1 {
+// CHECK-NEXT:               scf.for %l_3 = %t to %t_end step %c1 {
+// CHECK-NEXT:                 %80 = arith.constant 2 : index
+// CHECK-NEXT:                 %81 = arith.muli %l_3, %80 : index
+// CHECK-NEXT:                 %l_4 = arith.addi %81, %phase : index
+// CHECK-NEXT:                 %sum_1 = scf.for %k = %c0 to %k_end step %c1 iter_args(%acc = %zero) -> (f32) {
+// CHECK-NEXT:                   %part = scf.for %j = %c0 to %29 step %c1 iter_args(%acc_j = %zero) -> (f32) {
+// CHECK-NEXT:                     %82 = arith.constant 2 : index
+// CHECK-NEXT:                     %83 = arith.muli %j, %82 : index
+// CHECK-NEXT:                     %j_1 = arith.addi %83, %residue : index
+// CHECK-NEXT:                     %l1 = arith.addi %l_4, %c1 : index
+// CHECK-NEXT:                     %o = arith.subi %l1, %j_1 : index
+// CHECK-NEXT:                     %84 = arith.constant -1 : index
+// CHECK-NEXT:                     %85 = arith.muli %j, %84 : index
+// CHECK-NEXT:                     %86 = arith.addi %l_3, %85 : index
+// CHECK-NEXT:                     %half_1 = arith.addi %86, %quotient : index
+// CHECK-NEXT:                     %above_1 = arith.cmpi sge, %half_1, %c0 : index
+// CHECK-NEXT:                     %rem = arith.constant 0 : index
+// CHECK-NEXT:                     %even_1 = arith.constant true
+// CHECK-NEXT:                     %kept_1 = arith.andi %above_1, %even_1 : i1
+// CHECK-NEXT:                     %below_1 = arith.cmpi slt, %half_1, %o_end : index
+// CHECK-NEXT:                     %inside_1 = arith.andi %kept_1, %below_1 : i1
+// CHECK-NEXT:                     %o_up_1 = arith.maxsi %half_1, %c0 : index
+// CHECK-NEXT:                     %o_in_1 = arith.minsi %o_up_1, %o_last : index
+// CHECK-NEXT:                     %dyv_1 = memref.load %dy[%n, %k, %o_in_1] : memref<?x?x?xf32>
+// CHECK-NEXT:                     %wv = memref.load %w[%k, %c_1, %j_1] : memref<?x?x?xf32>
+// CHECK-NEXT:                     %p = arith.mulf %dyv_1, %wv : f32
+// CHECK-NEXT:                     %term = arith.select %inside_1, %p, %zero : f32
+// CHECK-NEXT:                     %acc_j_next = arith.addf %acc_j, %term fastmath<reassoc> : f32
+// CHECK-NEXT:                     scf.yield %acc_j_next : f32
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<reduce, axis = 0>}
+// CHECK-NEXT:                   %acc_next = arith.addf %acc, %part fastmath<reassoc> : f32
+// CHECK-NEXT:                   scf.yield %acc_next : f32
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<reduce, axis = 0>}
+// CHECK-NEXT:                 memref.store %sum_1, %dx[%n, %c_1, %l_4] : memref<?x?x?xf32>
+// CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 2>}
+// CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:           }
+// CHECK-NEXT:         } {tg.loop = #tg.loop<tile, axis = 2>}
+// CHECK-NEXT:       }
+// CHECK-NEXT:     } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
+// CHECK-NEXT:     func.return
+// CHECK-NEXT:   }
+// CHECK-NEXT: }
