@@ -27,6 +27,14 @@ TARGETS = {"cpu": ("float32", "float16", "float64"), "ascend910b": ("float32", "
            "ft78ne": ("float32",), "metax-c500": ("float32", "float16")}
 NUMPY = {"float64": np.float64, "float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 DIMS = st.sampled_from([0, 1, 2, 3, 5, 7, 8, 13, 31, 64, 97])
+MOST_ELEMENTS = None if LONG else 1 << 18
+"""A 4-D shape's elements at most in the CI profile (97^4 is 88M float64 values through the guard
+build: the run, not the kernels, was most of the softmax fuzz's time)."""
+
+
+def shape_4d():
+    shapes = st.lists(DIMS, min_size=4, max_size=4)
+    return shapes if MOST_ELEMENTS is None else shapes.filter(lambda s: int(np.prod(s)) <= MOST_ELEMENTS)
 CANARY = 0xA5
 
 
@@ -129,7 +137,9 @@ def test_fuzz_binary_cross_entropy_grad(data):
 ACTIVATIONS = {
     "relu": lambda dy, x, y, c: torch.ops.aten.threshold_backward(dy, x, 0.0),
     "clipped_relu": lambda dy, x, y, c: torch.ops.aten.hardtanh_backward(dy, x, 0.0, c),
-    "elu": lambda dy, x, y, c: torch.ops.aten.elu_backward(dy, c, 1.0, 1.0, False, x),
+    # (SPEC: dy * (y + coef) for x <= 0, from the y given: in float16, y + coef cancels where y is near
+    # -coef, so the oracle is the same formula on the same y, in float64; not exp(x) from x)
+    "elu": lambda dy, x, y, c: torch.ops.aten.elu_backward(dy, c, 1.0, 1.0, True, y),
     "sigmoid": lambda dy, x, y, c: torch.ops.aten.sigmoid_backward(dy, y),
     "tanh": lambda dy, x, y, c: torch.ops.aten.tanh_backward(dy, y),
     "identity": lambda dy, x, y, c: dy,
@@ -140,7 +150,7 @@ ACTIVATIONS = {
 @given(st.data())
 def test_fuzz_activation_backward(data):
     target, dtype = data.draw(target_dtype())
-    shape = tuple(data.draw(st.lists(DIMS, min_size=4, max_size=4)))
+    shape = tuple(data.draw(shape_4d()))
     mode = data.draw(st.sampled_from(sorted(ACTIVATIONS)))
     coef = data.draw(st.sampled_from([0.5, 1.0, 6.0]))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
@@ -210,7 +220,7 @@ def test_fuzz_embedding_dense_backward(data):
 @given(st.data())
 def test_fuzz_softmax_backward(data):
     target, dtype = data.draw(target_dtype(("float32", "float64")))
-    shape = tuple(data.draw(st.lists(DIMS, min_size=4, max_size=4)))
+    shape = tuple(data.draw(shape_4d()))
     mode = data.draw(st.sampled_from(["instance", "channel"]))
     algorithm = data.draw(st.sampled_from(["accurate", "log"]))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
@@ -268,7 +278,7 @@ def test_fuzz_pooling_backward(data):
 @given(st.data())
 def test_fuzz_dropout_backward(data):
     target, dtype = data.draw(target_dtype())
-    shape = tuple(data.draw(st.lists(DIMS, min_size=4, max_size=4)))
+    shape = tuple(data.draw(shape_4d()))
     p = data.draw(st.sampled_from([0.0, 0.1, 0.5, 0.9]))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     mask = (rng.uniform(size=shape) >= p).astype(np.uint8)

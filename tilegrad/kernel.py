@@ -339,18 +339,20 @@ class Kernel(Dispatcher):
         return replace(given or hint, directives=merge_directives(hint.directives, directives), planner=self.planner)
 
     def specialize(self, binding: Binding, num_blocks: int, check_fit: bool = True,
-                   code: bool = True) -> Specialization:
+                   code: bool = True, keep_ir: bool = False) -> Specialization:
         """The specialization for this call. Where the plan leaves a stage's core split to the call's
         extents (passes/scratchpad_planner.py: the IR does not know them), the planner decides with
         them, and a split that fuses axes is a specialization of its own, keyed by the decision.
-        `code` False: its stages up to tiled and its plan are enough (no LLVM yet)."""
+        `code` False: its stages up to tiled and its plan are enough (no LLVM yet). `keep_ir`: a
+        build prints its stages up to tiled (they are asked for)."""
         hint = self.schedule_hint(binding)
-        spec = self._specialization(binding, num_blocks, hint, code=code)
+        spec = self._specialization(binding, num_blocks, hint, code=code, keep_ir=keep_ir)
         planned = self._planned(spec, binding)
         if planned:
-            spec = self._specialization(binding, num_blocks, replace(hint, planned=planned), code=code)
+            spec = self._specialization(binding, num_blocks, replace(hint, planned=planned), code=code,
+                                        keep_ir=keep_ir)
         elif isinstance(spec, PlanOnly):  # built for a call that fused; this one does not
-            spec = self._specialization(binding, num_blocks, hint, compile_all=True, code=code)
+            spec = self._specialization(binding, num_blocks, hint, compile_all=True, code=code, keep_ir=keep_ir)
         if check_fit and spec.plan is not None:
             spec.plan.check()
         return spec
@@ -389,7 +391,7 @@ class Kernel(Dispatcher):
         return replace(hint, planned=planned) if planned else hint
 
     def _specialization(self, binding: Binding, num_blocks: int, hint, compile_all: bool = False,
-                        code: bool = True) -> Specialization | PlanOnly:
+                        code: bool = True, keep_ir: bool = False) -> Specialization | PlanOnly:
         """The specialization of these parts, from memory, the disk cache or built. A build whose plan
         makes this call fuse axes of a core split stops at the tiled stage (PlanOnly: the caller
         builds the fused one); `compile_all` compiles it whole (a call that does not fuse). `code`
@@ -408,7 +410,7 @@ class Kernel(Dispatcher):
                 if spec is None or (compile_all and isinstance(spec, PlanOnly)):
                     key = cache.make_key(*parts[:4], asdict(self.target), *parts[5:])
                     spec = _SPECIALIZATIONS[parts] = self._load_or_build(key, binding, num_blocks, hint, lengths,
-                                                                         compile_all, code)
+                                                                         compile_all, code, keep_ir)
         if code and isinstance(spec, Specialization) and spec.pending is not None:
             with _COMPILE_LOCK:
                 if spec.pending is not None:
@@ -428,7 +430,7 @@ class Kernel(Dispatcher):
         return sum_lengths(forms, {**binding.kernel_shapes, **shapes}, _runtime_params(self.op, binding))
 
     def _load_or_build(self, key: str, binding: Binding, num_blocks: int, hint, lengths: tuple,
-                       compile_all: bool = True, code: bool = True) -> Specialization | PlanOnly:
+                       compile_all: bool = True, code: bool = True, keep_ir: bool = False) -> Specialization | PlanOnly:
         from tilegrad.codegen import cache
 
         hit = cache.load(key)
@@ -441,7 +443,7 @@ class Kernel(Dispatcher):
 
         lowered = lower(self.op, binding, self.target, num_blocks, hint, untiled=self.untiled,
                         override=self._lowering_override, verify_tiled=self.guard, sum_lengths=lengths,
-                        keep_ir=not code)  # (a call reads no stage's text: `ir` prints them when asked)
+                        keep_ir=keep_ir)  # (a call or a plan reads no stage's text: `ir` asks for them)
         if not compile_all and not hint.planned and lowered.plan is not None:
             plan_only = PlanOnly(lowered.plan, lowered.layout, lowered.num_blocks)
             if self._planned(plan_only, binding):  # this call runs a fused split: compile that kernel only
@@ -599,7 +601,8 @@ class Kernel(Dispatcher):
             raise ValueError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
         args, kwargs, _, num_blocks = self._split_call(args, kwargs)
         binding = self.op.bind(self.target, args, kwargs)
-        spec = self.specialize(binding, num_blocks, check_fit=stage in ("llvm", "asm"), code=stage in ("llvm", "asm"))
+        spec = self.specialize(binding, num_blocks, check_fit=stage in ("llvm", "asm"), code=stage in ("llvm", "asm"),
+                               keep_ir=stage not in ("llvm", "asm"))
         if stage == "asm":
             return spec.asm()
         if stage not in spec.ir:  # built for a call (or loaded from the disk cache): its stages were not printed
