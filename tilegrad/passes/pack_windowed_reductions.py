@@ -24,7 +24,7 @@ with Q' the columns of the core's share (q0: its first; a core split over c pack
 B = min(OW, P), R = max(1, P / OW) for P = panel / Q (the whole Q's, so the blocks, and the order
 each dw element adds its blocks in, do not depend on the core count). Each block's sum is the plain
 NN GEMM form (dy broadcast, a row of the panel swept along q): interchange-column-reductions,
-jam-row-sweeps (4 k rows) and chunk-row-sweeps (16 q columns) make it the register tile. The results
+jam-row-sweeps (HostModel.jam_rows k rows) and chunk-row-sweeps (16 q columns) make it the register tile. The results
 equal the stage as written up to rounding order (blocks in order, each one flat sum). With
 `directives` (Stage(tensor=x, at=<the loop over k's axis>, memory=panel)), the stages they name;
 without, every one.
