@@ -29,7 +29,7 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -44,7 +44,7 @@ from tilegrad.passes.common import (
     stage_number,
 )
 from tilegrad.passes.loop_affine import IndexBuilder, linear_form
-from tilegrad.passes.loop_utils import made_outside
+from tilegrad.passes.loop_utils import made_outside, zero_constant
 from tilegrad.schedule import Directive, Partition, PartitionBy
 
 MAX_STRIDE = 4
@@ -89,11 +89,6 @@ def _tested(select: arith.SelectOp, rem: arith.RemSIOp) -> bool:
     return False
 
 
-def _zero(value: SSAValue) -> bool:
-    op = value.owner
-    return isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr) and op.value.value.data == 0.0
-
-
 def _term(tloop: scf.ForOp) -> arith.SelectOp | None:
     """The term a perfect nest of sums from tloop down adds: a select whose else is 0."""
     loop = tloop
@@ -108,7 +103,7 @@ def _term(tloop: scf.ForOp) -> arith.SelectOp | None:
         if isinstance(other.owner, scf.ForOp) and other.owner.parent_block() is loop.body.block:
             loop = other.owner
             continue
-        if isinstance(other.owner, arith.SelectOp) and _zero(other.owner.operands[2]):
+        if isinstance(other.owner, arith.SelectOp) and zero_constant(other.owner.operands[2]):
             return other.owner
         return None
 
