@@ -88,13 +88,20 @@ def _view_chain(value: SSAValue, fn: func.FuncOp) -> tuple[SSAValue, list[memref
     return None
 
 
+
+def _movable(fn: func.FuncOp, nest: scf.ForOp) -> bool:
+    """Whether the nest can run in a function of its own: it carries no values out, and every
+    memref it uses is a stage argument (or an opaque alias of one) seen through row views."""
+    return not nest.results and all(_view_chain(value, fn) is not None for value in _live_ins(nest)
+                                    if isinstance(value.type, MemRefType))
+
 class _Outline:
     def __init__(self, fn: func.FuncOp, nest: scf.ForOp, name: str):
         self.fn, self.nest, self.name = fn, nest, name
 
     def build(self) -> func.FuncOp | None:
         """The function that runs the nest, and the call in its place; None: the nest stays."""
-        if self.nest.results:
+        if not _movable(self.fn, self.nest):
             return None
         body = Block()
         mapping: dict[SSAValue, SSAValue] = {}
@@ -116,10 +123,7 @@ class _Outline:
                 made.append(owner.clone(value_mapper=mapping))
                 mapping[value] = made[-1].results[0]
             elif isinstance(value.type, MemRefType):
-                found = _view_chain(value, self.fn)
-                if found is None:
-                    return None
-                root, chain = found
+                root, chain = _view_chain(value, self.fn)  # (a chain: _movable)
                 tensor = viewed(root)
                 parameter(root, self.fn.arg_attrs.data[tensor.index] if self.fn.arg_attrs else DictionaryAttr({}))
                 for view in chain:
@@ -190,21 +194,19 @@ def _live_ins_of(piece: list[Operation]) -> list[SSAValue]:
     return list(dict.fromkeys(used))
 
 
-def _split_loop(loop: scf.ForOp, nests: list[scf.ForOp]) -> bool:
-    """Run the loop's large nests each in a loop of its own over the same range (with the ops
-    before each since the previous one, the small nests that feed it; the index arithmetic before
-    them made again in each), where that keeps every result: the nests carry no values out, and
-    every tensor one piece writes and another touches is indexed by the loop's own variable on
+def _split_pieces(loop: scf.ForOp, nests: list[scf.ForOp]) -> list[list[Operation]] | None:
+    """The loop's body in pieces, one per large nest, where running each piece in a loop of its
+    own over the same range keeps every result (None where not): the nests carry no values out,
+    and every tensor one piece writes and another touches is indexed by the loop's own variable on
     the same axis in each access, so that no iteration of one piece touches what another
     iteration of the other writes."""
     body = loop.body.block
     if loop.results or any(nest.results for nest in nests):
-        return False
+        return None
     pieces = _pieces(body, nests)
     if pieces is None or not all(_simple(o) for piece in pieces for op in piece for o in op.walk()):
-        return False
+        return None
     variable = body.args[0]
-    last: Operation = loop
     accesses = [[a for op in piece for a in _accesses(op)] for piece in pieces]
     for i, mine in enumerate(accesses):
         written = {tensor for tensor, _, store in mine if store}
@@ -215,7 +217,17 @@ def _split_loop(loop: scf.ForOp, nests: list[scf.ForOp]) -> bool:
                 continue
             axes = {tuple(k for k, index in enumerate(ix) if index is variable) for _, ix in shared}
             if len(axes) != 1 or not next(iter(axes)):
-                return False
+                return None
+    return pieces
+
+
+def _split_loop(loop: scf.ForOp, pieces: list[list[Operation]]) -> list[scf.ForOp]:
+    """Run each piece of the loop's body (_split_pieces) in a loop of its own over the same range
+    (the index arithmetic before them made again in each): the loops, the first the loop itself."""
+    body = loop.body.block
+    variable = body.args[0]
+    last: Operation = loop
+    loops = [loop]
     for piece in pieces[1:]:  # each moves into a loop of its own, after the loop; the first stays
         new_body = Block(arg_types=[variable.type])
         feeding = feeding_ops(_live_ins_of(piece), body)
@@ -232,7 +244,8 @@ def _split_loop(loop: scf.ForOp, nests: list[scf.ForOp]) -> bool:
         split.attributes.pop("tg.stage", None)  # (the stage is still the one that was split)
         loop.parent_block().insert_op_after(split, last)
         last = split
-    return True
+        loops.append(split)
+    return loops
 
 
 def _move(ops: Operation | list[Operation], into: Block, mapping: dict[SSAValue, SSAValue]) -> None:
@@ -246,29 +259,33 @@ def _move(ops: Operation | list[Operation], into: Block, mapping: dict[SSAValue,
         old.replace_uses_with_if(new, lambda use: use.operation in inside)
 
 
-def _outline_in(fn: func.FuncOp, block: Block, made: list[func.FuncOp], nest_ops: int) -> None:
-    """The first block (outermost) that holds two or more large nests: all but its largest move
-    out; a block with one large nest is searched inside it. Where a loop's body holds them, the
-    loop is split first, so that a call runs the whole loop, not one iteration; where it cannot
-    be, nothing moves."""
+def _moves(fn: func.FuncOp, block: Block, nest_ops: int) -> tuple[scf.ForOp | None, list, list[int]]:
+    """What outline-sibling-nests does in the block, decided without changing it: (the loop to
+    split first or None, the nests or the split's pieces, the indices of those that move). The
+    first block (outermost) that holds two or more large nests: all but its largest move out; a
+    block with one large nest is searched inside it. Where a loop's body holds them, the loop is
+    split first (its pieces: the largest stays in the loop, by the ops of its nests), so that a
+    call runs the whole loop, not one iteration; where it cannot be, nothing moves."""
     nests = _large_nests(block, nest_ops)
     if len(nests) == 1:
         inner = nests[0][1]
-        inside = [nest for _, nest in _large_nests(inner.body.block, nest_ops)]
+        inside = _large_nests(inner.body.block, nest_ops)
         if len(inside) < 2:
-            _outline_in(fn, inner.body.block, made, nest_ops)
-            return
-        if not _split_loop(inner, inside):
-            return  # (a call per iteration: max pooling 2-D ran 0.95x as fast, a call per plane)
-        nests = _large_nests(block, nest_ops)
+            return _moves(fn, inner.body.block, nest_ops)
+        pieces = _split_pieces(inner, [nest for _, nest in inside])
+        if pieces is None:
+            return None, [], []  # (a call per iteration: max pooling 2-D ran 0.95x as fast, a call per plane)
+        sizes = [sum(ops_and_loops(op)[0] for op in piece) for piece in pieces]
+        largest = sizes.index(max(sizes))
+        moving = [index for index, piece in enumerate(pieces) if index != largest  # (a piece's loop has no results)
+                  and all(_view_chain(value, fn) is not None for value in _live_ins_of(piece)
+                          if isinstance(value.type, MemRefType))]
+        return inner, pieces, moving
     if not nests:
-        return
-    largest = max(nests, key=lambda pair: pair[0])[1]
-    for _, nest in nests:
-        if nest is not largest:
-            callee = _Outline(fn, nest, f"{fn.sym_name.data}_nest{len(made)}").build()
-            if callee is not None:
-                made.append(callee)
+        return None, [], []
+    largest = max(range(len(nests)), key=lambda index: nests[index][0])
+    return None, [nest for _, nest in nests], [index for index, (_, nest) in enumerate(nests)
+                                                if index != largest and _movable(fn, nest)]
 
 
 @dataclass(frozen=True)
@@ -300,15 +317,21 @@ class OutlineSiblingNests(ModulePass):
 
 def outline_function(fn: func.FuncOp, stage_ops: int = STAGE_OPS, nest_ops: int = NEST_OPS) -> list[func.FuncOp]:
     """Outline the stage's large sibling nests: the parts made (none for a part, a small stage or
-    nests that cannot move). Where nests move is found by moving them (a loop is split first), so
-    the cpu planner asks this of a copy of the stage (`outlines`)."""
+    nests that cannot move)."""
+    if is_part(fn) or ops_and_loops(fn)[0] < stage_ops:
+        return []
+    split, nests, moving = _moves(fn, fn.body.block, nest_ops)
+    if split is not None and moving:  # the pieces in loops of their own, each then a nest
+        nests = _split_loop(split, nests)
     made: list[func.FuncOp] = []
-    if not is_part(fn) and ops_and_loops(fn)[0] >= stage_ops:
-        _outline_in(fn, fn.body.block, made, nest_ops)
+    for index in moving:
+        callee = _Outline(fn, nests[index], f"{fn.sym_name.data}_nest{len(made)}").build()
+        if callee is not None:
+            made.append(callee)
     return made
 
 
 def outlines(fn: func.FuncOp, stage_ops: int = STAGE_OPS, nest_ops: int = NEST_OPS) -> bool:
-    """Whether outline-sibling-nests moves nests of the stage out (decided on a copy: `fn` is unchanged)."""
-    return not is_part(fn) and ops_and_loops(fn)[0] >= stage_ops and bool(outline_function(fn.clone(), stage_ops,
-                                                                                           nest_ops))
+    """Whether outline-sibling-nests moves nests of the stage out (`fn` is unchanged: decided
+    before anything moves, _moves)."""
+    return not is_part(fn) and ops_and_loops(fn)[0] >= stage_ops and bool(_moves(fn, fn.body.block, nest_ops)[2])
