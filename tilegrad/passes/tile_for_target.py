@@ -877,21 +877,36 @@ def _depends_on(value: SSAValue, iv: SSAValue) -> bool:
 
 
 def split_stages(module: ModuleOp) -> None:
-    """One function per stage (`OP_stageK`): running them in order over all blocks is the barrier."""
+    """One function per stage (`OP_stageK`): running them in order over all blocks is the barrier.
+    Each is the function's other ops (dims, splits, UB buffers: what the stage does not use goes)
+    with its own stage: the stages come out first and the rest is copied once per stage (copying
+    the whole function per stage was a sixth of the pass on ops of several stages)."""
     for fn in list(module.ops):
-        nests = stage_nests(fn.body.block)
-        for number in range(len(nests)):
-            clone = fn.clone()
-            clone.sym_name = StringAttr(f"{fn.sym_name.data}_stage{number}")
-            for op in list(clone.body.block.ops):
-                stage = op.attributes.get("tg.stage") if isinstance(op, scf.ForOp) else None
-                if stage is not None and stage.value.data != number:
-                    op.detach()
-                    op.erase()
-            region_dce(clone.body)  # the other stages' dims, splits and UB buffers
-            module.body.block.add_op(clone)
-        fn.detach()
-        fn.erase()
+        block = fn.body.block
+        nests = stage_nests(block)
+        if not nests:
+            fn.detach()
+            fn.erase()
+            continue
+        following = [nest.next_op for nest in nests]
+        while any(f in nests for f in following):  # (the first op after each that is not a stage)
+            following = [f.next_op if f in nests else f for f in following]
+        for nest in nests:
+            nest.detach()
+        for number, (nest, before) in enumerate(zip(nests, following)):
+            stage = fn
+            if number < len(nests) - 1:  # (the last stage keeps the function itself)
+                mapping: dict[SSAValue, SSAValue] = {}
+                stage = fn.clone(value_mapper=mapping)
+                stage.body.block.insert_op_before(nest.clone(value_mapper=mapping),
+                                                  list(stage.body.block.ops)[list(block.ops).index(before)])
+                nest.erase()
+            else:
+                block.insert_op_before(nest, before)
+                fn.detach()
+            stage.sym_name = StringAttr(f"{fn.sym_name.data}_stage{nest.attributes['tg.stage'].value.data}")
+            region_dce(stage.body)  # the other stages' dims, splits and UB buffers
+            module.body.block.add_op(stage)
 
 
 PLAN_ATTR = "tg.tiling_plan"

@@ -218,14 +218,24 @@ class TilingPlan:
                 )
 
 
-def plan_to_dict(plan: TilingPlan) -> dict:
-    from dataclasses import asdict
+def _fields(value):
+    """dataclasses.asdict without its deep copies (a plan's values are numbers, strings and
+    containers of them; asdict was most of tile-for-target's time on small kernels)."""
+    if hasattr(value, "__dataclass_fields__") and not isinstance(value, type):
+        return {name: _fields(getattr(value, name)) for name in value.__dataclass_fields__}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_fields(v) for v in value)
+    if isinstance(value, dict):
+        return {_fields(k): _fields(v) for k, v in value.items()}
+    return value
 
+
+def plan_to_dict(plan: TilingPlan) -> dict:
     return {
-        "target": asdict(plan.target),
+        "target": _fields(plan.target),
         "num_blocks": plan.num_blocks,
-        "stages": [asdict(s) for s in plan.stages],
-        "resident": [asdict(b) for b in plan.resident],
+        "stages": [_fields(s) for s in plan.stages],
+        "resident": [_fields(b) for b in plan.resident],
         "workspace_temps": plan.workspace_temps,
         "direct_gm": plan.direct_gm,
         "streamed": plan.streamed,
