@@ -100,6 +100,8 @@ class _Emitter:
         self.top = BlockBuilder(entry)
         self.dims: dict[tuple[str, int], SSAValue] = {}
         self.messages: dict[int, str] = {}
+        self.keys: dict[int, tuple] = {}
+        """id -> (expression, its key) for `_structure`."""
 
     def kind_type(self, kind: str) -> Attribute:
         return {"f": self.float_type, "i": INDEX, "b": i1}[kind]
@@ -119,7 +121,7 @@ class _Emitter:
     def expr(self, e: Expr, b: BlockBuilder, env: dict) -> SSAValue:
         """Emit `e` once per region: structurally equal expressions share one SSA value (`env`
         maps loop variables and already-emitted expressions)."""
-        key = _structure(e)
+        key = _structure(e, memo=self.keys)
         if key is not None and key in env:
             return env[key]
         value = self._emit(e, b, env)
@@ -266,10 +268,20 @@ class _Emitter:
         return code
 
 
-def _structure(e: Expr, bound: dict[int, int] | None = None):
+def _structure(e: Expr, bound: dict[int, int] | None = None, memo: dict[int, tuple] | None = None):
     """A hashable key equal for structurally equal expressions (None: do not share). Two
-    reductions that differ only in their own variable share a key (one window scanned once)."""
-    bound = bound or {}
+    reductions that differ only in their own variable share a key (one window scanned once).
+    `memo`: keys already found outside any reduction (by the expression's id, for one emission:
+    an expression's key is made from its operands', which are asked for again as they are emitted)."""
+    if not bound and memo is not None:
+        found = memo.get(id(e))
+        if found is None:  # (the expression is kept with its key: its id is not reused meanwhile)
+            found = memo[id(e)] = (e, _key(e, {}, memo))
+        return found[1]
+    return _key(e, bound or {}, memo)
+
+
+def _key(e: Expr, bound: dict[int, int], memo: dict[int, tuple] | None):
     match e:
         case Const():
             return ("const", e.kind, e.value)
@@ -280,22 +292,22 @@ def _structure(e: Expr, bound: dict[int, int] | None = None):
         case Param():
             return ("param", e.name)
         case Read():
-            indices = tuple([_operand(i, bound) for i in e.indices])
+            indices = tuple([_operand(i, bound, memo) for i in e.indices])
             return None if None in indices else ("read", e.buffer.name, e.kind, indices)
         case BinOp() | UnOp() | Cast() | Select():
-            keys = tuple([_operand(getattr(e, f), bound) for f in ("cond", "a", "b") if hasattr(e, f)])
+            keys = tuple([_operand(getattr(e, f), bound, memo) for f in ("cond", "a", "b") if hasattr(e, f)])
             return None if None in keys else (type(e).__name__, getattr(e, "op", ""), e.kind, keys)
         case Reduce():
-            keys = (_operand(e.extent, bound), _operand(e.body, {**bound, e.var.uid: len(bound)}))
+            keys = (_operand(e.extent, bound, memo), _operand(e.body, {**bound, e.var.uid: len(bound)}, memo))
             return None if None in keys else ("reduce", e.combine, e.kind, keys)
     return None
 
 
-def _operand(e: Expr, bound: dict[int, int]):
+def _operand(e: Expr, bound: dict[int, int], memo: dict[int, tuple] | None = None):
     """The key of an operand: a reduction's own variable by its depth, another variable by uid."""
     if isinstance(e, Var):
         return ("bound", bound[e.uid]) if e.uid in bound else ("var", e.uid)
-    return _structure(e, bound)
+    return _structure(e, bound, memo)
 
 
 def _bind_vars(variables, block: Block) -> dict[int, SSAValue]:
