@@ -50,6 +50,7 @@ from tilegrad.passes.common import (
     viewed,
     written_memrefs,
 )
+from tilegrad.passes.loop_utils import in_cold_version
 from tilegrad.schedule import Directive, Specialize
 
 WORTH = 4
@@ -233,7 +234,7 @@ def version_loops(fn: func.FuncOp, versions: Callable[[Directive], bool]) -> lis
     pending = [o for o in fn.body.walk() if isinstance(o, scf.ForOp)]
     while pending:
         loop = pending.pop(0)
-        found = _candidate(loop, temps)
+        found = None if in_cold_version(loop) else _candidate(loop, temps)
         if found is None:
             continue
         own = Specialize(stage=stage_number(fn), axis=loop_axis(loop), condition=condition_text(found[0]))
