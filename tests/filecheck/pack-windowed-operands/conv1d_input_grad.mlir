@@ -76,81 +76,132 @@ builtin.module {
 // CHECK-NEXT:     %o_end = memref.dim %dy, %c2 : memref<?x?x?xf32>
 // CHECK-NEXT:     %s_end = memref.dim %w, %c2 : memref<?x?x?xf32>
 // CHECK-NEXT:     %o_last = arith.subi %o_end, %c1 : index
-// CHECK-NEXT:     %2 = arith.constant 0 : index
-// CHECK-NEXT:     %3 = arith.constant 1 : index
-// CHECK-NEXT:     %4 = arith.constant 1 : index
-// CHECK-NEXT:     %5 = memref.dim %w, %4 : memref<?x?x?xf32>
-// CHECK-NEXT:     %6 = arith.muli %k_end, %s_end : index
-// CHECK-NEXT:     %7 = arith.muli %5, %6 : index
-// CHECK-NEXT:     %8 = arith.constant 1024 : index
-// CHECK-NEXT:     %9 = arith.cmpi sle, %7, %8 : index
-// CHECK-NEXT:     %10 = arith.constant 64 : index
-// CHECK-NEXT:     %11 = arith.cmpi sle, %6, %10 : index
-// CHECK-NEXT:     %window_fits = arith.andi %9, %11 : i1
-// CHECK-NEXT:     scf.if %window_fits {
-// CHECK-NEXT:       scf.for %12 = %2 to %5 step %3 {
-// CHECK-NEXT:         scf.for %13 = %2 to %k_end step %3 {
-// CHECK-NEXT:           %14 = arith.muli %12, %k_end : index
-// CHECK-NEXT:           %15 = arith.addi %14, %13 : index
-// CHECK-NEXT:           scf.for %16 = %2 to %s_end step %3 {
-// CHECK-NEXT:             %17 = arith.muli %15, %s_end : index
-// CHECK-NEXT:             %18 = arith.addi %17, %16 : index
-// CHECK-NEXT:             %19 = memref.load %w[%13, %12, %16] : memref<?x?x?xf32>
-// CHECK-NEXT:             memref.store %19, %weight_panel[%18] : memref<1024xf32>
+// CHECK-NEXT:     %2 = arith.constant 1 : index
+// CHECK-NEXT:     %3 = memref.dim %w, %2 : memref<?x?x?xf32>
+// CHECK-NEXT:     %4 = arith.muli %k_end, %s_end : index
+// CHECK-NEXT:     %5 = arith.muli %3, %4 : index
+// CHECK-NEXT:     %6 = arith.constant 1024 : index
+// CHECK-NEXT:     %weight_fits = arith.cmpi sle, %5, %6 : index
+// CHECK-NEXT:     scf.if %weight_fits {
+// CHECK-NEXT:       %7 = arith.constant 0 : index
+// CHECK-NEXT:       %8 = arith.constant 1 : index
+// CHECK-NEXT:       scf.for %9 = %7 to %3 step %8 {
+// CHECK-NEXT:         scf.for %10 = %7 to %k_end step %8 {
+// CHECK-NEXT:           %11 = arith.muli %9, %k_end : index
+// CHECK-NEXT:           %12 = arith.addi %11, %10 : index
+// CHECK-NEXT:           scf.for %13 = %7 to %s_end step %8 {
+// CHECK-NEXT:             %14 = arith.muli %12, %s_end : index
+// CHECK-NEXT:             %15 = arith.addi %14, %13 : index
+// CHECK-NEXT:             %16 = memref.load %w[%10, %9, %13] : memref<?x?x?xf32>
+// CHECK-NEXT:             memref.store %16, %weight_panel[%15] : memref<1024xf32>
 // CHECK-NEXT:           } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:         } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:       } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:     }
+// CHECK-NEXT:     %17 = arith.constant 0 : index
 // CHECK-NEXT:     scf.for %n = %c0 to %n_end step %c1 {
 // CHECK-NEXT:       %tile = arith.constant 4096 : index
 // CHECK-NEXT:       %tile_1 = arith.constant 16 : index
-// CHECK-NEXT:       %20 = arith.muli %k_end, %s_end : index
+// CHECK-NEXT:       %18 = arith.constant 1 : index
+// CHECK-NEXT:       %19 = arith.muli %18, %s_end : index
+// CHECK-NEXT:       %20 = arith.muli %k_end, %19 : index
+// CHECK-NEXT:       %21 = arith.constant 64 : index
+// CHECK-NEXT:       %22 = arith.cmpi sle, %19, %21 : index
+// CHECK-NEXT:       %23 = arith.muli %3, %19 : index
+// CHECK-NEXT:       %24 = arith.constant 1024 : index
+// CHECK-NEXT:       %25 = arith.cmpi sle, %23, %24 : index
+// CHECK-NEXT:       %26 = arith.ori %weight_fits, %25 : i1
+// CHECK-NEXT:       %window_fits = arith.andi %22, %26 : i1
+// CHECK-NEXT:       %27 = arith.constant 64 : index
+// CHECK-NEXT:       %28 = arith.divsi %27, %19 : index
+// CHECK-NEXT:       %29 = arith.constant 1024 : index
+// CHECK-NEXT:       %30 = arith.muli %3, %19 : index
+// CHECK-NEXT:       %31 = arith.constant 1 : index
+// CHECK-NEXT:       %32 = arith.maxsi %30, %31 : index
+// CHECK-NEXT:       %33 = arith.divsi %29, %32 : index
+// CHECK-NEXT:       %34 = arith.minsi %28, %33 : index
+// CHECK-NEXT:       %35 = arith.select %weight_fits, %28, %34 : index
+// CHECK-NEXT:       %36 = arith.constant 1 : index
+// CHECK-NEXT:       %block_sums = arith.maxsi %35, %36 : index
 // CHECK-NEXT:       scf.for %t = %c0 to %l_end step %tile_1 {
 // CHECK-NEXT:         %t_next = arith.addi %t, %tile_1 : index
 // CHECK-NEXT:         %t_end = arith.minsi %t_next, %l_end : index
 // CHECK-NEXT:         scf.if %window_fits {
-// CHECK-NEXT:           %21 = arith.constant 0 : index
-// CHECK-NEXT:           %22 = arith.constant 1 : index
-// CHECK-NEXT:           %23 = arith.constant 16 : index
-// CHECK-NEXT:           scf.for %24 = %t to %t_end step %23 {
-// CHECK-NEXT:             %25 = arith.addi %24, %23 : index
-// CHECK-NEXT:             %26 = arith.minsi %25, %t_end : index
-// CHECK-NEXT:             %27 = arith.subi %26, %24 : index
-// CHECK-NEXT:             scf.for %28 = %21 to %k_end step %22 {
-// CHECK-NEXT:               scf.for %29 = %21 to %s_end step %22 {
-// CHECK-NEXT:                 %30 = arith.muli %28, %s_end : index
-// CHECK-NEXT:                 %31 = arith.addi %30, %29 : index
-// CHECK-NEXT:                 scf.for %32 = %21 to %27 step %22 {
-// CHECK-NEXT:                   %33 = arith.addi %24, %32 : index
-// CHECK-NEXT:                   %l1 = arith.addi %33, %c1 : index
-// CHECK-NEXT:                   %o = arith.subi %l1, %29 : index
-// CHECK-NEXT:                   %above = arith.cmpi sge, %o, %c0 : index
-// CHECK-NEXT:                   %below = arith.cmpi slt, %o, %o_end : index
-// CHECK-NEXT:                   %inside = arith.andi %above, %below : i1
-// CHECK-NEXT:                   %o_up = arith.maxsi %o, %c0 : index
-// CHECK-NEXT:                   %o_in = arith.minsi %o_up, %o_last : index
-// CHECK-NEXT:                   %dyv = memref.load %dy[%n, %28, %o_in] : memref<?x?x?xf32>
-// CHECK-NEXT:                   %34 = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:                   %35 = arith.select %inside, %dyv, %34 : f32
-// CHECK-NEXT:                   memref.store %35, %window_panel[%31, %32] : memref<64x16xf32>
-// CHECK-NEXT:                 } {tg.loop = #tg.loop<copy, axis = 2>}
+// CHECK-NEXT:           %37 = arith.constant 0 : index
+// CHECK-NEXT:           %38 = arith.constant 1 : index
+// CHECK-NEXT:           %39 = arith.constant 16 : index
+// CHECK-NEXT:           scf.for %40 = %t to %t_end step %39 {
+// CHECK-NEXT:             %41 = arith.addi %40, %39 : index
+// CHECK-NEXT:             %42 = arith.minsi %41, %t_end : index
+// CHECK-NEXT:             %43 = arith.subi %42, %40 : index
+// CHECK-NEXT:             scf.for %44 = %37 to %k_end step %block_sums {
+// CHECK-NEXT:               %45 = arith.subi %k_end, %44 : index
+// CHECK-NEXT:               %46 = arith.minsi %block_sums, %45 : index
+// CHECK-NEXT:               %47 = arith.muli %46, %19 : index
+// CHECK-NEXT:               %48 = arith.cmpi eq, %44, %37 : index
+// CHECK-NEXT:               %49 = arith.constant true
+// CHECK-NEXT:               %50 = arith.xori %weight_fits, %49 : i1
+// CHECK-NEXT:               scf.if %50 {
+// CHECK-NEXT:                 %51 = arith.constant 0 : index
+// CHECK-NEXT:                 %52 = arith.constant 1 : index
+// CHECK-NEXT:                 scf.for %53 = %51 to %3 step %52 {
+// CHECK-NEXT:                   scf.for %54 = %51 to %46 step %52 {
+// CHECK-NEXT:                     %55 = arith.muli %53, %46 : index
+// CHECK-NEXT:                     %56 = arith.addi %55, %54 : index
+// CHECK-NEXT:                     scf.for %57 = %51 to %s_end step %52 {
+// CHECK-NEXT:                       %58 = arith.muli %56, %s_end : index
+// CHECK-NEXT:                       %59 = arith.addi %58, %57 : index
+// CHECK-NEXT:                       %60 = arith.addi %44, %54 : index
+// CHECK-NEXT:                       %61 = memref.load %w[%60, %53, %57] : memref<?x?x?xf32>
+// CHECK-NEXT:                       memref.store %61, %weight_panel[%59] : memref<1024xf32>
+// CHECK-NEXT:                     } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:               }
+// CHECK-NEXT:               %62 = arith.select %weight_fits, %20, %47 : index
+// CHECK-NEXT:               %63 = arith.muli %44, %19 : index
+// CHECK-NEXT:               %64 = arith.select %weight_fits, %63, %37 : index
+// CHECK-NEXT:               scf.for %65 = %37 to %46 step %38 {
+// CHECK-NEXT:                 scf.for %66 = %37 to %s_end step %38 {
+// CHECK-NEXT:                   %67 = arith.muli %65, %s_end : index
+// CHECK-NEXT:                   %68 = arith.addi %67, %66 : index
+// CHECK-NEXT:                   scf.for %69 = %37 to %43 step %38 {
+// CHECK-NEXT:                     %70 = arith.addi %44, %65 : index
+// CHECK-NEXT:                     %71 = arith.addi %40, %69 : index
+// CHECK-NEXT:                     %l1 = arith.addi %71, %c1 : index
+// CHECK-NEXT:                     %o = arith.subi %l1, %66 : index
+// CHECK-NEXT:                     %above = arith.cmpi sge, %o, %c0 : index
+// CHECK-NEXT:                     %below = arith.cmpi slt, %o, %o_end : index
+// CHECK-NEXT:                     %inside = arith.andi %above, %below : i1
+// CHECK-NEXT:                     %o_up = arith.maxsi %o, %c0 : index
+// CHECK-NEXT:                     %o_in = arith.minsi %o_up, %o_last : index
+// CHECK-NEXT:                     %dyv = memref.load %dy[%n, %70, %o_in] : memref<?x?x?xf32>
+// CHECK-NEXT:                     %72 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:                     %73 = arith.select %inside, %dyv, %72 : f32
+// CHECK-NEXT:                     memref.store %73, %window_panel[%68, %69] : memref<64x16xf32>
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<copy, axis = 2>}
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:               } {tg.loop = #tg.loop<copy, axis = 0>}
-// CHECK-NEXT:             } {tg.loop = #tg.loop<copy, axis = 0>}
-// CHECK-NEXT:             scf.for %c = %c0 to %c_end step %c1 {
-// CHECK-NEXT:               %36 = arith.muli %c, %20 : index
-// CHECK-NEXT:               scf.for %l = %21 to %27 step %c1 {
-// CHECK-NEXT:                 %l_1 = arith.addi %24, %l : index
-// CHECK-NEXT:                 %sum = scf.for %37 = %21 to %20 step %22 iter_args(%38 = %zero) -> (f32) {
-// CHECK-NEXT:                   %39 = memref.load %window_panel[%37, %l] : memref<64x16xf32>
-// CHECK-NEXT:                   %40 = arith.addi %36, %37 : index
-// CHECK-NEXT:                   %41 = memref.load %weight_panel[%40] : memref<1024xf32>
-// CHECK-NEXT:                   %42 = arith.mulf %39, %41 : f32
-// CHECK-NEXT:                   %43 = arith.addf %38, %42 fastmath<reassoc> : f32
-// CHECK-NEXT:                   scf.yield %43 : f32
-// CHECK-NEXT:                 } {tg.loop = #tg.loop<reduce, axis = 1>}
-// CHECK-NEXT:                 memref.store %sum, %dx[%n, %c, %l_1] : memref<?x?x?xf32>
-// CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 2>}
-// CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:               scf.for %c = %c0 to %c_end step %c1 {
+// CHECK-NEXT:                 %74 = arith.muli %c, %62 : index
+// CHECK-NEXT:                 %75 = arith.addi %74, %64 : index
+// CHECK-NEXT:                 scf.for %l = %37 to %43 step %c1 {
+// CHECK-NEXT:                   %l_1 = arith.addi %40, %l : index
+// CHECK-NEXT:                   %sum = scf.for %76 = %37 to %47 step %38 iter_args(%77 = %zero) -> (f32) {
+// CHECK-NEXT:                     %78 = memref.load %window_panel[%76, %l] : memref<64x16xf32>
+// CHECK-NEXT:                     %79 = arith.addi %75, %76 : index
+// CHECK-NEXT:                     %80 = memref.load %weight_panel[%79] : memref<1024xf32>
+// CHECK-NEXT:                     %81 = arith.mulf %78, %80 : f32
+// CHECK-NEXT:                     %82 = arith.addf %77, %81 fastmath<reassoc> : f32
+// CHECK-NEXT:                     scf.yield %82 : f32
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<reduce, axis = 1>}
+// CHECK-NEXT:                   %83 = memref.load %dx[%n, %c, %l_1] : memref<?x?x?xf32>
+// CHECK-NEXT:                   %84 = arith.addf %83, %sum fastmath<reassoc> : f32
+// CHECK-NEXT:                   %85 = arith.select %48, %sum, %84 : f32
+// CHECK-NEXT:                   memref.store %85, %dx[%n, %c, %l_1] : memref<?x?x?xf32>
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<parallel, axis = 2>}
+// CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:             } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:           } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:         } else {
 // CHECK-NEXT:           scf.for %c_1 = %c0 to %c_end step %c1 {
@@ -176,7 +227,7 @@ builtin.module {
 // CHECK-NEXT:               } {tg.loop = #tg.loop<reduce, axis = 0>}
 // CHECK-NEXT:               memref.store %sum_1, %dx[%n, %c_1, %l_2] : memref<?x?x?xf32>
 // CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 2>}
-// CHECK-NEXT:           } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:           } {tg.loop = #tg.loop<parallel, axis = 1>, tg.cold}
 // CHECK-NEXT:         }
 // CHECK-NEXT:       } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:     } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}

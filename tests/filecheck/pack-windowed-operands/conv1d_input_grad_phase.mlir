@@ -153,106 +153,160 @@ builtin.module {
 // CHECK-NEXT:         %29 = arith.divsi %28, %7 : index
 // CHECK-NEXT:         %tile = arith.constant 4096 : index
 // CHECK-NEXT:         %tile_1 = arith.constant 16 : index
-// CHECK-NEXT:         %30 = arith.muli %k_end, %29 : index
-// CHECK-NEXT:         %31 = arith.constant 0 : index
-// CHECK-NEXT:         %32 = arith.constant 1 : index
+// CHECK-NEXT:         %30 = arith.constant 1 : index
+// CHECK-NEXT:         %31 = arith.muli %30, %29 : index
+// CHECK-NEXT:         %32 = arith.muli %k_end, %31 : index
 // CHECK-NEXT:         %33 = arith.constant 1 : index
 // CHECK-NEXT:         %34 = memref.dim %w, %33 : memref<?x?x?xf32>
 // CHECK-NEXT:         %35 = arith.muli %k_end, %29 : index
 // CHECK-NEXT:         %36 = arith.muli %34, %35 : index
 // CHECK-NEXT:         %37 = arith.constant 1024 : index
-// CHECK-NEXT:         %38 = arith.cmpi sle, %36, %37 : index
-// CHECK-NEXT:         %39 = arith.constant 64 : index
-// CHECK-NEXT:         %40 = arith.cmpi sle, %35, %39 : index
-// CHECK-NEXT:         %window_fits = arith.andi %38, %40 : i1
-// CHECK-NEXT:         scf.if %window_fits {
-// CHECK-NEXT:           scf.for %41 = %31 to %34 step %32 {
-// CHECK-NEXT:             scf.for %42 = %31 to %k_end step %32 {
-// CHECK-NEXT:               %43 = arith.muli %41, %k_end : index
-// CHECK-NEXT:               %44 = arith.addi %43, %42 : index
-// CHECK-NEXT:               scf.for %45 = %31 to %29 step %32 {
-// CHECK-NEXT:                 %46 = arith.muli %44, %29 : index
-// CHECK-NEXT:                 %47 = arith.addi %46, %45 : index
-// CHECK-NEXT:                 %48 = arith.constant 2 : index
-// CHECK-NEXT:                 %49 = arith.muli %45, %48 : index
-// CHECK-NEXT:                 %50 = arith.addi %49, %residue : index
-// CHECK-NEXT:                 %51 = memref.load %w[%42, %41, %50] : memref<?x?x?xf32>
-// CHECK-NEXT:                 memref.store %51, %weight_panel[%47] : memref<1024xf32>
+// CHECK-NEXT:         %weight_fits = arith.cmpi sle, %36, %37 : index
+// CHECK-NEXT:         scf.if %weight_fits {
+// CHECK-NEXT:           %38 = arith.constant 0 : index
+// CHECK-NEXT:           %39 = arith.constant 1 : index
+// CHECK-NEXT:           scf.for %40 = %38 to %34 step %39 {
+// CHECK-NEXT:             scf.for %41 = %38 to %k_end step %39 {
+// CHECK-NEXT:               %42 = arith.muli %40, %k_end : index
+// CHECK-NEXT:               %43 = arith.addi %42, %41 : index
+// CHECK-NEXT:               scf.for %44 = %38 to %29 step %39 {
+// CHECK-NEXT:                 %45 = arith.muli %43, %29 : index
+// CHECK-NEXT:                 %46 = arith.addi %45, %44 : index
+// CHECK-NEXT:                 %47 = arith.constant 2 : index
+// CHECK-NEXT:                 %48 = arith.muli %44, %47 : index
+// CHECK-NEXT:                 %49 = arith.addi %48, %residue : index
+// CHECK-NEXT:                 %50 = memref.load %w[%41, %40, %49] : memref<?x?x?xf32>
+// CHECK-NEXT:                 memref.store %50, %weight_panel[%46] : memref<1024xf32>
 // CHECK-NEXT:               } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:             } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:           } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:         }
+// CHECK-NEXT:         %51 = arith.constant 0 : index
+// CHECK-NEXT:         %52 = arith.constant 64 : index
+// CHECK-NEXT:         %53 = arith.cmpi sle, %31, %52 : index
+// CHECK-NEXT:         %54 = arith.muli %34, %31 : index
+// CHECK-NEXT:         %55 = arith.constant 1024 : index
+// CHECK-NEXT:         %56 = arith.cmpi sle, %54, %55 : index
+// CHECK-NEXT:         %57 = arith.ori %weight_fits, %56 : i1
+// CHECK-NEXT:         %window_fits = arith.andi %53, %57 : i1
+// CHECK-NEXT:         %58 = arith.constant 64 : index
+// CHECK-NEXT:         %59 = arith.divsi %58, %31 : index
+// CHECK-NEXT:         %60 = arith.constant 1024 : index
+// CHECK-NEXT:         %61 = arith.muli %34, %31 : index
+// CHECK-NEXT:         %62 = arith.constant 1 : index
+// CHECK-NEXT:         %63 = arith.maxsi %61, %62 : index
+// CHECK-NEXT:         %64 = arith.divsi %60, %63 : index
+// CHECK-NEXT:         %65 = arith.minsi %59, %64 : index
+// CHECK-NEXT:         %66 = arith.select %weight_fits, %59, %65 : index
+// CHECK-NEXT:         %67 = arith.constant 1 : index
+// CHECK-NEXT:         %block_sums = arith.maxsi %66, %67 : index
 // CHECK-NEXT:         scf.for %t = %18 to %l_end_1 step %tile_1 {
 // CHECK-NEXT:           %t_next = arith.addi %t, %tile_1 : index
 // CHECK-NEXT:           %t_end = arith.minsi %t_next, %l_end_1 : index
 // CHECK-NEXT:           scf.if %window_fits {
-// CHECK-NEXT:             %52 = arith.constant 0 : index
-// CHECK-NEXT:             %53 = arith.constant 1 : index
-// CHECK-NEXT:             %54 = arith.constant 16 : index
-// CHECK-NEXT:             scf.for %55 = %t to %t_end step %54 {
-// CHECK-NEXT:               %56 = arith.addi %55, %54 : index
-// CHECK-NEXT:               %57 = arith.minsi %56, %t_end : index
-// CHECK-NEXT:               %58 = arith.subi %57, %55 : index
-// CHECK-NEXT:               scf.for %59 = %52 to %k_end step %53 {
-// CHECK-NEXT:                 scf.for %60 = %52 to %29 step %53 {
-// CHECK-NEXT:                   %61 = arith.muli %59, %29 : index
-// CHECK-NEXT:                   %62 = arith.addi %61, %60 : index
-// CHECK-NEXT:                   scf.for %63 = %52 to %58 step %53 {
-// CHECK-NEXT:                     %64 = arith.addi %55, %63 : index
-// CHECK-NEXT:                     %65 = arith.constant -1 : index
-// CHECK-NEXT:                     %66 = arith.muli %60, %65 : index
-// CHECK-NEXT:                     %67 = arith.addi %64, %66 : index
-// CHECK-NEXT:                     %half = arith.addi %67, %quotient : index
-// CHECK-NEXT:                     %above = arith.cmpi sge, %half, %c0 : index
-// CHECK-NEXT:                     %even = arith.constant true
-// CHECK-NEXT:                     %kept = arith.andi %above, %even : i1
-// CHECK-NEXT:                     %below = arith.cmpi slt, %half, %o_end : index
-// CHECK-NEXT:                     %inside = arith.andi %kept, %below : i1
-// CHECK-NEXT:                     %o_up = arith.maxsi %half, %c0 : index
-// CHECK-NEXT:                     %o_in = arith.minsi %o_up, %o_last : index
-// CHECK-NEXT:                     %dyv = memref.load %dy[%n, %59, %o_in] : memref<?x?x?xf32>
-// CHECK-NEXT:                     %68 = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:                     %69 = arith.select %inside, %dyv, %68 : f32
-// CHECK-NEXT:                     memref.store %69, %window_panel[%62, %63] : memref<64x16xf32>
-// CHECK-NEXT:                   } {tg.loop = #tg.loop<copy, axis = 2>}
+// CHECK-NEXT:             %68 = arith.constant 0 : index
+// CHECK-NEXT:             %69 = arith.constant 1 : index
+// CHECK-NEXT:             %70 = arith.constant 16 : index
+// CHECK-NEXT:             scf.for %71 = %t to %t_end step %70 {
+// CHECK-NEXT:               %72 = arith.addi %71, %70 : index
+// CHECK-NEXT:               %73 = arith.minsi %72, %t_end : index
+// CHECK-NEXT:               %74 = arith.subi %73, %71 : index
+// CHECK-NEXT:               scf.for %75 = %68 to %k_end step %block_sums {
+// CHECK-NEXT:                 %76 = arith.subi %k_end, %75 : index
+// CHECK-NEXT:                 %77 = arith.minsi %block_sums, %76 : index
+// CHECK-NEXT:                 %78 = arith.muli %77, %31 : index
+// CHECK-NEXT:                 %79 = arith.cmpi eq, %75, %68 : index
+// CHECK-NEXT:                 %80 = arith.constant true
+// CHECK-NEXT:                 %81 = arith.xori %weight_fits, %80 : i1
+// CHECK-NEXT:                 scf.if %81 {
+// CHECK-NEXT:                   %82 = arith.constant 0 : index
+// CHECK-NEXT:                   %83 = arith.constant 1 : index
+// CHECK-NEXT:                   scf.for %84 = %82 to %34 step %83 {
+// CHECK-NEXT:                     scf.for %85 = %82 to %77 step %83 {
+// CHECK-NEXT:                       %86 = arith.muli %84, %77 : index
+// CHECK-NEXT:                       %87 = arith.addi %86, %85 : index
+// CHECK-NEXT:                       scf.for %88 = %82 to %29 step %83 {
+// CHECK-NEXT:                         %89 = arith.muli %87, %29 : index
+// CHECK-NEXT:                         %90 = arith.addi %89, %88 : index
+// CHECK-NEXT:                         %91 = arith.addi %75, %85 : index
+// CHECK-NEXT:                         %92 = arith.constant 2 : index
+// CHECK-NEXT:                         %93 = arith.muli %88, %92 : index
+// CHECK-NEXT:                         %94 = arith.addi %93, %residue : index
+// CHECK-NEXT:                         %95 = memref.load %w[%91, %84, %94] : memref<?x?x?xf32>
+// CHECK-NEXT:                         memref.store %95, %weight_panel[%90] : memref<1024xf32>
+// CHECK-NEXT:                       } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:                     } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:                 }
+// CHECK-NEXT:                 %96 = arith.select %weight_fits, %32, %78 : index
+// CHECK-NEXT:                 %97 = arith.muli %75, %31 : index
+// CHECK-NEXT:                 %98 = arith.select %weight_fits, %97, %68 : index
+// CHECK-NEXT:                 scf.for %99 = %68 to %77 step %69 {
+// CHECK-NEXT:                   scf.for %100 = %68 to %29 step %69 {
+// CHECK-NEXT:                     %101 = arith.muli %99, %29 : index
+// CHECK-NEXT:                     %102 = arith.addi %101, %100 : index
+// CHECK-NEXT:                     scf.for %103 = %68 to %74 step %69 {
+// CHECK-NEXT:                       %104 = arith.addi %75, %99 : index
+// CHECK-NEXT:                       %105 = arith.addi %71, %103 : index
+// CHECK-NEXT:                       %106 = arith.constant -1 : index
+// CHECK-NEXT:                       %107 = arith.muli %100, %106 : index
+// CHECK-NEXT:                       %108 = arith.addi %105, %107 : index
+// CHECK-NEXT:                       %half = arith.addi %108, %quotient : index
+// CHECK-NEXT:                       %above = arith.cmpi sge, %half, %c0 : index
+// CHECK-NEXT:                       %even = arith.constant true
+// CHECK-NEXT:                       %kept = arith.andi %above, %even : i1
+// CHECK-NEXT:                       %below = arith.cmpi slt, %half, %o_end : index
+// CHECK-NEXT:                       %inside = arith.andi %kept, %below : i1
+// CHECK-NEXT:                       %o_up = arith.maxsi %half, %c0 : index
+// CHECK-NEXT:                       %o_in = arith.minsi %o_up, %o_last : index
+// CHECK-NEXT:                       %dyv = memref.load %dy[%n, %104, %o_in] : memref<?x?x?xf32>
+// CHECK-NEXT:                       %109 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:                       %110 = arith.select %inside, %dyv, %109 : f32
+// CHECK-NEXT:                       memref.store %110, %window_panel[%102, %103] : memref<64x16xf32>
+// CHECK-NEXT:                     } {tg.loop = #tg.loop<copy, axis = 2>}
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:                 } {tg.loop = #tg.loop<copy, axis = 0>}
-// CHECK-NEXT:               } {tg.loop = #tg.loop<copy, axis = 0>}
-// CHECK-NEXT:               scf.for %c = %c0 to %c_end step %c1 {
-// CHECK-NEXT:                 %70 = arith.muli %c, %30 : index
-// CHECK-NEXT:                 scf.for %l = %52 to %58 step %c1 {
-// CHECK-NEXT:                   %l_1 = arith.addi %55, %l : index
-// CHECK-NEXT:                   %71 = arith.constant 2 : index
-// CHECK-NEXT:                   %72 = arith.muli %l_1, %71 : index
-// CHECK-NEXT:                   %l_2 = arith.addi %72, %phase : index
-// CHECK-NEXT:                   %sum = scf.for %73 = %52 to %30 step %53 iter_args(%74 = %zero) -> (f32) {
-// CHECK-NEXT:                     %75 = memref.load %window_panel[%73, %l] : memref<64x16xf32>
-// CHECK-NEXT:                     %76 = arith.addi %70, %73 : index
-// CHECK-NEXT:                     %77 = memref.load %weight_panel[%76] : memref<1024xf32>
-// CHECK-NEXT:                     %78 = arith.mulf %75, %77 : f32
-// CHECK-NEXT:                     %79 = arith.addf %74, %78 fastmath<reassoc> : f32
-// CHECK-NEXT:                     scf.yield %79 : f32
-// CHECK-NEXT:                   } {tg.loop = #tg.loop<reduce, axis = 1>}
-// CHECK-NEXT:                   memref.store %sum, %dx[%n, %c, %l_2] : memref<?x?x?xf32>
-// CHECK-NEXT:                 } {tg.loop = #tg.loop<parallel, axis = 2>}
-// CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:                 scf.for %c = %c0 to %c_end step %c1 {
+// CHECK-NEXT:                   %111 = arith.muli %c, %96 : index
+// CHECK-NEXT:                   %112 = arith.addi %111, %98 : index
+// CHECK-NEXT:                   scf.for %l = %68 to %74 step %c1 {
+// CHECK-NEXT:                     %l_1 = arith.addi %71, %l : index
+// CHECK-NEXT:                     %113 = arith.constant 2 : index
+// CHECK-NEXT:                     %114 = arith.muli %l_1, %113 : index
+// CHECK-NEXT:                     %l_2 = arith.addi %114, %phase : index
+// CHECK-NEXT:                     %sum = scf.for %115 = %68 to %78 step %69 iter_args(%116 = %zero) -> (f32) {
+// CHECK-NEXT:                       %117 = memref.load %window_panel[%115, %l] : memref<64x16xf32>
+// CHECK-NEXT:                       %118 = arith.addi %112, %115 : index
+// CHECK-NEXT:                       %119 = memref.load %weight_panel[%118] : memref<1024xf32>
+// CHECK-NEXT:                       %120 = arith.mulf %117, %119 : f32
+// CHECK-NEXT:                       %121 = arith.addf %116, %120 fastmath<reassoc> : f32
+// CHECK-NEXT:                       scf.yield %121 : f32
+// CHECK-NEXT:                     } {tg.loop = #tg.loop<reduce, axis = 1>}
+// CHECK-NEXT:                     %122 = memref.load %dx[%n, %c, %l_2] : memref<?x?x?xf32>
+// CHECK-NEXT:                     %123 = arith.addf %122, %sum fastmath<reassoc> : f32
+// CHECK-NEXT:                     %124 = arith.select %79, %sum, %123 : f32
+// CHECK-NEXT:                     memref.store %124, %dx[%n, %c, %l_2] : memref<?x?x?xf32>
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<parallel, axis = 2>}
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:               } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:             } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:           } else {
 // CHECK-NEXT:             scf.for %c_1 = %c0 to %c_end step %c1 {
 // CHECK-NEXT:               scf.for %l_3 = %t to %t_end step %c1 {
-// CHECK-NEXT:                 %80 = arith.constant 2 : index
-// CHECK-NEXT:                 %81 = arith.muli %l_3, %80 : index
-// CHECK-NEXT:                 %l_4 = arith.addi %81, %phase : index
+// CHECK-NEXT:                 %125 = arith.constant 2 : index
+// CHECK-NEXT:                 %126 = arith.muli %l_3, %125 : index
+// CHECK-NEXT:                 %l_4 = arith.addi %126, %phase : index
 // CHECK-NEXT:                 %sum_1 = scf.for %k = %c0 to %k_end step %c1 iter_args(%acc = %zero) -> (f32) {
 // CHECK-NEXT:                   %part = scf.for %j = %c0 to %29 step %c1 iter_args(%acc_j = %zero) -> (f32) {
-// CHECK-NEXT:                     %82 = arith.constant 2 : index
-// CHECK-NEXT:                     %83 = arith.muli %j, %82 : index
-// CHECK-NEXT:                     %j_1 = arith.addi %83, %residue : index
+// CHECK-NEXT:                     %127 = arith.constant 2 : index
+// CHECK-NEXT:                     %128 = arith.muli %j, %127 : index
+// CHECK-NEXT:                     %j_1 = arith.addi %128, %residue : index
 // CHECK-NEXT:                     %l1 = arith.addi %l_4, %c1 : index
 // CHECK-NEXT:                     %o = arith.subi %l1, %j_1 : index
-// CHECK-NEXT:                     %84 = arith.constant -1 : index
-// CHECK-NEXT:                     %85 = arith.muli %j, %84 : index
-// CHECK-NEXT:                     %86 = arith.addi %l_3, %85 : index
-// CHECK-NEXT:                     %half_1 = arith.addi %86, %quotient : index
+// CHECK-NEXT:                     %129 = arith.constant -1 : index
+// CHECK-NEXT:                     %130 = arith.muli %j, %129 : index
+// CHECK-NEXT:                     %131 = arith.addi %l_3, %130 : index
+// CHECK-NEXT:                     %half_1 = arith.addi %131, %quotient : index
 // CHECK-NEXT:                     %above_1 = arith.cmpi sge, %half_1, %c0 : index
 // CHECK-NEXT:                     %rem = arith.constant 0 : index
 // CHECK-NEXT:                     %even_1 = arith.constant true
@@ -273,7 +327,7 @@ builtin.module {
 // CHECK-NEXT:                 } {tg.loop = #tg.loop<reduce, axis = 0>}
 // CHECK-NEXT:                 memref.store %sum_1, %dx[%n, %c_1, %l_4] : memref<?x?x?xf32>
 // CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 2>}
-// CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 1>, tg.cold}
 // CHECK-NEXT:           }
 // CHECK-NEXT:         } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:       }

@@ -187,7 +187,7 @@ builtin.module {
 // CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 2>}
 // CHECK-NEXT:           } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:         } {tg.loop = #tg.loop<parallel, axis = 1>}
-// CHECK-NEXT:       } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
+// CHECK-NEXT:       } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64, tg.cold}
 // CHECK-NEXT:     }
 // CHECK-NEXT:     func.return
 // CHECK-NEXT:   }
