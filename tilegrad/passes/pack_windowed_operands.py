@@ -32,9 +32,11 @@ of its first variable (Qb = kb R S: kb as many as the panel's rows hold, and, fo
 per block, as the weight panel's C x Qb hold too), each block packed and its GEMM added into the
 output (the first block stores): where the stage stores the sum itself, once; otherwise all Q rows
 must fit, one block. The weight panel is copied once per call where C x Q fit, else each block
-copies its own rows. The blocks depend on the shapes only, never on the core count. The stage as it
-was runs only where a block cannot fit (R S rows more than the panel's, or C R S weights more than
-its panel): that version is cold (`tg.cold`: later passes leave it as it is). The packed version walks its tile in blocks of W
+copies its own rows, the blocks then a loop around the stage's loops inside its outermost (once per
+block and core's share). The blocks depend on the shapes only, never on the core count. The stage
+as it was runs only where a block cannot fit (R S rows more than the panel's, or C R S weights more
+than its panel): that version is cold (`tg.cold`: later passes leave it as it is). The packed
+version walks its tile in blocks of W
 positions (one block, unless a later pass resizes the tile: reorder-for-reuse widens it), and its
 flat sum is a reduction of its own (axis: one past the stage's), so a directive names it apart from
 the nest the other version keeps. Every sum adds the same terms (in another order,
@@ -232,12 +234,13 @@ def _stack_view(fn: func.FuncOp, element, shape: list[int], name: str) -> SSAVal
     return view.result
 
 
-def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int) -> tuple[SSAValue, SSAValue, SSAValue]:
+def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int) \
+        -> tuple[SSAValue, SSAValue, SSAValue, Operation]:
     """w (indexed by k and the sums in another order than w[k, c, i, j]: a conv's grad_input reads
     weight[k, c, i, j] with k a sum, c the output's) copied once, before the stage, to a stack panel
     of `panel_bytes` as w_panel[a Q + q] (a: k's index, q the sums' flat index, as the window
     panel's rows), where its rows x Q elements fit (`whole`; where they do not, each block of the
-    sums copies its own rows, `_copy_weight`): the panel, whole, and w's rows."""
+    sums copies its own rows, `_copy_weight`): the panel, whole, w's rows and the pack point."""
     w = window.w
     element = w.memref.type.element_type
     capacity = panel_bytes // (element.bitwidth // 8)
@@ -255,7 +258,7 @@ def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int) -> tuple[SS
     b.add(scf.IfOp(whole, [], then))
     _copy_weight(window, then.block, panel, rows, extents, b.index(0))
     then.block.add_op(scf.YieldOp())
-    return panel, whole, rows
+    return panel, whole, rows, root
 
 
 def _weight_axis(window: _Window) -> int:
@@ -338,8 +341,16 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
     col.detach()
     inner_body.add_ops([col, scf.YieldOp()])
     # the version: a block of the first sum (all of it, where the sum cannot run in blocks) fits, and
-    # w's trailing extents are the sums' (w_flat[k, q] is w[k, c, i, j])
-    tb = BlockBuilder(tile.parent_block(), tile)
+    # w's trailing extents are the sums' (w_flat[k, q] is w[k, c, i, j]); a weight packed per block
+    # is packed where its blocks run: around the stage's loops inside the pack point (the stage's own
+    # outermost, the core's share), so each block's w is copied once per iteration of that loop
+    if window.transposed:
+        flat, whole, wrows, root = _pack_weight(window, fn, panel_bytes)
+        wrapped = [o for o in root.body.block.ops if not isinstance(o, scf.YieldOp)] \
+            if "tg.stage" in root.attributes else [root]
+        tb = BlockBuilder(wrapped[0].parent_block(), wrapped[0])
+    else:
+        tb = BlockBuilder(tile.parent_block(), tile)
     extents = [s.ub for s in sums]
     rest = tb.index(1)
     for extent in extents[1:]:
@@ -347,7 +358,6 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
     count = tb.add(arith.MuliOp(extents[0], rest)) if len(extents) > 1 else extents[0]
     block_rows = rest if store is not None else count  # (the rows of a block at least)
     if window.transposed:  # w packed as w_panel[k Q + q] before the stage, where it fits (else per block)
-        flat, whole, wrows = _pack_weight(window, fn, panel_bytes)
         ok = tb.add(arith.AndIOp(tb.add(arith.CmpiOp(block_rows, tb.index(rows), "sle")), tb.add(arith.OrIOp(
             whole, tb.add(arith.CmpiOp(tb.add(arith.MuliOp(wrows, block_rows)), tb.index(capacity), "sle"))))))
         # (the first sum's indices a block: as many as the panel's rows hold, and w's rows of them)
@@ -368,9 +378,38 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
     ok.name_hint = "window_fits"
     per = tb.add(arith.MaxSIOp(per, tb.index(1)))
     per.name_hint = "block_sums"
+    zero, one = tb.index(0), tb.index(1)
     panel = _stack_view(fn, element, [rows, columns], "window_panel")
     if not window.transposed:
         flat = _flatten(fn, window.w.memref, 1)
+
+    def blocks_of_sums(sb: BlockBuilder, s0: SSAValue) -> tuple:
+        """A block's extents, rows and first-block test, and where w's rows start (made by sb)."""
+        nb = sb.add(arith.MinSIOp(per, sb.add(arith.SubiOp(extents[0], s0))))
+        cnt = sb.add(arith.MuliOp(nb, rest)) if len(extents) > 1 else nb
+        first_block = sb.add(arith.CmpiOp(s0, zero, "eq")) if store is not None else None
+        if window.transposed:  # (w's rows of the block, where the whole w does not fit: row a at a cnt)
+            copy = Region([Block()])
+            sb.add(scf.IfOp(sb.add(arith.AndIOp(ok, sb.add(arith.XOrIOp(
+                whole, sb.add(arith.ConstantOp(IntegerAttr(1, i1))))))), [], copy))
+            _copy_weight(window, copy.block, flat, wrows, [nb, *extents[1:]], s0)
+            copy.block.add_op(scf.YieldOp())
+            lead = sb.add(arith.SelectOp(whole, count, cnt))
+            offset = sb.add(arith.SelectOp(whole, sb.add(arith.MuliOp(s0, rest)), zero))
+        else:
+            lead, offset = None, sb.add(arith.MuliOp(s0, rest))
+        return [nb, *extents[1:]], cnt, first_block, lead, offset
+
+    if window.transposed:  # the blocks of the sum around the stage's loops (one, where all rows fit or not ok)
+        top = tb.add(arith.MaxSIOp(extents[0], one))
+        parts, part_body = make_for(zero, top, tb.add(arith.SelectOp(ok, per, top)), LoopRole.TILE, loop_axis(col))
+        wrapped[0].parent_block().insert_op_before(parts, wrapped[0])
+        s0 = part_body.args[0]
+        for op in wrapped:
+            op.detach()
+            part_body.add_op(op)
+        part_body.add_op(scf.YieldOp())
+        local, cnt, first_block, lead, offset = blocks_of_sums(BlockBuilder(part_body, wrapped[0]), s0)
     # the two versions of the loop over k: packed, and as it was (cold: it runs only where the
     # panel cannot hold a block, and later passes leave it as it is)
     original = inner.clone()
@@ -382,32 +421,21 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
     # blocks of at most W positions of the tile (one, unless a later pass widens the tile's step)
     tb = BlockBuilder(then.block)
     # (the panel's width a value of its own: a pass that resizes the tile replaces the tile's step)
-    zero, one, panel_width = tb.index(0), tb.index(1), tb.index(columns)
+    panel_width = tb.index(columns)
     blocks, block_body = make_for(col.lb, col.ub, panel_width, LoopRole.TILE, loop_axis(col))
     tb.add(blocks)
     pb = BlockBuilder(block_body)
     start = block_body.args[0]
     end = pb.add(arith.MinSIOp(pb.add(arith.AddiOp(start, panel_width)), col.ub))
     span = pb.add(arith.SubiOp(end, start))
-    # blocks of the first sum (one, where the panel holds all of it): s0 .. s0 + nb
-    parts, part_body = make_for(zero, extents[0], per, LoopRole.TILE, loop_axis(col))
-    pb.add(parts)
-    block_body.add_op(scf.YieldOp())
-    sb = BlockBuilder(part_body)
-    s0 = part_body.args[0]
-    nb = sb.add(arith.MinSIOp(per, sb.add(arith.SubiOp(extents[0], s0))))
-    local = [nb, *extents[1:]]
-    cnt = sb.add(arith.MuliOp(nb, rest)) if len(extents) > 1 else nb
-    first_block = sb.add(arith.CmpiOp(s0, zero, "eq")) if store is not None else None
-    if window.transposed:  # (w's rows of the block, where the whole w does not fit: row a at a cnt)
-        copy = Region([Block()])
-        sb.add(scf.IfOp(sb.add(arith.XOrIOp(whole, sb.add(arith.ConstantOp(IntegerAttr(1, i1))))), [], copy))
-        _copy_weight(window, copy.block, flat, wrows, local, s0)
-        copy.block.add_op(scf.YieldOp())
-        lead = sb.add(arith.SelectOp(whole, count, cnt))
-        offset = sb.add(arith.SelectOp(whole, sb.add(arith.MuliOp(s0, rest)), zero))
-    else:
-        offset = sb.add(arith.MuliOp(s0, rest))
+    if window.transposed:
+        part_body = block_body
+    else:  # blocks of the first sum (one, where the panel holds all of it): s0 .. s0 + nb
+        parts, part_body = make_for(zero, extents[0], per, LoopRole.TILE, loop_axis(col))
+        pb.add(parts)
+        block_body.add_op(scf.YieldOp())
+        s0 = part_body.args[0]
+        local, cnt, first_block, lead, offset = blocks_of_sums(BlockBuilder(part_body), s0)
     # the pack: q over the block's sums as nested loops, p over the block's positions
     copies, block = [], part_body
     for extent in local:

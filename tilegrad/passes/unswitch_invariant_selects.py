@@ -128,7 +128,7 @@ def _data_tests(loop: scf.ForOp, temps: set[SSAValue]) -> dict[SSAValue, tuple[l
     tests = {r for o in invariant for r in o.results if r.type == IntegerType(1)}
     by_condition: dict[SSAValue, list[arith.SelectOp]] = {}
     for op in loop.body.walk():
-        if isinstance(op, arith.SelectOp) and op.cond in tests:
+        if isinstance(op, arith.SelectOp) and op.cond in tests and not in_cold_version(op):  # (a cold one: as it is)
             by_condition.setdefault(op.cond, []).append(op)
     found = {}
     for cond, selects in by_condition.items():

@@ -90,12 +90,12 @@ builtin.module {
 // CHECK-NEXT:       %14 = arith.divsi %13, %2 : index
 // CHECK-NEXT:       %15 = arith.constant 1 : index
 // CHECK-NEXT:       %block_sums = arith.maxsi %14, %15 : index
+// CHECK-NEXT:       %16 = arith.constant 0 : index
+// CHECK-NEXT:       %17 = arith.constant 1 : index
 // CHECK-NEXT:       scf.for %t = %c0 to %l_end step %tile_1 {
 // CHECK-NEXT:         %t_next = arith.addi %t, %tile_1 : index
 // CHECK-NEXT:         %t_end = arith.minsi %t_next, %l_end : index
 // CHECK-NEXT:         scf.if %window_fits {
-// CHECK-NEXT:           %16 = arith.constant 0 : index
-// CHECK-NEXT:           %17 = arith.constant 1 : index
 // CHECK-NEXT:           %18 = arith.constant 16 : index
 // CHECK-NEXT:           scf.for %19 = %t to %t_end step %18 {
 // CHECK-NEXT:             %20 = arith.addi %19, %18 : index

@@ -100,8 +100,6 @@ builtin.module {
 // CHECK-NEXT:     }
 // CHECK-NEXT:     %17 = arith.constant 0 : index
 // CHECK-NEXT:     scf.for %n = %c0 to %n_end step %c1 {
-// CHECK-NEXT:       %tile = arith.constant 4096 : index
-// CHECK-NEXT:       %tile_1 = arith.constant 16 : index
 // CHECK-NEXT:       %18 = arith.constant 1 : index
 // CHECK-NEXT:       %19 = arith.muli %18, %s_end : index
 // CHECK-NEXT:       %20 = arith.muli %k_end, %19 : index
@@ -123,112 +121,117 @@ builtin.module {
 // CHECK-NEXT:       %35 = arith.select %weight_fits, %28, %34 : index
 // CHECK-NEXT:       %36 = arith.constant 1 : index
 // CHECK-NEXT:       %block_sums = arith.maxsi %35, %36 : index
-// CHECK-NEXT:       scf.for %t = %c0 to %l_end step %tile_1 {
-// CHECK-NEXT:         %t_next = arith.addi %t, %tile_1 : index
-// CHECK-NEXT:         %t_end = arith.minsi %t_next, %l_end : index
-// CHECK-NEXT:         scf.if %window_fits {
-// CHECK-NEXT:           %37 = arith.constant 0 : index
-// CHECK-NEXT:           %38 = arith.constant 1 : index
-// CHECK-NEXT:           %39 = arith.constant 16 : index
-// CHECK-NEXT:           scf.for %40 = %t to %t_end step %39 {
-// CHECK-NEXT:             %41 = arith.addi %40, %39 : index
-// CHECK-NEXT:             %42 = arith.minsi %41, %t_end : index
-// CHECK-NEXT:             %43 = arith.subi %42, %40 : index
-// CHECK-NEXT:             scf.for %44 = %37 to %k_end step %block_sums {
-// CHECK-NEXT:               %45 = arith.subi %k_end, %44 : index
-// CHECK-NEXT:               %46 = arith.minsi %block_sums, %45 : index
-// CHECK-NEXT:               %47 = arith.muli %46, %19 : index
-// CHECK-NEXT:               %48 = arith.cmpi eq, %44, %37 : index
-// CHECK-NEXT:               %49 = arith.constant true
-// CHECK-NEXT:               %50 = arith.xori %weight_fits, %49 : i1
-// CHECK-NEXT:               scf.if %50 {
-// CHECK-NEXT:                 %51 = arith.constant 0 : index
-// CHECK-NEXT:                 %52 = arith.constant 1 : index
-// CHECK-NEXT:                 scf.for %53 = %51 to %3 step %52 {
-// CHECK-NEXT:                   scf.for %54 = %51 to %46 step %52 {
-// CHECK-NEXT:                     %55 = arith.muli %53, %46 : index
-// CHECK-NEXT:                     %56 = arith.addi %55, %54 : index
-// CHECK-NEXT:                     scf.for %57 = %51 to %s_end step %52 {
-// CHECK-NEXT:                       %58 = arith.muli %56, %s_end : index
-// CHECK-NEXT:                       %59 = arith.addi %58, %57 : index
-// CHECK-NEXT:                       %60 = arith.addi %44, %54 : index
-// CHECK-NEXT:                       %61 = memref.load %w[%60, %53, %57] : memref<?x?x?xf32>
-// CHECK-NEXT:                       memref.store %61, %weight_panel[%59] : memref<1024xf32>
-// CHECK-NEXT:                     } {tg.loop = #tg.loop<copy, axis = 0>}
-// CHECK-NEXT:                   } {tg.loop = #tg.loop<copy, axis = 0>}
-// CHECK-NEXT:                 } {tg.loop = #tg.loop<copy, axis = 0>}
-// CHECK-NEXT:               }
-// CHECK-NEXT:               %62 = arith.select %weight_fits, %20, %47 : index
-// CHECK-NEXT:               %63 = arith.muli %44, %19 : index
-// CHECK-NEXT:               %64 = arith.select %weight_fits, %63, %37 : index
-// CHECK-NEXT:               scf.for %65 = %37 to %46 step %38 {
-// CHECK-NEXT:                 scf.for %66 = %37 to %s_end step %38 {
-// CHECK-NEXT:                   %67 = arith.muli %65, %s_end : index
-// CHECK-NEXT:                   %68 = arith.addi %67, %66 : index
-// CHECK-NEXT:                   scf.for %69 = %37 to %43 step %38 {
-// CHECK-NEXT:                     %70 = arith.addi %44, %65 : index
-// CHECK-NEXT:                     %71 = arith.addi %40, %69 : index
-// CHECK-NEXT:                     %l1 = arith.addi %71, %c1 : index
-// CHECK-NEXT:                     %o = arith.subi %l1, %66 : index
+// CHECK-NEXT:       %37 = arith.constant 0 : index
+// CHECK-NEXT:       %38 = arith.constant 1 : index
+// CHECK-NEXT:       %39 = arith.maxsi %k_end, %38 : index
+// CHECK-NEXT:       %40 = arith.select %window_fits, %block_sums, %39 : index
+// CHECK-NEXT:       scf.for %41 = %37 to %39 step %40 {
+// CHECK-NEXT:         %42 = arith.subi %k_end, %41 : index
+// CHECK-NEXT:         %43 = arith.minsi %block_sums, %42 : index
+// CHECK-NEXT:         %44 = arith.muli %43, %19 : index
+// CHECK-NEXT:         %45 = arith.cmpi eq, %41, %37 : index
+// CHECK-NEXT:         %46 = arith.constant true
+// CHECK-NEXT:         %47 = arith.xori %weight_fits, %46 : i1
+// CHECK-NEXT:         %48 = arith.andi %window_fits, %47 : i1
+// CHECK-NEXT:         scf.if %48 {
+// CHECK-NEXT:           %49 = arith.constant 0 : index
+// CHECK-NEXT:           %50 = arith.constant 1 : index
+// CHECK-NEXT:           scf.for %51 = %49 to %3 step %50 {
+// CHECK-NEXT:             scf.for %52 = %49 to %43 step %50 {
+// CHECK-NEXT:               %53 = arith.muli %51, %43 : index
+// CHECK-NEXT:               %54 = arith.addi %53, %52 : index
+// CHECK-NEXT:               scf.for %55 = %49 to %s_end step %50 {
+// CHECK-NEXT:                 %56 = arith.muli %54, %s_end : index
+// CHECK-NEXT:                 %57 = arith.addi %56, %55 : index
+// CHECK-NEXT:                 %58 = arith.addi %41, %52 : index
+// CHECK-NEXT:                 %59 = memref.load %w[%58, %51, %55] : memref<?x?x?xf32>
+// CHECK-NEXT:                 memref.store %59, %weight_panel[%57] : memref<1024xf32>
+// CHECK-NEXT:               } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:             } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:           } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:         }
+// CHECK-NEXT:         %60 = arith.select %weight_fits, %20, %44 : index
+// CHECK-NEXT:         %61 = arith.muli %41, %19 : index
+// CHECK-NEXT:         %62 = arith.select %weight_fits, %61, %37 : index
+// CHECK-NEXT:         %tile = arith.constant 4096 : index
+// CHECK-NEXT:         %tile_1 = arith.constant 16 : index
+// CHECK-NEXT:         scf.for %t = %c0 to %l_end step %tile_1 {
+// CHECK-NEXT:           %t_next = arith.addi %t, %tile_1 : index
+// CHECK-NEXT:           %t_end = arith.minsi %t_next, %l_end : index
+// CHECK-NEXT:           scf.if %window_fits {
+// CHECK-NEXT:             %63 = arith.constant 16 : index
+// CHECK-NEXT:             scf.for %64 = %t to %t_end step %63 {
+// CHECK-NEXT:               %65 = arith.addi %64, %63 : index
+// CHECK-NEXT:               %66 = arith.minsi %65, %t_end : index
+// CHECK-NEXT:               %67 = arith.subi %66, %64 : index
+// CHECK-NEXT:               scf.for %68 = %37 to %43 step %38 {
+// CHECK-NEXT:                 scf.for %69 = %37 to %s_end step %38 {
+// CHECK-NEXT:                   %70 = arith.muli %68, %s_end : index
+// CHECK-NEXT:                   %71 = arith.addi %70, %69 : index
+// CHECK-NEXT:                   scf.for %72 = %37 to %67 step %38 {
+// CHECK-NEXT:                     %73 = arith.addi %41, %68 : index
+// CHECK-NEXT:                     %74 = arith.addi %64, %72 : index
+// CHECK-NEXT:                     %l1 = arith.addi %74, %c1 : index
+// CHECK-NEXT:                     %o = arith.subi %l1, %69 : index
 // CHECK-NEXT:                     %above = arith.cmpi sge, %o, %c0 : index
 // CHECK-NEXT:                     %below = arith.cmpi slt, %o, %o_end : index
 // CHECK-NEXT:                     %inside = arith.andi %above, %below : i1
 // CHECK-NEXT:                     %o_up = arith.maxsi %o, %c0 : index
 // CHECK-NEXT:                     %o_in = arith.minsi %o_up, %o_last : index
-// CHECK-NEXT:                     %dyv = memref.load %dy[%n, %70, %o_in] : memref<?x?x?xf32>
-// CHECK-NEXT:                     %72 = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:                     %73 = arith.select %inside, %dyv, %72 : f32
-// CHECK-NEXT:                     memref.store %73, %window_panel[%68, %69] : memref<64x16xf32>
+// CHECK-NEXT:                     %dyv = memref.load %dy[%n, %73, %o_in] : memref<?x?x?xf32>
+// CHECK-NEXT:                     %75 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:                     %76 = arith.select %inside, %dyv, %75 : f32
+// CHECK-NEXT:                     memref.store %76, %window_panel[%71, %72] : memref<64x16xf32>
 // CHECK-NEXT:                   } {tg.loop = #tg.loop<copy, axis = 2>}
 // CHECK-NEXT:                 } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:               } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:               scf.for %c = %c0 to %c_end step %c1 {
-// CHECK-NEXT:                 %74 = arith.muli %c, %62 : index
-// CHECK-NEXT:                 %75 = arith.addi %74, %64 : index
-// CHECK-NEXT:                 scf.for %l = %37 to %43 step %c1 {
-// CHECK-NEXT:                   %l_1 = arith.addi %40, %l : index
-// CHECK-NEXT:                   %sum = scf.for %76 = %37 to %47 step %38 iter_args(%77 = %zero) -> (f32) {
-// CHECK-NEXT:                     %78 = memref.load %window_panel[%76, %l] : memref<64x16xf32>
-// CHECK-NEXT:                     %79 = arith.addi %75, %76 : index
-// CHECK-NEXT:                     %80 = memref.load %weight_panel[%79] : memref<1024xf32>
-// CHECK-NEXT:                     %81 = arith.mulf %78, %80 : f32
-// CHECK-NEXT:                     %82 = arith.addf %77, %81 fastmath<reassoc> : f32
-// CHECK-NEXT:                     scf.yield %82 : f32
+// CHECK-NEXT:                 %77 = arith.muli %c, %60 : index
+// CHECK-NEXT:                 %78 = arith.addi %77, %62 : index
+// CHECK-NEXT:                 scf.for %l = %37 to %67 step %c1 {
+// CHECK-NEXT:                   %l_1 = arith.addi %64, %l : index
+// CHECK-NEXT:                   %sum = scf.for %79 = %37 to %44 step %38 iter_args(%80 = %zero) -> (f32) {
+// CHECK-NEXT:                     %81 = memref.load %window_panel[%79, %l] : memref<64x16xf32>
+// CHECK-NEXT:                     %82 = arith.addi %78, %79 : index
+// CHECK-NEXT:                     %83 = memref.load %weight_panel[%82] : memref<1024xf32>
+// CHECK-NEXT:                     %84 = arith.mulf %81, %83 : f32
+// CHECK-NEXT:                     %85 = arith.addf %80, %84 fastmath<reassoc> : f32
+// CHECK-NEXT:                     scf.yield %85 : f32
 // CHECK-NEXT:                   } {tg.loop = #tg.loop<reduce, axis = 1>}
-// CHECK-NEXT:                   %83 = memref.load %dx[%n, %c, %l_1] : memref<?x?x?xf32>
-// CHECK-NEXT:                   %84 = arith.addf %83, %sum fastmath<reassoc> : f32
-// CHECK-NEXT:                   %85 = arith.select %48, %sum, %84 : f32
-// CHECK-NEXT:                   memref.store %85, %dx[%n, %c, %l_1] : memref<?x?x?xf32>
+// CHECK-NEXT:                   %86 = memref.load %dx[%n, %c, %l_1] : memref<?x?x?xf32>
+// CHECK-NEXT:                   %87 = arith.addf %86, %sum fastmath<reassoc> : f32
+// CHECK-NEXT:                   %88 = arith.select %45, %sum, %87 : f32
+// CHECK-NEXT:                   memref.store %88, %dx[%n, %c, %l_1] : memref<?x?x?xf32>
 // CHECK-NEXT:                 } {tg.loop = #tg.loop<parallel, axis = 2>}
 // CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 1>}
 // CHECK-NEXT:             } {tg.loop = #tg.loop<tile, axis = 2>}
-// CHECK-NEXT:           } {tg.loop = #tg.loop<tile, axis = 2>}
-// CHECK-NEXT:         } else {
-// CHECK-NEXT:           scf.for %c_1 = %c0 to %c_end step %c1 {
-// CHECK-NEXT:             scf.for %l_2 = %t to %t_end step %c1 {
-// CHECK-NEXT:               %sum_1 = scf.for %k = %c0 to %k_end step %c1 iter_args(%acc = %zero) -> (f32) {
-// CHECK-NEXT:                 %part = scf.for %j = %c0 to %s_end step %c1 iter_args(%acc_j = %zero) -> (f32) {
-// CHECK-NEXT:                   %l1_1 = arith.addi %l_2, %c1 : index
-// CHECK-NEXT:                   %o_1 = arith.subi %l1_1, %j : index
-// CHECK-NEXT:                   %above_1 = arith.cmpi sge, %o_1, %c0 : index
-// CHECK-NEXT:                   %below_1 = arith.cmpi slt, %o_1, %o_end : index
-// CHECK-NEXT:                   %inside_1 = arith.andi %above_1, %below_1 : i1
-// CHECK-NEXT:                   %o_up_1 = arith.maxsi %o_1, %c0 : index
-// CHECK-NEXT:                   %o_in_1 = arith.minsi %o_up_1, %o_last : index
-// CHECK-NEXT:                   %dyv_1 = memref.load %dy[%n, %k, %o_in_1] : memref<?x?x?xf32>
-// CHECK-NEXT:                   %wv = memref.load %w[%k, %c_1, %j] : memref<?x?x?xf32>
-// CHECK-NEXT:                   %p = arith.mulf %dyv_1, %wv : f32
-// CHECK-NEXT:                   %term = arith.select %inside_1, %p, %zero : f32
-// CHECK-NEXT:                   %acc_j_next = arith.addf %acc_j, %term fastmath<reassoc> : f32
-// CHECK-NEXT:                   scf.yield %acc_j_next : f32
+// CHECK-NEXT:           } else {
+// CHECK-NEXT:             scf.for %c_1 = %c0 to %c_end step %c1 {
+// CHECK-NEXT:               scf.for %l_2 = %t to %t_end step %c1 {
+// CHECK-NEXT:                 %sum_1 = scf.for %k = %c0 to %k_end step %c1 iter_args(%acc = %zero) -> (f32) {
+// CHECK-NEXT:                   %part = scf.for %j = %c0 to %s_end step %c1 iter_args(%acc_j = %zero) -> (f32) {
+// CHECK-NEXT:                     %l1_1 = arith.addi %l_2, %c1 : index
+// CHECK-NEXT:                     %o_1 = arith.subi %l1_1, %j : index
+// CHECK-NEXT:                     %above_1 = arith.cmpi sge, %o_1, %c0 : index
+// CHECK-NEXT:                     %below_1 = arith.cmpi slt, %o_1, %o_end : index
+// CHECK-NEXT:                     %inside_1 = arith.andi %above_1, %below_1 : i1
+// CHECK-NEXT:                     %o_up_1 = arith.maxsi %o_1, %c0 : index
+// CHECK-NEXT:                     %o_in_1 = arith.minsi %o_up_1, %o_last : index
+// CHECK-NEXT:                     %dyv_1 = memref.load %dy[%n, %k, %o_in_1] : memref<?x?x?xf32>
+// CHECK-NEXT:                     %wv = memref.load %w[%k, %c_1, %j] : memref<?x?x?xf32>
+// CHECK-NEXT:                     %p = arith.mulf %dyv_1, %wv : f32
+// CHECK-NEXT:                     %term = arith.select %inside_1, %p, %zero : f32
+// CHECK-NEXT:                     %acc_j_next = arith.addf %acc_j, %term fastmath<reassoc> : f32
+// CHECK-NEXT:                     scf.yield %acc_j_next : f32
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<reduce, axis = 0>}
+// CHECK-NEXT:                   %acc_next = arith.addf %acc, %part fastmath<reassoc> : f32
+// CHECK-NEXT:                   scf.yield %acc_next : f32
 // CHECK-NEXT:                 } {tg.loop = #tg.loop<reduce, axis = 0>}
-// CHECK-NEXT:                 %acc_next = arith.addf %acc, %part fastmath<reassoc> : f32
-// CHECK-NEXT:                 scf.yield %acc_next : f32
-// CHECK-NEXT:               } {tg.loop = #tg.loop<reduce, axis = 0>}
-// CHECK-NEXT:               memref.store %sum_1, %dx[%n, %c_1, %l_2] : memref<?x?x?xf32>
-// CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 2>}
-// CHECK-NEXT:           } {tg.loop = #tg.loop<parallel, axis = 1>, tg.cold}
-// CHECK-NEXT:         }
+// CHECK-NEXT:                 memref.store %sum_1, %dx[%n, %c_1, %l_2] : memref<?x?x?xf32>
+// CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 2>}
+// CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 1>, tg.cold}
+// CHECK-NEXT:           }
+// CHECK-NEXT:         } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:       } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:     } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
 // CHECK-NEXT:     func.return
