@@ -506,3 +506,16 @@ def test_a_window_too_large_for_a_block_runs_the_cold_version():
     dy, dx, dw = _conv_grads(x.astype(np.float64), w, rng, padding=1)
     call = dict(dy=dy.astype(np.float32), x=x, weight=w.astype(np.float32), stride=1, padding=1, dilation=1)
     _close(tilegrad.compile("user_conv2d_backward", "cpu")(**call), (dx, dw), "float32")
+
+
+def test_many_channel_blocks_do_not_depend_on_the_core_count():
+    """dx's blocks of k (sized by the whole K and C) and dw's blocks of c (by the whole C) add in the
+    same order on one core as on all: bitwise the same results."""
+    rng = np.random.default_rng(11)
+    x, w = rng.standard_normal((2, 480, 4, 3)).astype(np.float32), rng.standard_normal((470, 480, 3, 3))
+    call = dict(dy=rng.standard_normal((2, 470, 4, 3)).astype(np.float32), x=x, weight=w.astype(np.float32),
+                stride=1, padding=1, dilation=1)
+    one = tilegrad.compile("user_conv2d_backward", "cpu", schedule="Parallel(stage=0, cores=1)\n"
+                                                                    "Parallel(stage=1, cores=1)")(**call)
+    for got, want in zip(one, tilegrad.compile("user_conv2d_backward", "cpu")(**call)):
+        np.testing.assert_array_equal(got, want)
