@@ -151,15 +151,17 @@ def _schedule(kernel, **call):
     return [d["directive"] for d in kernel.plan(**call).schedule]
 
 
-def test_the_plan_lists_the_window_partitions_and_the_nest_as_it_is():
+def test_the_plan_packs_the_window_and_leaves_the_cold_nest_as_it_is():
     a = _rect(RECT_SIZES[0], np.float32)
     listed = _schedule(tilegrad.compile("conv2d_rect_user", "cpu"), **a, ph=1, pw=2)
-    assert "Partition(stage=0, axis=3)" in listed and "Partition(stage=0, axis=2)" in listed
+    # the nest as written is the stage's cold version (tg.cold: it runs only where the panel cannot):
+    # its window loops are not partitioned, nor is the row loop for the pack's clamped reads
+    assert not any(d.startswith("Partition(stage=0") for d in listed)
     assert "Reorder(stage=0, order=(3, 'r0'))" in listed  # the sums inside the column loop: not interchanged
-    # (that nest is the stage's version for a window too large for the panel; packed, the window's
-    # flat sum is interchanged and its output channels jammed: the GEMM's register tile)
+    # (packed, the window's flat sum is interchanged and its output channels jammed: the GEMM's register tile)
     assert PANEL in listed and "Reorder(stage=0, order=('r1', 3))" in listed
-    assert f"UnrollJam(stage=0, axis=1, factor={HOST.jam_rows}, tail='clamp')" in listed
+    # (the rows left over peeled: a block of the sum after the first adds into y, so no row runs twice)
+    assert f"UnrollJam(stage=0, axis=1, factor={HOST.jam_rows})" in listed
 
 
 def test_a_conv_as_a_register_tiled_gemm_matches_torch():
@@ -170,7 +172,8 @@ def test_a_conv_as_a_register_tiled_gemm_matches_torch():
     listed = _schedule(kernel, **a, ph=1, pw=2)
     assert "Split(stage=0, factor=16)" in listed  # the chunks: a register tile (the columns left over: one more)
     # the output channels, by the planner
-    assert f"UnrollJam(stage=0, axis=1, factor={HOST.jam_rows}, tail='clamp')" in listed
+    # (the rows left over peeled: a block of the sum after the first adds into y, so no row runs twice)
+    assert f"UnrollJam(stage=0, axis=1, factor={HOST.jam_rows})" in listed
     assert not any(d.startswith("UnrollJam(stage=0, factor=") for d in listed)  # not the batch loop
     want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
                                       padding=(1, 2))
@@ -178,9 +181,11 @@ def test_a_conv_as_a_register_tiled_gemm_matches_torch():
 
 
 def test_a_user_turns_the_window_partitions_off():
+    """(the window as written: without the planner, not packed; packed, the nest as written is cold and
+    has none)"""
     a = _rect(RECT_SIZES[1], np.float32)
     off = "Partition(stage=0, axis=2, partitioned=False)\nPartition(stage=0, axis=3, partitioned=False)"
-    kernel = tilegrad.compile("conv2d_rect_user", "cpu", schedule=off)
+    kernel = tilegrad.compile("conv2d_rect_user", "cpu", schedule=off, planner=False)
     listed = _schedule(kernel, **a, ph=1, pw=2)
     assert "Partition(stage=0, axis=3, partitioned=False)" in listed and "Partition(stage=0, axis=3)" not in listed
     want = torch.nn.functional.conv2d(torch.from_numpy(a["x"]).double(), torch.from_numpy(a["w"]).double(),
@@ -249,8 +254,8 @@ def test_the_plan_packs_a_convs_window_and_it_matches_torch(stride, dilation):
     _close((kernel(**call),), (want.numpy(),), "float32")
 
 
-def test_a_panel_too_large_runs_the_window_as_it_was():
-    """C x R x S rows more than the panel holds: the stage's other version, as it was."""
+def test_a_panel_too_large_for_all_rows_runs_them_in_blocks():
+    """C x R x S rows more than the panel holds: blocks of whole rows of c, each added into y."""
     rng = np.random.default_rng(4)
     x, w = rng.standard_normal((1, 300, 4, 5)), rng.standard_normal((2, 300, 3, 3))
     got = tilegrad.compile("user_conv2d", "cpu", guard=True)(x=x, weight=w, stride=1, padding=1, dilation=1)
@@ -381,8 +386,8 @@ def test_grad_weights_gemm_is_the_register_tile_of_the_row_passes():
     assert any(d.startswith("Split(stage=0, factor=") for d in listed)  # q by chunks
 
 
-def test_grad_weights_panel_too_large_runs_the_stage_as_it_was():
-    """C x R x S columns more than 16 positions of the panel hold: the stage's other version."""
+def test_grad_weights_panel_too_large_for_all_columns_runs_blocks_of_channels():
+    """C x R x S columns more than 16 positions of the panel hold: blocks of channels."""
     rng = np.random.default_rng(8)
     x, w = rng.standard_normal((1, 460, 4, 5)), rng.standard_normal((2, 460, 3, 3))
     dy, _, dw = _conv_grads(x, w, rng, padding=1)
@@ -456,3 +461,61 @@ def test_the_plan_splits_a_stride_2_conv_backwards_dx_by_phases():
     listed = _schedule(tilegrad.compile(case.op, "cpu"), **case.inputs(np.random.default_rng(0), dims),
                        **case.attrs(dims))
     assert "Partition(stage=0, axis=2, by='phase')" in listed and "Partition(stage=0, axis=3, by='phase')" in listed
+
+
+# Many channels (issue 45): a panel too small for all Q = K R S rows (dx) or for 16 positions of all
+# C R S columns (dw) runs in blocks of whole rows of the first sum (dx: Qb = kb R S, the weight
+# copied per block where C x Q do not fit its panel) or of the channels (dw); the stage as written
+# is cold. With it erased, the kernel still computes every element: the blocks ran.
+
+
+def _without_cold(text: str) -> str:
+    from xdsl.dialects import scf
+
+    from tilegrad.passes.loop_utils import COLD
+    from tilegrad.pipeline import parse_ir
+
+    module = parse_ir(text)
+    cold = [o for o in module.walk() if isinstance(o, scf.ForOp) and COLD in o.attributes]
+    assert cold
+    for loop in cold:
+        loop.detach()
+        loop.erase()
+    return str(module)
+
+
+@pytest.mark.parametrize("dtype, guard", [("float32", False), ("float64", True)])
+def test_a_many_channel_conv_backward_runs_its_panels_in_blocks(dtype, guard):
+    rng = np.random.default_rng(9)
+    x, w = rng.standard_normal((2, 480, 4, 3)).astype(dtype), rng.standard_normal((470, 480, 3, 3)).astype(dtype)
+    dy, dx, dw = _conv_grads(x.astype(np.float64), w.astype(np.float64), rng, padding=1)
+    call = dict(dy=dy.astype(dtype), x=x, weight=w, stride=1, padding=1, dilation=1)
+    kernel = tilegrad.compile("user_conv2d_backward", "cpu", guard=guard)
+    tiled = kernel.ir("tiled", **call)
+    assert tiled.count("%block_sums = ") == 1 and tiled.count("%block_channels = ") == 1
+    blocked = kernel.from_ir("tiled", _without_cold(tiled), guard=guard)
+    for got in (kernel(**call), blocked(**call)):
+        _close(got, (dx, dw), dtype)
+
+
+def test_a_window_too_large_for_a_block_runs_the_cold_version():
+    """R S = 4225 taps: more rows than dx's panel holds, and 16 positions of them more than dw's: the
+    stage as written (cold: left as it is by the later passes) computes both, as torch does."""
+    rng = np.random.default_rng(10)
+    x, w = rng.standard_normal((1, 2, 66, 66)).astype(np.float32), rng.standard_normal((3, 2, 65, 65))
+    dy, dx, dw = _conv_grads(x.astype(np.float64), w, rng, padding=1)
+    call = dict(dy=dy.astype(np.float32), x=x, weight=w.astype(np.float32), stride=1, padding=1, dilation=1)
+    _close(tilegrad.compile("user_conv2d_backward", "cpu")(**call), (dx, dw), "float32")
+
+
+def test_many_channel_blocks_do_not_depend_on_the_core_count():
+    """dx's blocks of k (sized by the whole K and C) and dw's blocks of c (by the whole C) add in the
+    same order on one core as on all: bitwise the same results."""
+    rng = np.random.default_rng(11)
+    x, w = rng.standard_normal((2, 480, 4, 3)).astype(np.float32), rng.standard_normal((470, 480, 3, 3))
+    call = dict(dy=rng.standard_normal((2, 470, 4, 3)).astype(np.float32), x=x, weight=w.astype(np.float32),
+                stride=1, padding=1, dilation=1)
+    one = tilegrad.compile("user_conv2d_backward", "cpu", schedule="Parallel(stage=0, cores=1)\n"
+                                                                    "Parallel(stage=1, cores=1)")(**call)
+    for got, want in zip(one, tilegrad.compile("user_conv2d_backward", "cpu")(**call)):
+        np.testing.assert_array_equal(got, want)

@@ -62,7 +62,7 @@ from tilegrad.passes.common import (
     stage_number,
     whole_steps,
 )
-from tilegrad.passes.loop_utils import row_of_sweep, shares_an_operand
+from tilegrad.passes.loop_utils import in_cold_version, row_of_sweep, shares_an_operand
 from tilegrad.schedule import Directive, Split, Tail
 
 CHUNK = 16
@@ -129,7 +129,8 @@ def chunked_sweeps(fn: Operation) -> list[tuple[scf.ForOp, scf.ForOp]]:
     cpu planner lists too (no sweep holds another, so chunking one leaves the others' as it was)."""
     found: list[tuple[scf.ForOp, scf.ForOp]] = []
     for sweep in fn.walk():  # a nest's outermost level (its inner levels sweep the same row loop)
-        if not any(outer.is_ancestor(sweep) for outer, _ in found) and (row := _chunked_row(sweep)) is not None:
+        if not any(outer.is_ancestor(sweep) for outer, _ in found) and not in_cold_version(sweep) \
+                and (row := _chunked_row(sweep)) is not None:
             found.append((sweep, row))
     return found
 

@@ -48,7 +48,7 @@ from tilegrad.passes.common import (
     loop_role,
     stage_number,
 )
-from tilegrad.passes.loop_utils import jam, repeatable, sweeps_shared_data
+from tilegrad.passes.loop_utils import in_cold_version, jam, repeatable, sweeps_shared_data
 from tilegrad.schedule import Directive, Tail, UnrollJam
 
 ROWS = 5
@@ -89,7 +89,7 @@ def jammed_rows(fn: Operation) -> list[scf.ForOp]:
     its batch loop: a[b, n, m] w[b, m, k] shares w[b] only among the rows of one b)."""
     found: list[scf.ForOp] = []
     for o in fn.walk():
-        if _candidate(o) and not any(outer.is_ancestor(o) for outer in found):
+        if _candidate(o) and not in_cold_version(o) and not any(outer.is_ancestor(o) for outer in found):
             found.append(o)
     return found
 
@@ -97,7 +97,7 @@ def jammed_rows(fn: Operation) -> list[scf.ForOp]:
 def jammable_rows(fn: Operation) -> list[scf.ForOp]:
     """Every row loop whose rows share the data they sweep, outer ones first (a directive may name
     one inside the outermost: a convolution's output channels inside its batch loop)."""
-    return [o for o in fn.walk() if _candidate(o)]
+    return [o for o in fn.walk() if _candidate(o) and not in_cold_version(o)]
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,14 @@ sweep's shape (`row_of_sweep`, `shares_an_operand`, `sweeps_shared_data`).
 
 They came from jam-row-sweeps and chunk-row-sweeps, which unroll-reuse-loops, jam-sweep-terms and
 pack-reused-panels reused; here, below every pass, no pass module imports another (tests/test_layers.py).
-Also the parts of a windowed contraction (`sum_nest`, `slice_within`: pack-windowed-reductions').
+Also the parts of a windowed contraction (`sum_nest`, `slice_within`: pack-windowed-reductions'),
+and the mark of a cold version (`mark_cold`, `in_cold_version`).
 """
 
 from __future__ import annotations
 
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tilegrad.dialect.tg import LoopRole
@@ -235,6 +236,27 @@ def shares_an_operand(row: scf.ForOp) -> bool:
     column = row.body.block.args[0]
     return any(isinstance(o, memref.LoadOp) and not any(depends_on(i, column) for i in o.indices)
                for o in row.body.walk())
+
+
+COLD = "tg.cold"
+"""The attribute on the root of a version that runs only where the fast one cannot (a pack's
+fallback: the panel does not fit, or the views are not exact): the passes that multiply code for
+speed leave the loops inside it as they are (docs/tiling.md, Cold versions)."""
+
+
+def mark_cold(op: Operation) -> None:
+    """Mark `op` (the root loop of a version that runs only where the fast one cannot) cold."""
+    op.attributes[COLD] = UnitAttr()
+
+
+def in_cold_version(op: Operation) -> bool:
+    """Whether `op` is, or is inside, a version marked cold (`mark_cold`)."""
+    at: Operation | None = op
+    while at is not None:
+        if COLD in at.attributes:
+            return True
+        at = at.parent_op()
+    return False
 
 
 # The parts of a windowed contraction (pack-windowed-reductions; pack-windowed-operands has its own copies)

@@ -58,6 +58,7 @@ from tilegrad.passes.common import (
     stage_number,
     written_memrefs,
 )
+from tilegrad.passes.loop_utils import in_cold_version
 from tilegrad.schedule import Directive, Split, Tail
 
 VECTOR = 16
@@ -135,7 +136,8 @@ def _overlapped(loop: scf.ForOp, width: int = VECTOR) -> list[Operation]:
 def overlapped_loops(root: Operation, vector: int = VECTOR) -> list[scf.ForOp]:
     """The short map loops overlap-vector-tails ends on an overlapping vector: its decision, which
     the cpu planner lists too."""
-    return [o for o in root.walk() if isinstance(o, scf.ForOp) and _is_overlappable_map(o, vector)]
+    return [o for o in root.walk() if isinstance(o, scf.ForOp) and not in_cold_version(o)
+            and _is_overlappable_map(o, vector)]
 
 
 @dataclass(frozen=True)

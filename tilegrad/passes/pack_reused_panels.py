@@ -73,7 +73,7 @@ from tilegrad.passes.common import (
     written_memrefs,
 )
 from tilegrad.passes.loop_affine import linear_form
-from tilegrad.passes.loop_utils import sweeps_shared_data
+from tilegrad.passes.loop_utils import in_cold_version, sweeps_shared_data
 from tilegrad.schedule import Directive, Memory, Stage
 
 PANEL_BYTES = 1 << 18
@@ -205,7 +205,7 @@ def _row_groups(rows: Operation) -> bool:
     """A loop over groups of rows (jam-row-sweeps') whose sweeps share data: the stage's own, or one
     inside loops over what the groups do not share (a batch)."""
     return isinstance(rows, scf.ForOp) and loop_role(rows) == LoopRole.PARALLEL and not rows.iter_args \
-        and (constant_index(rows.step) or 1) >= 2 and sweeps_shared_data(rows)
+        and (constant_index(rows.step) or 1) >= 2 and not in_cold_version(rows) and sweeps_shared_data(rows)
 
 
 def _column_tile(rows: scf.ForOp) -> scf.ForOp | None:

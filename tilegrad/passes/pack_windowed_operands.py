@@ -26,8 +26,17 @@ The loop over k moves inside the tile of positions, so one pack serves every k:
                                                   for k: for p: y[.., t + p] = sum over q of panel[q, p] * w_flat[k, q]
                                                 else: (as it was, per tile of W)
 
-The panel is a static stack buffer of `panel_bytes` (rows = panel_bytes / W elements); a stage
-whose Q x W elements do not fit runs as it was. The packed version walks its tile in blocks of W
+The panel is a static stack buffer of `panel_bytes` (rows = panel_bytes / W elements). Where Q rows
+do not fit (a conv of many channels: K = 512 3x3, Q = 4608), the sum runs in blocks of whole rows
+of its first variable (Qb = kb R S: kb as many as the panel's rows hold, and, for a weight packed
+per block, as the weight panel's C x Qb hold too), each block packed and its GEMM added into the
+output (the first block stores): where the stage stores the sum itself, once; otherwise all Q rows
+must fit, one block. The weight panel is copied once per call where C x Q fit, else each block
+copies its own rows, the blocks then a loop around the stage's loops inside its outermost (once per
+block and core's share). The blocks depend on the shapes only, never on the core count. The stage
+as it was runs only where a block cannot fit (R S rows more than the panel's, or C R S weights more
+than its panel): that version is cold (`tg.cold`: later passes leave it as it is). The packed
+version walks its tile in blocks of W
 positions (one block, unless a later pass resizes the tile: reorder-for-reuse widens it), and its
 flat sum is a reduction of its own (axis: one past the stage's), so a directive names it apart from
 the nest the other version keeps. Every sum adds the same terms (in another order,
@@ -43,7 +52,17 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, FloatAttr, IntegerAttr, MemRefType, ModuleOp, NoneAttr, i64
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    FloatAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    i1,
+    i64,
+)
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -52,6 +71,7 @@ from tilegrad.dialect.values import BlockBuilder
 from tilegrad.passes.applying import chosen
 from tilegrad.passes.common import (
     check_counts,
+    constant_index,
     depends_on,
     functions,
     loop_axis,
@@ -63,7 +83,7 @@ from tilegrad.passes.common import (
     written_memrefs,
 )
 from tilegrad.passes.loop_affine import Linear, linear_form
-from tilegrad.passes.loop_utils import made_outside, slice_within, sum_nest, zero_constant
+from tilegrad.passes.loop_utils import made_outside, mark_cold, slice_within, sum_nest, zero_constant
 from tilegrad.schedule import Directive, Memory, Stage
 
 PANEL_BYTES = 1 << 18
@@ -214,34 +234,50 @@ def _stack_view(fn: func.FuncOp, element, shape: list[int], name: str) -> SSAVal
     return view.result
 
 
-def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int, panel_rows: int) -> tuple[SSAValue, SSAValue]:
+def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int) \
+        -> tuple[SSAValue, SSAValue, SSAValue, Operation]:
     """w (indexed by k and the sums in another order than w[k, c, i, j]: a conv's grad_input reads
     weight[k, c, i, j] with k a sum, c the output's) copied once, before the stage, to a stack panel
     of `panel_bytes` as w_panel[a Q + q] (a: k's index, q the sums' flat index, as the window
-    panel's rows), where its rows x Q elements fit and the window panel's Q rows do: the panel and
-    that test (the packed version's)."""
+    panel's rows), where its rows x Q elements fit (`whole`; where they do not, each block of the
+    sums copies its own rows, `_copy_weight`): the panel, whole, w's rows and the pack point."""
     w = window.w
     element = w.memref.type.element_type
     capacity = panel_bytes // (element.bitwidth // 8)
-    variables = [s.body.block.args[0] for s in window.sums]
-    indices = list(w.indices)
-    axis = next(a for a, i in enumerate(indices) if _tap(i, variables, window.sums[0]) is None)
     root = _pack_point(window)
     b = BlockBuilder(root.parent_block(), root)
-    zero, one = b.index(0), b.index(1)
-    rows = b.add(memref.DimOp(w.memref, b.index(axis)))
+    rows = b.add(memref.DimOp(w.memref, b.index(_weight_axis(window))))
     extents = [s.ub for s in window.sums]
     count = extents[0]
     for extent in extents[1:]:
         count = b.add(arith.MuliOp(count, extent))
-    fits = b.add(arith.AndIOp(b.add(arith.CmpiOp(b.add(arith.MuliOp(rows, count)), b.index(capacity), "sle")),
-                              b.add(arith.CmpiOp(count, b.index(panel_rows), "sle"))))
-    fits.name_hint = "window_fits"
+    whole = b.add(arith.CmpiOp(b.add(arith.MuliOp(rows, count)), b.index(capacity), "sle"))
+    whole.name_hint = "weight_fits"
     panel = _stack_view(fn, element, [capacity], "weight_panel")
     then = Region([Block()])
-    b.add(scf.IfOp(fits, [], then))
+    b.add(scf.IfOp(whole, [], then))
+    _copy_weight(window, then.block, panel, rows, extents, b.index(0))
+    then.block.add_op(scf.YieldOp())
+    return panel, whole, rows, root
+
+
+def _weight_axis(window: _Window) -> int:
+    variables = [s.body.block.args[0] for s in window.sums]
+    return next(a for a, i in enumerate(window.w.indices) if _tap(i, variables, window.sums[0]) is None)
+
+
+def _copy_weight(window: _Window, block: Block, panel: SSAValue, rows: SSAValue, extents: list[SSAValue],
+                 origin: SSAValue) -> None:
+    """Copy loops at the end of `block`: panel[a Q' + q] = w at k's index a and the sums' (the first
+    from `origin`) for q over `extents` (Q' their product: the first sum's extent a block's)."""
+    w = window.w
+    variables = [s.body.block.args[0] for s in window.sums]
+    indices = list(w.indices)
+    axis = _weight_axis(window)
+    b = BlockBuilder(block)
+    zero, one = b.index(0), b.index(1)
     loop, body = make_for(zero, rows, one, LoopRole.COPY, 0)
-    then.block.add_ops([loop, scf.YieldOp()])
+    b.add(loop)
     where, flat = [body], body.args[0]
     for extent in extents:
         inner, inner_body = make_for(zero, extent, one, LoopRole.COPY, 0)
@@ -251,6 +287,8 @@ def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int, panel_rows:
         flat = ib.add(arith.AddiOp(ib.add(arith.MuliOp(flat, extent)), inner_body.args[0]))
     last = BlockBuilder(where[-1])
     at = [c.args[0] for c in where[1:]]
+    if constant_index(origin) != 0:
+        at[0] = last.add(arith.AddiOp(origin, at[0]))
     read = []
     for a, index in enumerate(indices):
         tap = _tap(index, variables, window.sums[0]) if a != axis else None
@@ -265,15 +303,26 @@ def _pack_weight(window: _Window, fn: func.FuncOp, panel_bytes: int, panel_rows:
         read.append(value if offset == 0 else last.add(arith.AddiOp(value, last.index(offset))))
     value = last.add(memref.LoadOp.get(w.memref, read))
     last.add(memref.StoreOp.get(value, panel, [flat]))
-    for block in reversed(where):
-        block.add_op(scf.YieldOp())
-    return panel, fits
+    for inner_block in reversed(where):
+        inner_block.add_op(scf.YieldOp())
+
+
+def _blockable(window: _Window) -> memref.StoreOp | None:
+    """The store of the sum, where the sum may run in blocks of the first sum added into the output
+    (col stores the sum itself, once, and nothing else reads it): None where not."""
+    stores = [o for o in window.col.body.block.ops if isinstance(o, memref.StoreOp)]
+    total = window.sums[0].results[0]
+    if len(stores) != 1 or stores[0].value is not total or len(list(total.uses)) != 1:
+        return None
+    return stores[0]
 
 
 def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> None:
     element = window.x.memref.type.element_type
+    capacity = panel_bytes // (element.bitwidth // 8)
     rows = panel_bytes // (columns * (element.bitwidth // 8))
     kloop, tile, col, sums = window.kloop, window.tile, window.col, window.sums
+    store = _blockable(window)
     # the panel's columns: the tile of positions W wide
     b = BlockBuilder(tile.parent_block(), tile)
     width = b.index(columns)
@@ -291,16 +340,32 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
     tile_block.insert_op_before(inner, col)
     col.detach()
     inner_body.add_ops([col, scf.YieldOp()])
-    # the version: Q rows fit, and w's trailing extents are the sums' (w_flat[k, q] is w[k, c, i, j])
-    tb = BlockBuilder(tile.parent_block(), tile)
-    extents = [s.ub for s in sums]
-    count = extents[0]
-    for extent in extents[1:]:
-        count = tb.add(arith.MuliOp(count, extent))
-    if window.transposed:  # w packed as w_panel[k Q + q] before the stage, where it fits
-        flat, ok = _pack_weight(window, fn, panel_bytes, rows)
+    # the version: a block of the first sum (all of it, where the sum cannot run in blocks) fits, and
+    # w's trailing extents are the sums' (w_flat[k, q] is w[k, c, i, j]); a weight packed per block
+    # is packed where its blocks run: around the stage's loops inside the pack point (the stage's own
+    # outermost, the core's share), so each block's w is copied once per iteration of that loop
+    if window.transposed:
+        flat, whole, wrows, root = _pack_weight(window, fn, panel_bytes)
+        wrapped = [o for o in root.body.block.ops if not isinstance(o, scf.YieldOp)] \
+            if "tg.stage" in root.attributes else [root]
+        tb = BlockBuilder(wrapped[0].parent_block(), wrapped[0])
     else:
-        ok = tb.add(arith.CmpiOp(count, tb.index(rows), "sle"))
+        tb = BlockBuilder(tile.parent_block(), tile)
+    extents = [s.ub for s in sums]
+    rest = tb.index(1)
+    for extent in extents[1:]:
+        rest = tb.add(arith.MuliOp(rest, extent))
+    count = tb.add(arith.MuliOp(extents[0], rest)) if len(extents) > 1 else extents[0]
+    block_rows = rest if store is not None else count  # (the rows of a block at least)
+    if window.transposed:  # w packed as w_panel[k Q + q] before the stage, where it fits (else per block)
+        ok = tb.add(arith.AndIOp(tb.add(arith.CmpiOp(block_rows, tb.index(rows), "sle")), tb.add(arith.OrIOp(
+            whole, tb.add(arith.CmpiOp(tb.add(arith.MuliOp(wrows, block_rows)), tb.index(capacity), "sle"))))))
+        # (the first sum's indices a block: as many as the panel's rows hold, and w's rows of them)
+        most = tb.add(arith.DivSIOp(tb.index(rows), rest))
+        per = tb.add(arith.SelectOp(whole, most, tb.add(arith.MinSIOp(most, tb.add(arith.DivSIOp(
+            tb.index(capacity), tb.add(arith.MaxSIOp(tb.add(arith.MuliOp(wrows, rest)), tb.index(1)))))))))
+    else:
+        ok = tb.add(arith.CmpiOp(block_rows, tb.index(rows), "sle"))
         wshape = len(window.w.indices)
         for axis, extent in zip(range(wshape - len(sums) + 1, wshape), extents[1:]):
             same = tb.add(arith.CmpiOp(tb.add(memref.DimOp(window.w.memref, tb.index(axis))),
@@ -309,36 +374,78 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
         first = tb.add(arith.CmpiOp(extents[0], tb.add(memref.DimOp(
             window.w.memref, tb.index(wshape - len(sums)))), "sle"))
         ok = tb.add(arith.AndIOp(ok, first))
+        per = tb.add(arith.DivSIOp(tb.index(rows), rest))
     ok.name_hint = "window_fits"
+    per = tb.add(arith.MaxSIOp(per, tb.index(1)))
+    per.name_hint = "block_sums"
+    zero, one = tb.index(0), tb.index(1)
     panel = _stack_view(fn, element, [rows, columns], "window_panel")
     if not window.transposed:
         flat = _flatten(fn, window.w.memref, 1)
-    # the two versions of the loop over k: packed, and as it was
+
+    def blocks_of_sums(sb: BlockBuilder, s0: SSAValue) -> tuple:
+        """A block's extents, rows and first-block test, and where w's rows start (made by sb)."""
+        nb = sb.add(arith.MinSIOp(per, sb.add(arith.SubiOp(extents[0], s0))))
+        cnt = sb.add(arith.MuliOp(nb, rest)) if len(extents) > 1 else nb
+        first_block = sb.add(arith.CmpiOp(s0, zero, "eq")) if store is not None else None
+        if window.transposed:  # (w's rows of the block, where the whole w does not fit: row a at a cnt)
+            copy = Region([Block()])
+            sb.add(scf.IfOp(sb.add(arith.AndIOp(ok, sb.add(arith.XOrIOp(
+                whole, sb.add(arith.ConstantOp(IntegerAttr(1, i1))))))), [], copy))
+            _copy_weight(window, copy.block, flat, wrows, [nb, *extents[1:]], s0)
+            copy.block.add_op(scf.YieldOp())
+            lead = sb.add(arith.SelectOp(whole, count, cnt))
+            offset = sb.add(arith.SelectOp(whole, sb.add(arith.MuliOp(s0, rest)), zero))
+        else:
+            lead, offset = None, sb.add(arith.MuliOp(s0, rest))
+        return [nb, *extents[1:]], cnt, first_block, lead, offset
+
+    if window.transposed:  # the blocks of the sum around the stage's loops (one, where all rows fit or not ok)
+        top = tb.add(arith.MaxSIOp(extents[0], one))
+        parts, part_body = make_for(zero, top, tb.add(arith.SelectOp(ok, per, top)), LoopRole.TILE, loop_axis(col))
+        wrapped[0].parent_block().insert_op_before(parts, wrapped[0])
+        s0 = part_body.args[0]
+        for op in wrapped:
+            op.detach()
+            part_body.add_op(op)
+        part_body.add_op(scf.YieldOp())
+        local, cnt, first_block, lead, offset = blocks_of_sums(BlockBuilder(part_body, wrapped[0]), s0)
+    # the two versions of the loop over k: packed, and as it was (cold: it runs only where the
+    # panel cannot hold a block, and later passes leave it as it is)
     original = inner.clone()
     then, other = Region([Block()]), Region([Block()])
     tile_block.insert_op_before(scf.IfOp(ok, [], then, other), inner)
     inner.detach()
     other.block.add_ops([original, scf.YieldOp()])
+    mark_cold(original)
     # blocks of at most W positions of the tile (one, unless a later pass widens the tile's step)
     tb = BlockBuilder(then.block)
     # (the panel's width a value of its own: a pass that resizes the tile replaces the tile's step)
-    zero, one, panel_width = tb.index(0), tb.index(1), tb.index(columns)
+    panel_width = tb.index(columns)
     blocks, block_body = make_for(col.lb, col.ub, panel_width, LoopRole.TILE, loop_axis(col))
     tb.add(blocks)
     pb = BlockBuilder(block_body)
     start = block_body.args[0]
     end = pb.add(arith.MinSIOp(pb.add(arith.AddiOp(start, panel_width)), col.ub))
     span = pb.add(arith.SubiOp(end, start))
-    # the pack: q over the sums as nested loops, p over the block's positions
-    copies, block = [], block_body
-    for extent in extents:
+    if window.transposed:
+        part_body = block_body
+    else:  # blocks of the first sum (one, where the panel holds all of it): s0 .. s0 + nb
+        parts, part_body = make_for(zero, extents[0], per, LoopRole.TILE, loop_axis(col))
+        pb.add(parts)
+        block_body.add_op(scf.YieldOp())
+        s0 = part_body.args[0]
+        local, cnt, first_block, lead, offset = blocks_of_sums(BlockBuilder(part_body), s0)
+    # the pack: q over the block's sums as nested loops, p over the block's positions
+    copies, block = [], part_body
+    for extent in local:
         loop, body = make_for(zero, extent, one, LoopRole.COPY, 0)
         block.add_op(loop)
         copies.append(body)
         block = body
     qb = BlockBuilder(block)
     q = copies[0].args[0]
-    for body, extent in zip(copies[1:], extents[1:]):
+    for body, extent in zip(copies[1:], local[1:]):
         q = qb.add(arith.AddiOp(qb.add(arith.MuliOp(q, extent)), body.args[0]))
     over, p_body = make_for(zero, span, one, LoopRole.COPY, loop_axis(col))
     qb.add(over)
@@ -346,6 +453,8 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
         body.add_op(scf.YieldOp())
     mapping: dict[SSAValue, SSAValue] = {s.body.block.args[0]: c.args[0] for s, c in zip(sums, copies)}
     vb = BlockBuilder(p_body)
+    if store is not None:
+        mapping[sums[0].body.block.args[0]] = vb.add(arith.AddiOp(s0, copies[0].args[0]))
     mapping[col.body.block.args[0]] = vb.add(arith.AddiOp(start, p_body.args[0]))
     wanted = [window.x.results[0], *([window.cond] if window.cond is not None else [])]
     for op in slice_within(wanted, col):
@@ -355,7 +464,7 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
         value = vb.add(arith.SelectOp(mapping[window.cond], value, vb.add(arith.ConstantOp(FloatAttr(0.0, element)))))
     vb.add(memref.StoreOp.get(value, panel, [q, p_body.args[0]]))
     p_body.add_op(scf.YieldOp())
-    block_body.add_ops([inner, scf.YieldOp()])
+    part_body.add_ops([inner, scf.YieldOp()])
     then.block.add_op(scf.YieldOp())
     # the positions from 0 (the panel's column: b = start + p), the flat sum panel[q, p] * w_flat[k, q]
     column = col.body.block.args[0]
@@ -364,25 +473,31 @@ def _pack(window: _Window, fn: func.FuncOp, panel_bytes: int, columns: int) -> N
     col.body.block.insert_op_before(position, col.body.block.first_op)
     col.operands = [zero, span, col.step]
     outer = sums[0]
-    sb = BlockBuilder(col.body.block, outer)
+    cb = BlockBuilder(col.body.block, outer)
     # (a reduction of its own: its directives name it apart from the nest the other version keeps)
     axis = 1 + max(loop_axis(o) for o in fn.walk() if loop_role(o) == LoopRole.REDUCE)
-    flat_sum, body = make_for(zero, count, one, LoopRole.REDUCE, axis, [outer.iter_args[0]])
+    flat_sum, body = make_for(zero, cnt, one, LoopRole.REDUCE, axis, [outer.iter_args[0]])
     fb = BlockBuilder(body)
     read = fb.add(memref.LoadOp.get(panel, [body.args[0], column]))
-    if window.transposed:  # (the row's start, k Q, made once per k)
-        row = arith.MuliOp(inner_body.args[0], count)
-        inner_body.insert_op_before(row, inner_body.first_op)
-        weight = fb.add(memref.LoadOp.get(flat, [fb.add(arith.AddiOp(row.result, body.args[0]))]))
+    if window.transposed:  # (the row's start, k Q' + the block's first row, made once per k)
+        ib = BlockBuilder(inner_body, inner_body.first_op)
+        row_start = ib.add(arith.AddiOp(ib.add(arith.MuliOp(inner_body.args[0], lead)), offset))
+        weight = fb.add(memref.LoadOp.get(flat, [fb.add(arith.AddiOp(row_start, body.args[0]))]))
     else:
-        weight = fb.add(memref.LoadOp.get(flat, [inner_body.args[0], body.args[0]]))
+        weight = fb.add(memref.LoadOp.get(flat, [inner_body.args[0], fb.add(arith.AddiOp(offset, body.args[0]))]))
     product = fb.add(arith.MulfOp(read, weight) if window.x_first else arith.MulfOp(weight, read))
-    total = fb.add(arith.AddfOp(body.args[1], product, sums[-1].body.block.last_op.operands[0].owner.fastmath))
+    fastmath = sums[-1].body.block.last_op.operands[0].owner.fastmath
+    total = fb.add(arith.AddfOp(body.args[1], product, fastmath))
     body.add_op(scf.YieldOp(total))
-    sb.add(flat_sum)
+    cb.add(flat_sum)
     outer.results[0].replace_all_uses_with(flat_sum.results[0])
     outer.detach()
     outer.erase()
+    if store is not None:  # the blocks after the first add into the output
+        wb = BlockBuilder(col.body.block, store)
+        earlier = wb.add(memref.LoadOp.get(store.memref, list(store.indices)))
+        added = wb.add(arith.AddfOp(earlier, flat_sum.results[0], fastmath))
+        store.operands = [wb.add(arith.SelectOp(first_block, flat_sum.results[0], added)), *store.operands[1:]]
     _erase_dead(col.body.block)
 
 

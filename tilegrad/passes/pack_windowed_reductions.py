@@ -12,7 +12,7 @@ on k, the other read dy depending on k and the sums only, its last index the inn
 folded with it, the one before: dy's last two indices the two innermost sums, read through a view
 dy_flat[..., oh * OW + ow]). The stage becomes
 
-    if the panel holds LEAST_POSITIONS positions of all Q = C R S columns (and the views are exact):
+    if the panel holds LEAST_POSITIONS positions of C' R S columns (C' = C if it can; the views exact):
       for k, q of the core's: dw_flat[k, q] = 0
       for n:                                             (the sums not folded, in order)
         for oh0 step R: for ow0 step B:                  (a block: R rows of B positions, R > 1 only when B = OW)
@@ -22,7 +22,12 @@ dy_flat[..., oh * OW + ow]). The stage becomes
 
 with Q' the columns of the core's share (q0: its first; a core split over c packs only its own),
 B = min(OW, P), R = max(1, P / OW) for P = panel / Q (the whole Q's, so the blocks, and the order
-each dw element adds its blocks in, do not depend on the core count). Each block's sum is the plain
+each dw element adds its blocks in, do not depend on the core count). Where LEAST_POSITIONS
+positions of all Q columns do not fit (C = 512 3x3: 4608 columns), the share runs in blocks of C'
+channels (as many as LEAST_POSITIONS positions of C' R S columns fit: a loop over c blocks around
+the above, P = panel / (C' R S)), still independent of the core count; the stage as it was then runs
+only where R S columns of 16 positions do not fit, and is cold (`tg.cold`: later passes leave it
+as it is). Each block's sum is the plain
 NN GEMM form (dy broadcast, a row of the panel swept along q): interchange-column-reductions,
 jam-row-sweeps (HostModel.jam_rows k rows) and chunk-row-sweeps (16 q columns) make it the register tile. The results
 equal the stage as written up to rounding order (blocks in order, each one flat sum). With
@@ -67,7 +72,7 @@ from tilegrad.passes.common import (
     tensor_name,
     written_memrefs,
 )
-from tilegrad.passes.loop_utils import made_outside, slice_within, sum_nest, zero_constant
+from tilegrad.passes.loop_utils import made_outside, mark_cold, slice_within, sum_nest, zero_constant
 from tilegrad.schedule import Directive, Memory, Stage
 
 PANEL_BYTES = 1 << 18
@@ -220,8 +225,19 @@ def _pack(red: _Reduction, fn: func.FuncOp, panel_bytes: int) -> None:
         inner = b.add(arith.MuliOp(inner, extent))
     share = b.add(arith.MuliOp(b.add(arith.SubiOp(first_hi, first_lo)), inner))
     q0 = b.add(arith.MuliOp(first_lo, inner))
-    whole = b.add(arith.MuliOp(b.add(memref.DimOp(out, b.index(1))), inner))
-    per = b.add(arith.DivSIOp(b.index(capacity), b.add(arith.MaxSIOp(whole, one))))
+    channels = b.add(memref.DimOp(out, b.index(1)))
+    whole = b.add(arith.MuliOp(channels, inner))
+    # C': the outermost level's columns a block (all C, where LEAST_POSITIONS positions of them fit;
+    # else as many as do: blocks of the whole C's, so the order of each dw element's terms does not
+    # depend on the core count); P = panel / (C' x the inner levels')
+    most = b.add(arith.MaxSIOp(one, b.add(arith.DivSIOp(b.index(capacity), b.add(arith.MaxSIOp(
+        b.add(arith.MuliOp(inner, b.index(LEAST_POSITIONS))), one))))))
+    fits = b.add(arith.CmpiOp(b.add(arith.DivSIOp(b.index(capacity), b.add(arith.MaxSIOp(whole, one)))),
+                              b.index(LEAST_POSITIONS), "sge"))
+    block_channels = b.add(arith.SelectOp(fits, channels, most))
+    block_channels.name_hint = "block_channels"
+    per = b.add(arith.DivSIOp(b.index(capacity), b.add(arith.MaxSIOp(
+        b.add(arith.MuliOp(block_channels, inner)), one))))
     ok = b.add(arith.CmpiOp(per, b.index(LEAST_POSITIONS), "sge"))
     ok = b.add(arith.AndIOp(ok, b.add(arith.CmpiOp(first_hi, b.add(memref.DimOp(out, b.index(1))), "sle"))))
     for axis, extent in enumerate(extents, start=2):  # dw_flat[k, q] is dw[k, c, i, j]
@@ -237,15 +253,6 @@ def _pack(red: _Reduction, fn: func.FuncOp, panel_bytes: int) -> None:
         if red.folded == 2 else one
     buffer = memref.AllocaOp.get(element, shape=[capacity])
     fn.body.block.insert_op_before(buffer, fn.body.block.first_op)
-    # (the panel a matrix of Q' columns: its rows a sum's terms, each swept along q)
-    shape = [b.add(arith.DivSIOp(b.index(capacity), b.add(arith.MaxSIOp(share, one)))), share]
-    view = memref.ExpandShapeOp(
-        operands=[buffer.memref, shape], result_types=[MemRefType(element, [DYNAMIC_INDEX, DYNAMIC_INDEX])],
-        properties={"reassociation": ArrayAttr([ArrayAttr([IntegerAttr(0, i64), IntegerAttr(1, i64)])]),
-                    "static_output_shape": DenseArrayBase.from_list(i64, [DYNAMIC_INDEX, DYNAMIC_INDEX])})
-    b.add(view)
-    view.result.name_hint = "window_panel"
-    panel = view.result
     flat_out = _view(fn, out, [[0], list(range(1, len(store.indices)))], "flat")
     dy_read = red.dy.memref if red.folded == 1 else \
         _view(fn, red.dy.memref, [*([a] for a in range(rank - 2)), [rank - 2, rank - 1]], "flat")
@@ -255,6 +262,7 @@ def _pack(red: _Reduction, fn: func.FuncOp, panel_bytes: int) -> None:
     parent.insert_op_before(scf.IfOp(ok, [], then, other), kloop)
     kloop.detach()
     other.block.add_ops([kloop, scf.YieldOp()])
+    mark_cold(kloop)  # (it runs only where the panel does not fit: later passes leave it as it is)
     tb = BlockBuilder(then.block)
     fzero = tb.add(arith.ConstantOp(FloatAttr(0.0, element)))
     # the core's outputs from zero
@@ -265,14 +273,31 @@ def _pack(red: _Reduction, fn: func.FuncOp, panel_bytes: int) -> None:
     zb = BlockBuilder(qz_body)
     zb.add(memref.StoreOp.get(fzero, flat_out, [kz_body.args[0], zb.add(arith.AddiOp(q0, qz_body.args[0]))]))
     qz_body.add_op(scf.YieldOp())
+    # the blocks of the outermost level's columns (one, where all of them fit): [lo, hi) of the share
+    parts, root = make_for(first_lo, first_hi, block_channels, LoopRole.TILE, loop_axis(levels[0]))
+    tb.add(parts)
+    cb = BlockBuilder(root)
+    first_lo = root.args[0]
+    first_hi = cb.add(arith.MinSIOp(cb.add(arith.AddiOp(first_lo, block_channels)), first_hi))
+    share = cb.add(arith.MuliOp(cb.add(arith.SubiOp(first_hi, first_lo)), inner))
+    q0 = cb.add(arith.MuliOp(first_lo, inner))
+    # (the panel a matrix of Q' columns: its rows a sum's terms, each swept along q)
+    shape = [cb.add(arith.DivSIOp(cb.index(capacity), cb.add(arith.MaxSIOp(share, one)))), share]
+    view = memref.ExpandShapeOp(
+        operands=[buffer.memref, shape], result_types=[MemRefType(element, [DYNAMIC_INDEX, DYNAMIC_INDEX])],
+        properties={"reassociation": ArrayAttr([ArrayAttr([IntegerAttr(0, i64), IntegerAttr(1, i64)])]),
+                    "static_output_shape": DenseArrayBase.from_list(i64, [DYNAMIC_INDEX, DYNAMIC_INDEX])})
+    cb.add(view)
+    view.result.name_hint = "window_panel"
+    panel = view.result
     # the sums not folded: loops in order; then the block loops
     variables = [s.body.block.args[0] for s in sums]
     mapping: dict[SSAValue, SSAValue] = {}
-    block = then.block
+    block = root
     for s in sums[:len(sums) - red.folded]:
         loop, body = make_for(zero, s.ub, one, LoopRole.TILE, loop_axis(tile))
         block.add_op(loop)
-        if block is not then.block:
+        if block is not root:
             block.add_op(scf.YieldOp())
         mapping[s.body.block.args[0]] = body.args[0]
         block = body
@@ -280,7 +305,7 @@ def _pack(red: _Reduction, fn: func.FuncOp, panel_bytes: int) -> None:
     for s, step in ([(sums[-2], rows)] if red.folded == 2 else []) + [(sums[-1], width)]:
         loop, body = make_for(zero, s.ub, step, LoopRole.TILE, loop_axis(tile))
         block.add_op(loop)
-        if block is not then.block:
+        if block is not root:
             block.add_op(scf.YieldOp())
         bb = BlockBuilder(body)
         starts.append((body.args[0], bb.add(arith.SubiOp(bb.add(arith.MinSIOp(
@@ -326,7 +351,7 @@ def _pack(red: _Reduction, fn: func.FuncOp, panel_bytes: int) -> None:
     # the GEMM: for k: for q: dw_flat[k, q0 + q] += sum over p of dy[.., p] * panel[p Q' + q]
     gk, gk_body = make_for(kloop.lb, kloop.ub, kloop.step, LoopRole.PARALLEL, loop_axis(kloop))
     bb.add(gk)
-    if block is not then.block:
+    if block is not root:
         block.add_op(scf.YieldOp())
     gq, gq_body = make_for(zero, share, one, LoopRole.PARALLEL, loop_axis(tile))
     gk_body.add_ops([gq, scf.YieldOp()])
@@ -357,6 +382,7 @@ def _pack(red: _Reduction, fn: func.FuncOp, panel_bytes: int) -> None:
     total = gb.add(arith.AddfOp(gb.add(memref.LoadOp.get(flat_out, at)), flat_sum.results[0], fastmath))
     gb.add(memref.StoreOp.get(total, flat_out, at))
     gq_body.add_op(scf.YieldOp())
+    root.add_op(scf.YieldOp())
     then.block.add_op(scf.YieldOp())
 
 

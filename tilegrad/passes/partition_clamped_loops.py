@@ -27,6 +27,10 @@ the sign of c_k), and the middle part runs the whole window without its tests. I
 partitioned first (a window loop copies them partitioned). A loop stepping s > 1 (columns jammed by
 unroll-jam, their clamped copies `min(v + k, ub - 1)` among its conditions) keeps its iterations:
 the middle part starts and ends at lb + a multiple of s.
+
+A version marked cold (a pack's fallback, `tg.cold`: loop_utils.in_cold_version) is left as it is,
+and a window loop is partitioned for the tests of its fast code only: not for those in a cold
+version or in a copy loop (a pack's, whose positions' loop is an innermost loop of its own).
 """
 
 from __future__ import annotations
@@ -40,9 +44,11 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i1
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from tilegrad.dialect.tg import LoopRole
 from tilegrad.passes.applying import chosen, given_directives, in_force
-from tilegrad.passes.common import constant_index, enclosing_func, loop_axis, stage_number
+from tilegrad.passes.common import constant_index, enclosing_func, loop_axis, loop_role, stage_number
 from tilegrad.passes.loop_affine import INDEX, IndexBuilder, LoopAffine, copy_of_loop
+from tilegrad.passes.loop_utils import COLD, in_cold_version
 from tilegrad.schedule import Directive, Partition, PartitionBy
 
 # arith.cmpi's signed predicates, and each one with its operands swapped
@@ -60,15 +66,18 @@ class _Condition:
     shift: int = 0
 
 
-def _conditions(loop: scf.ForOp, window: bool = False) \
+def _conditions(loop: scf.ForOp, window: bool = False, hot: bool = False) \
         -> tuple[list[_Condition], dict[Operation, int | None], LoopAffine]:
     """The conditions the body's clamps and range tests rely on, and the ops that become their
     operand (a clamp: the operand's position) or true (a test: None) in the middle part (window:
-    also those affine in the variables of the loops inside, _WindowAffine)."""
+    also those affine in the variables of the loops inside, _WindowAffine; hot: only those outside
+    cold versions and copy loops, `_hot`)."""
     affine = _WindowAffine(loop) if window else LoopAffine(loop)
     conditions: list[_Condition] = []
     folded: dict[Operation, int | None] = {}
     for op in loop.body.walk():
+        if hot and not _hot(op, loop):
+            continue
         if isinstance(op, (arith.MaxSIOp, arith.MinSIOp)) and op.result.type == INDEX:
             for varying, fixed in ((0, 1), (1, 0)):
                 s = affine.scale(op.operands[varying])
@@ -174,6 +183,18 @@ class _WindowAffine(LoopAffine):
             self.extremes = {}
 
 
+def _hot(op: Operation, loop: scf.ForOp) -> bool:
+    """Whether `op` runs in `loop`'s fast code: not in a version marked cold (a pack's fallback,
+    loop_utils.in_cold_version), nor in a copy loop (a pack's, partitioned as an innermost loop of
+    its own where it clamps along its positions)."""
+    at = op.parent_op()
+    while at is not None and at is not loop:
+        if COLD in at.attributes or loop_role(at) == LoopRole.COPY:
+            return False
+        at = at.parent_op()
+    return True
+
+
 def _invariant(affine: LoopAffine, value: SSAValue) -> bool:
     return affine.invariant(value) if isinstance(affine, _WindowAffine) else affine.scale(value) == 0
 
@@ -217,9 +238,10 @@ def _innermost(loop: scf.ForOp) -> bool:
 
 def _window_loop(loop: scf.ForOp) -> bool:
     """A loop with loops inside whose tests or clamps read their variables (a window's taps)."""
-    if _innermost(loop) or "tg.stage" in loop.attributes or (constant_index(loop.step) or 0) < 1:
+    if _innermost(loop) or "tg.stage" in loop.attributes or (constant_index(loop.step) or 0) < 1 \
+            or in_cold_version(loop):
         return False
-    conditions, _, affine = _conditions(loop, window=True)
+    conditions, _, affine = _conditions(loop, window=True, hot=True)
     assert isinstance(affine, _WindowAffine)
     return any(set(affine.terms(c.value) or ()) - {affine.variable} for c in conditions)
 
@@ -275,7 +297,7 @@ def _window_loops(root: Operation) -> list[scf.ForOp]:
 
 def _innermost_loops(root: Operation) -> list[scf.ForOp]:
     return [loop for loop in root.walk() if isinstance(loop, scf.ForOp) and _innermost(loop)
-            and constant_index(loop.step) == 1
+            and constant_index(loop.step) == 1 and not in_cold_version(loop)
             and any(operand is not None for operand in _conditions(loop)[1].values())]
 
 

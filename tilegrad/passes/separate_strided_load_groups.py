@@ -40,6 +40,7 @@ from xdsl.passes import ModulePass
 from tilegrad.dialect import tg
 from tilegrad.passes.common import arg_info, constant_index, depends_on, functions, written_memrefs
 from tilegrad.passes.loop_affine import linear_form
+from tilegrad.passes.loop_utils import in_cold_version
 
 
 def _windows(offsets: list[int], stride: int) -> list[range] | None:
@@ -142,6 +143,6 @@ class SeparateStridedLoadGroups(ModulePass):
         for fn in functions(op):
             separation = _Separation(fn)
             if separation.readable:
-                for loop in [o for o in fn.walk() if _innermost(o)]:
+                for loop in [o for o in fn.walk() if _innermost(o) and not in_cold_version(o)]:
                     separation.separate(loop)
 

@@ -29,6 +29,7 @@ from tilegrad.dialect.tg import LoopRole
 from tilegrad.passes.applying import chosen
 from tilegrad.passes.common import constant_index, copy_iteration, enclosing_func, loop_axis, loop_role, stage_number
 from tilegrad.passes.loop_affine import INDEX, IndexBuilder, LoopAffine, copy_of_loop
+from tilegrad.passes.loop_utils import in_cold_version
 from tilegrad.schedule import Directive, Partition, PartitionBy
 
 MAX_STRIDE = 4
@@ -56,7 +57,7 @@ def _stride(loop: Operation) -> int | None:
 def phase_split_loops(root: Operation) -> list[scf.ForOp]:
     """The loops split-stride-phases splits: its decision, which the cpu planner lists too (a split
     loop holds no other parallel loop, so splitting one leaves the others' decision as it was)."""
-    return [o for o in root.walk() if _stride(o) is not None]
+    return [o for o in root.walk() if not in_cold_version(o) and _stride(o) is not None]
 
 
 def _split(loop: scf.ForOp) -> bool:

@@ -55,6 +55,7 @@ from tilegrad.passes.common import (
     pure_arith,
     stage_number,
 )
+from tilegrad.passes.loop_utils import in_cold_version
 from tilegrad.schedule import Directive, Table
 
 I1 = IntegerType(1)
@@ -70,6 +71,7 @@ def _pure(op: Operation) -> bool:
 def _vector_loops(fn: func.FuncOp) -> list[scf.ForOp]:
     """The innermost parallel loops (no parallel or tile loop inside)."""
     return [o for o in fn.walk() if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL
+            and not in_cold_version(o)
             and not any(isinstance(i, scf.ForOp) and loop_role(i) in (LoopRole.PARALLEL, LoopRole.TILE)
                         for i in o.body.walk())]
 

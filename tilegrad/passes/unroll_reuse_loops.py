@@ -43,7 +43,7 @@ from tilegrad.passes.common import (
     stage_number,
     whole_steps,
 )
-from tilegrad.passes.loop_utils import copy_index, jam, last_iteration, repeatable
+from tilegrad.passes.loop_utils import copy_index, in_cold_version, jam, last_iteration, repeatable
 from tilegrad.schedule import Directive, UnrollJam
 
 UNROLL = 8
@@ -124,7 +124,7 @@ def reuse_decisions(root: Operation, jam_rows: int = JAM_ROWS) -> tuple[list[scf
     its decision, which the cpu planner lists too (no such loop holds another parallel loop, so
     unrolling one leaves the others' decision as it was)."""
     loops = [o for o in root.walk() if isinstance(o, scf.ForOp) and loop_role(o) == LoopRole.PARALLEL and _reuses(o)
-             and constant_index(o.step) == 1]
+             and constant_index(o.step) == 1 and not in_cold_version(o)]
     rows = []
     for loop in loops:
         row = _shares_with_its_row(loop)

@@ -29,6 +29,7 @@ from tilegrad.dialect.tg import LoopRole
 from tilegrad.errors import ScheduleError
 from tilegrad.passes.applying import given_directives, in_force, refuse_unnamed
 from tilegrad.passes.common import SHORT_TRIPS, constant_index, enclosing_func, loop_axis, loop_role, stage_number
+from tilegrad.passes.loop_utils import in_cold_version
 from tilegrad.schedule import Directive, Unroll
 
 MAX_TRIPS = SHORT_TRIPS
@@ -57,7 +58,7 @@ class _UnrollShort(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:
         trips = _trips(op)
-        if trips is None or trips * sum(1 for _ in op.body.walk()) > MAX_OPS:
+        if trips is None or in_cold_version(op) or trips * sum(1 for _ in op.body.walk()) > MAX_OPS:
             return
         own = Unroll(stage=stage_number(enclosing_func(op)), axis=loop_axis(op), factor=0)
         self.seen.append(own)

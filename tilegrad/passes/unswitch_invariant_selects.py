@@ -50,6 +50,7 @@ from tilegrad.passes.common import (
     viewed,
     written_memrefs,
 )
+from tilegrad.passes.loop_utils import in_cold_version
 from tilegrad.schedule import Directive, Specialize
 
 WORTH = 4
@@ -127,7 +128,7 @@ def _data_tests(loop: scf.ForOp, temps: set[SSAValue]) -> dict[SSAValue, tuple[l
     tests = {r for o in invariant for r in o.results if r.type == IntegerType(1)}
     by_condition: dict[SSAValue, list[arith.SelectOp]] = {}
     for op in loop.body.walk():
-        if isinstance(op, arith.SelectOp) and op.cond in tests:
+        if isinstance(op, arith.SelectOp) and op.cond in tests and not in_cold_version(op):  # (a cold one: as it is)
             by_condition.setdefault(op.cond, []).append(op)
     found = {}
     for cond, selects in by_condition.items():
@@ -233,7 +234,7 @@ def version_loops(fn: func.FuncOp, versions: Callable[[Directive], bool]) -> lis
     pending = [o for o in fn.body.walk() if isinstance(o, scf.ForOp)]
     while pending:
         loop = pending.pop(0)
-        found = _candidate(loop, temps)
+        found = None if in_cold_version(loop) else _candidate(loop, temps)
         if found is None:
             continue
         own = Specialize(stage=stage_number(fn), axis=loop_axis(loop), condition=condition_text(found[0]))

@@ -73,61 +73,79 @@ builtin.module {
 // CHECK-NEXT:     scf.for %n = %c0 to %n_end step %c1 {
 // CHECK-NEXT:       %tile = arith.constant 4096 : index
 // CHECK-NEXT:       %tile_1 = arith.constant 16 : index
-// CHECK-NEXT:       %1 = arith.muli %c_end, %s_end : index
-// CHECK-NEXT:       %2 = arith.constant 64 : index
-// CHECK-NEXT:       %3 = arith.cmpi sle, %1, %2 : index
-// CHECK-NEXT:       %4 = arith.constant 2 : index
-// CHECK-NEXT:       %5 = memref.dim %w, %4 : memref<?x?x?xf32>
-// CHECK-NEXT:       %6 = arith.cmpi eq, %5, %s_end : index
-// CHECK-NEXT:       %7 = arith.andi %3, %6 : i1
-// CHECK-NEXT:       %8 = arith.constant 1 : index
-// CHECK-NEXT:       %9 = memref.dim %w, %8 : memref<?x?x?xf32>
-// CHECK-NEXT:       %10 = arith.cmpi sle, %c_end, %9 : index
-// CHECK-NEXT:       %window_fits = arith.andi %7, %10 : i1
+// CHECK-NEXT:       %1 = arith.constant 1 : index
+// CHECK-NEXT:       %2 = arith.muli %1, %s_end : index
+// CHECK-NEXT:       %3 = arith.muli %c_end, %2 : index
+// CHECK-NEXT:       %4 = arith.constant 64 : index
+// CHECK-NEXT:       %5 = arith.cmpi sle, %2, %4 : index
+// CHECK-NEXT:       %6 = arith.constant 2 : index
+// CHECK-NEXT:       %7 = memref.dim %w, %6 : memref<?x?x?xf32>
+// CHECK-NEXT:       %8 = arith.cmpi eq, %7, %s_end : index
+// CHECK-NEXT:       %9 = arith.andi %5, %8 : i1
+// CHECK-NEXT:       %10 = arith.constant 1 : index
+// CHECK-NEXT:       %11 = memref.dim %w, %10 : memref<?x?x?xf32>
+// CHECK-NEXT:       %12 = arith.cmpi sle, %c_end, %11 : index
+// CHECK-NEXT:       %window_fits = arith.andi %9, %12 : i1
+// CHECK-NEXT:       %13 = arith.constant 64 : index
+// CHECK-NEXT:       %14 = arith.divsi %13, %2 : index
+// CHECK-NEXT:       %15 = arith.constant 1 : index
+// CHECK-NEXT:       %block_sums = arith.maxsi %14, %15 : index
+// CHECK-NEXT:       %16 = arith.constant 0 : index
+// CHECK-NEXT:       %17 = arith.constant 1 : index
 // CHECK-NEXT:       scf.for %t = %c0 to %l_end step %tile_1 {
 // CHECK-NEXT:         %t_next = arith.addi %t, %tile_1 : index
 // CHECK-NEXT:         %t_end = arith.minsi %t_next, %l_end : index
 // CHECK-NEXT:         scf.if %window_fits {
-// CHECK-NEXT:           %11 = arith.constant 0 : index
-// CHECK-NEXT:           %12 = arith.constant 1 : index
-// CHECK-NEXT:           %13 = arith.constant 16 : index
-// CHECK-NEXT:           scf.for %14 = %t to %t_end step %13 {
-// CHECK-NEXT:             %15 = arith.addi %14, %13 : index
-// CHECK-NEXT:             %16 = arith.minsi %15, %t_end : index
-// CHECK-NEXT:             %17 = arith.subi %16, %14 : index
-// CHECK-NEXT:             scf.for %18 = %11 to %c_end step %12 {
-// CHECK-NEXT:               scf.for %19 = %11 to %s_end step %12 {
-// CHECK-NEXT:                 %20 = arith.muli %18, %s_end : index
-// CHECK-NEXT:                 %21 = arith.addi %20, %19 : index
-// CHECK-NEXT:                 scf.for %22 = %11 to %17 step %12 {
-// CHECK-NEXT:                   %23 = arith.addi %14, %22 : index
-// CHECK-NEXT:                   %b1 = arith.subi %23, %c1 : index
-// CHECK-NEXT:                   %l = arith.addi %b1, %19 : index
-// CHECK-NEXT:                   %above = arith.cmpi sge, %l, %c0 : index
-// CHECK-NEXT:                   %below = arith.cmpi slt, %l, %l_end : index
-// CHECK-NEXT:                   %inside = arith.andi %above, %below : i1
-// CHECK-NEXT:                   %l_up = arith.maxsi %l, %c0 : index
-// CHECK-NEXT:                   %l_in = arith.minsi %l_up, %l_last : index
-// CHECK-NEXT:                   %xv = memref.load %x[%n, %18, %l_in] : memref<?x?x?xf32>
-// CHECK-NEXT:                   %24 = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:                   %25 = arith.select %inside, %xv, %24 : f32
-// CHECK-NEXT:                   memref.store %25, %window_panel[%21, %22] : memref<64x16xf32>
-// CHECK-NEXT:                 } {tg.loop = #tg.loop<copy, axis = 2>}
+// CHECK-NEXT:           %18 = arith.constant 16 : index
+// CHECK-NEXT:           scf.for %19 = %t to %t_end step %18 {
+// CHECK-NEXT:             %20 = arith.addi %19, %18 : index
+// CHECK-NEXT:             %21 = arith.minsi %20, %t_end : index
+// CHECK-NEXT:             %22 = arith.subi %21, %19 : index
+// CHECK-NEXT:             scf.for %23 = %16 to %c_end step %block_sums {
+// CHECK-NEXT:               %24 = arith.subi %c_end, %23 : index
+// CHECK-NEXT:               %25 = arith.minsi %block_sums, %24 : index
+// CHECK-NEXT:               %26 = arith.muli %25, %2 : index
+// CHECK-NEXT:               %27 = arith.cmpi eq, %23, %16 : index
+// CHECK-NEXT:               %28 = arith.muli %23, %2 : index
+// CHECK-NEXT:               scf.for %29 = %16 to %25 step %17 {
+// CHECK-NEXT:                 scf.for %30 = %16 to %s_end step %17 {
+// CHECK-NEXT:                   %31 = arith.muli %29, %s_end : index
+// CHECK-NEXT:                   %32 = arith.addi %31, %30 : index
+// CHECK-NEXT:                   scf.for %33 = %16 to %22 step %17 {
+// CHECK-NEXT:                     %34 = arith.addi %23, %29 : index
+// CHECK-NEXT:                     %35 = arith.addi %19, %33 : index
+// CHECK-NEXT:                     %b1 = arith.subi %35, %c1 : index
+// CHECK-NEXT:                     %l = arith.addi %b1, %30 : index
+// CHECK-NEXT:                     %above = arith.cmpi sge, %l, %c0 : index
+// CHECK-NEXT:                     %below = arith.cmpi slt, %l, %l_end : index
+// CHECK-NEXT:                     %inside = arith.andi %above, %below : i1
+// CHECK-NEXT:                     %l_up = arith.maxsi %l, %c0 : index
+// CHECK-NEXT:                     %l_in = arith.minsi %l_up, %l_last : index
+// CHECK-NEXT:                     %xv = memref.load %x[%n, %34, %l_in] : memref<?x?x?xf32>
+// CHECK-NEXT:                     %36 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:                     %37 = arith.select %inside, %xv, %36 : f32
+// CHECK-NEXT:                     memref.store %37, %window_panel[%32, %33] : memref<64x16xf32>
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<copy, axis = 2>}
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:               } {tg.loop = #tg.loop<copy, axis = 0>}
-// CHECK-NEXT:             } {tg.loop = #tg.loop<copy, axis = 0>}
-// CHECK-NEXT:             scf.for %k = %c0 to %k_end step %c1 {
-// CHECK-NEXT:               scf.for %b = %11 to %17 step %c1 {
-// CHECK-NEXT:                 %b_1 = arith.addi %14, %b : index
-// CHECK-NEXT:                 %sum = scf.for %26 = %11 to %1 step %12 iter_args(%27 = %zero) -> (f32) {
-// CHECK-NEXT:                   %28 = memref.load %window_panel[%26, %b] : memref<64x16xf32>
-// CHECK-NEXT:                   %29 = memref.load %w_flat[%k, %26] : memref<?x?xf32>
-// CHECK-NEXT:                   %30 = arith.mulf %28, %29 : f32
-// CHECK-NEXT:                   %31 = arith.addf %27, %30 fastmath<reassoc> : f32
-// CHECK-NEXT:                   scf.yield %31 : f32
-// CHECK-NEXT:                 } {tg.loop = #tg.loop<reduce, axis = 1>}
-// CHECK-NEXT:                 memref.store %sum, %y[%n, %k, %b_1] : memref<?x?x?xf32>
-// CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 2>}
-// CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:               scf.for %k = %c0 to %k_end step %c1 {
+// CHECK-NEXT:                 scf.for %b = %16 to %22 step %c1 {
+// CHECK-NEXT:                   %b_1 = arith.addi %19, %b : index
+// CHECK-NEXT:                   %sum = scf.for %38 = %16 to %26 step %17 iter_args(%39 = %zero) -> (f32) {
+// CHECK-NEXT:                     %40 = memref.load %window_panel[%38, %b] : memref<64x16xf32>
+// CHECK-NEXT:                     %41 = arith.addi %28, %38 : index
+// CHECK-NEXT:                     %42 = memref.load %w_flat[%k, %41] : memref<?x?xf32>
+// CHECK-NEXT:                     %43 = arith.mulf %40, %42 : f32
+// CHECK-NEXT:                     %44 = arith.addf %39, %43 fastmath<reassoc> : f32
+// CHECK-NEXT:                     scf.yield %44 : f32
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<reduce, axis = 1>}
+// CHECK-NEXT:                   %45 = memref.load %y[%n, %k, %b_1] : memref<?x?x?xf32>
+// CHECK-NEXT:                   %46 = arith.addf %45, %sum fastmath<reassoc> : f32
+// CHECK-NEXT:                   %47 = arith.select %27, %sum, %46 : f32
+// CHECK-NEXT:                   memref.store %47, %y[%n, %k, %b_1] : memref<?x?x?xf32>
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<parallel, axis = 2>}
+// CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:             } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:           } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:         } else {
 // CHECK-NEXT:           scf.for %k_1 = %c0 to %k_end step %c1 {
@@ -153,7 +171,7 @@ builtin.module {
 // CHECK-NEXT:               } {tg.loop = #tg.loop<reduce, axis = 0>}
 // CHECK-NEXT:               memref.store %sum_1, %y[%n, %k_1, %b_2] : memref<?x?x?xf32>
 // CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 2>}
-// CHECK-NEXT:           } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:           } {tg.loop = #tg.loop<parallel, axis = 1>, tg.cold}
 // CHECK-NEXT:         }
 // CHECK-NEXT:       } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:     } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}

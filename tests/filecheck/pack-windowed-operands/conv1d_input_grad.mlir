@@ -76,108 +76,162 @@ builtin.module {
 // CHECK-NEXT:     %o_end = memref.dim %dy, %c2 : memref<?x?x?xf32>
 // CHECK-NEXT:     %s_end = memref.dim %w, %c2 : memref<?x?x?xf32>
 // CHECK-NEXT:     %o_last = arith.subi %o_end, %c1 : index
-// CHECK-NEXT:     %2 = arith.constant 0 : index
-// CHECK-NEXT:     %3 = arith.constant 1 : index
-// CHECK-NEXT:     %4 = arith.constant 1 : index
-// CHECK-NEXT:     %5 = memref.dim %w, %4 : memref<?x?x?xf32>
-// CHECK-NEXT:     %6 = arith.muli %k_end, %s_end : index
-// CHECK-NEXT:     %7 = arith.muli %5, %6 : index
-// CHECK-NEXT:     %8 = arith.constant 1024 : index
-// CHECK-NEXT:     %9 = arith.cmpi sle, %7, %8 : index
-// CHECK-NEXT:     %10 = arith.constant 64 : index
-// CHECK-NEXT:     %11 = arith.cmpi sle, %6, %10 : index
-// CHECK-NEXT:     %window_fits = arith.andi %9, %11 : i1
-// CHECK-NEXT:     scf.if %window_fits {
-// CHECK-NEXT:       scf.for %12 = %2 to %5 step %3 {
-// CHECK-NEXT:         scf.for %13 = %2 to %k_end step %3 {
-// CHECK-NEXT:           %14 = arith.muli %12, %k_end : index
-// CHECK-NEXT:           %15 = arith.addi %14, %13 : index
-// CHECK-NEXT:           scf.for %16 = %2 to %s_end step %3 {
-// CHECK-NEXT:             %17 = arith.muli %15, %s_end : index
-// CHECK-NEXT:             %18 = arith.addi %17, %16 : index
-// CHECK-NEXT:             %19 = memref.load %w[%13, %12, %16] : memref<?x?x?xf32>
-// CHECK-NEXT:             memref.store %19, %weight_panel[%18] : memref<1024xf32>
+// CHECK-NEXT:     %2 = arith.constant 1 : index
+// CHECK-NEXT:     %3 = memref.dim %w, %2 : memref<?x?x?xf32>
+// CHECK-NEXT:     %4 = arith.muli %k_end, %s_end : index
+// CHECK-NEXT:     %5 = arith.muli %3, %4 : index
+// CHECK-NEXT:     %6 = arith.constant 1024 : index
+// CHECK-NEXT:     %weight_fits = arith.cmpi sle, %5, %6 : index
+// CHECK-NEXT:     scf.if %weight_fits {
+// CHECK-NEXT:       %7 = arith.constant 0 : index
+// CHECK-NEXT:       %8 = arith.constant 1 : index
+// CHECK-NEXT:       scf.for %9 = %7 to %3 step %8 {
+// CHECK-NEXT:         scf.for %10 = %7 to %k_end step %8 {
+// CHECK-NEXT:           %11 = arith.muli %9, %k_end : index
+// CHECK-NEXT:           %12 = arith.addi %11, %10 : index
+// CHECK-NEXT:           scf.for %13 = %7 to %s_end step %8 {
+// CHECK-NEXT:             %14 = arith.muli %12, %s_end : index
+// CHECK-NEXT:             %15 = arith.addi %14, %13 : index
+// CHECK-NEXT:             %16 = memref.load %w[%10, %9, %13] : memref<?x?x?xf32>
+// CHECK-NEXT:             memref.store %16, %weight_panel[%15] : memref<1024xf32>
 // CHECK-NEXT:           } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:         } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:       } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:     }
+// CHECK-NEXT:     %17 = arith.constant 0 : index
 // CHECK-NEXT:     scf.for %n = %c0 to %n_end step %c1 {
-// CHECK-NEXT:       %tile = arith.constant 4096 : index
-// CHECK-NEXT:       %tile_1 = arith.constant 16 : index
-// CHECK-NEXT:       %20 = arith.muli %k_end, %s_end : index
-// CHECK-NEXT:       scf.for %t = %c0 to %l_end step %tile_1 {
-// CHECK-NEXT:         %t_next = arith.addi %t, %tile_1 : index
-// CHECK-NEXT:         %t_end = arith.minsi %t_next, %l_end : index
-// CHECK-NEXT:         scf.if %window_fits {
-// CHECK-NEXT:           %21 = arith.constant 0 : index
-// CHECK-NEXT:           %22 = arith.constant 1 : index
-// CHECK-NEXT:           %23 = arith.constant 16 : index
-// CHECK-NEXT:           scf.for %24 = %t to %t_end step %23 {
-// CHECK-NEXT:             %25 = arith.addi %24, %23 : index
-// CHECK-NEXT:             %26 = arith.minsi %25, %t_end : index
-// CHECK-NEXT:             %27 = arith.subi %26, %24 : index
-// CHECK-NEXT:             scf.for %28 = %21 to %k_end step %22 {
-// CHECK-NEXT:               scf.for %29 = %21 to %s_end step %22 {
-// CHECK-NEXT:                 %30 = arith.muli %28, %s_end : index
-// CHECK-NEXT:                 %31 = arith.addi %30, %29 : index
-// CHECK-NEXT:                 scf.for %32 = %21 to %27 step %22 {
-// CHECK-NEXT:                   %33 = arith.addi %24, %32 : index
-// CHECK-NEXT:                   %l1 = arith.addi %33, %c1 : index
-// CHECK-NEXT:                   %o = arith.subi %l1, %29 : index
-// CHECK-NEXT:                   %above = arith.cmpi sge, %o, %c0 : index
-// CHECK-NEXT:                   %below = arith.cmpi slt, %o, %o_end : index
-// CHECK-NEXT:                   %inside = arith.andi %above, %below : i1
-// CHECK-NEXT:                   %o_up = arith.maxsi %o, %c0 : index
-// CHECK-NEXT:                   %o_in = arith.minsi %o_up, %o_last : index
-// CHECK-NEXT:                   %dyv = memref.load %dy[%n, %28, %o_in] : memref<?x?x?xf32>
-// CHECK-NEXT:                   %34 = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:                   %35 = arith.select %inside, %dyv, %34 : f32
-// CHECK-NEXT:                   memref.store %35, %window_panel[%31, %32] : memref<64x16xf32>
-// CHECK-NEXT:                 } {tg.loop = #tg.loop<copy, axis = 2>}
+// CHECK-NEXT:       %18 = arith.constant 1 : index
+// CHECK-NEXT:       %19 = arith.muli %18, %s_end : index
+// CHECK-NEXT:       %20 = arith.muli %k_end, %19 : index
+// CHECK-NEXT:       %21 = arith.constant 64 : index
+// CHECK-NEXT:       %22 = arith.cmpi sle, %19, %21 : index
+// CHECK-NEXT:       %23 = arith.muli %3, %19 : index
+// CHECK-NEXT:       %24 = arith.constant 1024 : index
+// CHECK-NEXT:       %25 = arith.cmpi sle, %23, %24 : index
+// CHECK-NEXT:       %26 = arith.ori %weight_fits, %25 : i1
+// CHECK-NEXT:       %window_fits = arith.andi %22, %26 : i1
+// CHECK-NEXT:       %27 = arith.constant 64 : index
+// CHECK-NEXT:       %28 = arith.divsi %27, %19 : index
+// CHECK-NEXT:       %29 = arith.constant 1024 : index
+// CHECK-NEXT:       %30 = arith.muli %3, %19 : index
+// CHECK-NEXT:       %31 = arith.constant 1 : index
+// CHECK-NEXT:       %32 = arith.maxsi %30, %31 : index
+// CHECK-NEXT:       %33 = arith.divsi %29, %32 : index
+// CHECK-NEXT:       %34 = arith.minsi %28, %33 : index
+// CHECK-NEXT:       %35 = arith.select %weight_fits, %28, %34 : index
+// CHECK-NEXT:       %36 = arith.constant 1 : index
+// CHECK-NEXT:       %block_sums = arith.maxsi %35, %36 : index
+// CHECK-NEXT:       %37 = arith.constant 0 : index
+// CHECK-NEXT:       %38 = arith.constant 1 : index
+// CHECK-NEXT:       %39 = arith.maxsi %k_end, %38 : index
+// CHECK-NEXT:       %40 = arith.select %window_fits, %block_sums, %39 : index
+// CHECK-NEXT:       scf.for %41 = %37 to %39 step %40 {
+// CHECK-NEXT:         %42 = arith.subi %k_end, %41 : index
+// CHECK-NEXT:         %43 = arith.minsi %block_sums, %42 : index
+// CHECK-NEXT:         %44 = arith.muli %43, %19 : index
+// CHECK-NEXT:         %45 = arith.cmpi eq, %41, %37 : index
+// CHECK-NEXT:         %46 = arith.constant true
+// CHECK-NEXT:         %47 = arith.xori %weight_fits, %46 : i1
+// CHECK-NEXT:         %48 = arith.andi %window_fits, %47 : i1
+// CHECK-NEXT:         scf.if %48 {
+// CHECK-NEXT:           %49 = arith.constant 0 : index
+// CHECK-NEXT:           %50 = arith.constant 1 : index
+// CHECK-NEXT:           scf.for %51 = %49 to %3 step %50 {
+// CHECK-NEXT:             scf.for %52 = %49 to %43 step %50 {
+// CHECK-NEXT:               %53 = arith.muli %51, %43 : index
+// CHECK-NEXT:               %54 = arith.addi %53, %52 : index
+// CHECK-NEXT:               scf.for %55 = %49 to %s_end step %50 {
+// CHECK-NEXT:                 %56 = arith.muli %54, %s_end : index
+// CHECK-NEXT:                 %57 = arith.addi %56, %55 : index
+// CHECK-NEXT:                 %58 = arith.addi %41, %52 : index
+// CHECK-NEXT:                 %59 = memref.load %w[%58, %51, %55] : memref<?x?x?xf32>
+// CHECK-NEXT:                 memref.store %59, %weight_panel[%57] : memref<1024xf32>
 // CHECK-NEXT:               } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:             } {tg.loop = #tg.loop<copy, axis = 0>}
-// CHECK-NEXT:             scf.for %c = %c0 to %c_end step %c1 {
-// CHECK-NEXT:               %36 = arith.muli %c, %20 : index
-// CHECK-NEXT:               scf.for %l = %21 to %27 step %c1 {
-// CHECK-NEXT:                 %l_1 = arith.addi %24, %l : index
-// CHECK-NEXT:                 %sum = scf.for %37 = %21 to %20 step %22 iter_args(%38 = %zero) -> (f32) {
-// CHECK-NEXT:                   %39 = memref.load %window_panel[%37, %l] : memref<64x16xf32>
-// CHECK-NEXT:                   %40 = arith.addi %36, %37 : index
-// CHECK-NEXT:                   %41 = memref.load %weight_panel[%40] : memref<1024xf32>
-// CHECK-NEXT:                   %42 = arith.mulf %39, %41 : f32
-// CHECK-NEXT:                   %43 = arith.addf %38, %42 fastmath<reassoc> : f32
-// CHECK-NEXT:                   scf.yield %43 : f32
-// CHECK-NEXT:                 } {tg.loop = #tg.loop<reduce, axis = 1>}
-// CHECK-NEXT:                 memref.store %sum, %dx[%n, %c, %l_1] : memref<?x?x?xf32>
-// CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 2>}
-// CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 1>}
-// CHECK-NEXT:           } {tg.loop = #tg.loop<tile, axis = 2>}
-// CHECK-NEXT:         } else {
-// CHECK-NEXT:           scf.for %c_1 = %c0 to %c_end step %c1 {
-// CHECK-NEXT:             scf.for %l_2 = %t to %t_end step %c1 {
-// CHECK-NEXT:               %sum_1 = scf.for %k = %c0 to %k_end step %c1 iter_args(%acc = %zero) -> (f32) {
-// CHECK-NEXT:                 %part = scf.for %j = %c0 to %s_end step %c1 iter_args(%acc_j = %zero) -> (f32) {
-// CHECK-NEXT:                   %l1_1 = arith.addi %l_2, %c1 : index
-// CHECK-NEXT:                   %o_1 = arith.subi %l1_1, %j : index
-// CHECK-NEXT:                   %above_1 = arith.cmpi sge, %o_1, %c0 : index
-// CHECK-NEXT:                   %below_1 = arith.cmpi slt, %o_1, %o_end : index
-// CHECK-NEXT:                   %inside_1 = arith.andi %above_1, %below_1 : i1
-// CHECK-NEXT:                   %o_up_1 = arith.maxsi %o_1, %c0 : index
-// CHECK-NEXT:                   %o_in_1 = arith.minsi %o_up_1, %o_last : index
-// CHECK-NEXT:                   %dyv_1 = memref.load %dy[%n, %k, %o_in_1] : memref<?x?x?xf32>
-// CHECK-NEXT:                   %wv = memref.load %w[%k, %c_1, %j] : memref<?x?x?xf32>
-// CHECK-NEXT:                   %p = arith.mulf %dyv_1, %wv : f32
-// CHECK-NEXT:                   %term = arith.select %inside_1, %p, %zero : f32
-// CHECK-NEXT:                   %acc_j_next = arith.addf %acc_j, %term fastmath<reassoc> : f32
-// CHECK-NEXT:                   scf.yield %acc_j_next : f32
-// CHECK-NEXT:                 } {tg.loop = #tg.loop<reduce, axis = 0>}
-// CHECK-NEXT:                 %acc_next = arith.addf %acc, %part fastmath<reassoc> : f32
-// CHECK-NEXT:                 scf.yield %acc_next : f32
-// CHECK-NEXT:               } {tg.loop = #tg.loop<reduce, axis = 0>}
-// CHECK-NEXT:               memref.store %sum_1, %dx[%n, %c_1, %l_2] : memref<?x?x?xf32>
-// CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 2>}
-// CHECK-NEXT:           } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:           } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:         }
+// CHECK-NEXT:         %60 = arith.select %weight_fits, %20, %44 : index
+// CHECK-NEXT:         %61 = arith.muli %41, %19 : index
+// CHECK-NEXT:         %62 = arith.select %weight_fits, %61, %37 : index
+// CHECK-NEXT:         %tile = arith.constant 4096 : index
+// CHECK-NEXT:         %tile_1 = arith.constant 16 : index
+// CHECK-NEXT:         scf.for %t = %c0 to %l_end step %tile_1 {
+// CHECK-NEXT:           %t_next = arith.addi %t, %tile_1 : index
+// CHECK-NEXT:           %t_end = arith.minsi %t_next, %l_end : index
+// CHECK-NEXT:           scf.if %window_fits {
+// CHECK-NEXT:             %63 = arith.constant 16 : index
+// CHECK-NEXT:             scf.for %64 = %t to %t_end step %63 {
+// CHECK-NEXT:               %65 = arith.addi %64, %63 : index
+// CHECK-NEXT:               %66 = arith.minsi %65, %t_end : index
+// CHECK-NEXT:               %67 = arith.subi %66, %64 : index
+// CHECK-NEXT:               scf.for %68 = %37 to %43 step %38 {
+// CHECK-NEXT:                 scf.for %69 = %37 to %s_end step %38 {
+// CHECK-NEXT:                   %70 = arith.muli %68, %s_end : index
+// CHECK-NEXT:                   %71 = arith.addi %70, %69 : index
+// CHECK-NEXT:                   scf.for %72 = %37 to %67 step %38 {
+// CHECK-NEXT:                     %73 = arith.addi %41, %68 : index
+// CHECK-NEXT:                     %74 = arith.addi %64, %72 : index
+// CHECK-NEXT:                     %l1 = arith.addi %74, %c1 : index
+// CHECK-NEXT:                     %o = arith.subi %l1, %69 : index
+// CHECK-NEXT:                     %above = arith.cmpi sge, %o, %c0 : index
+// CHECK-NEXT:                     %below = arith.cmpi slt, %o, %o_end : index
+// CHECK-NEXT:                     %inside = arith.andi %above, %below : i1
+// CHECK-NEXT:                     %o_up = arith.maxsi %o, %c0 : index
+// CHECK-NEXT:                     %o_in = arith.minsi %o_up, %o_last : index
+// CHECK-NEXT:                     %dyv = memref.load %dy[%n, %73, %o_in] : memref<?x?x?xf32>
+// CHECK-NEXT:                     %75 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:                     %76 = arith.select %inside, %dyv, %75 : f32
+// CHECK-NEXT:                     memref.store %76, %window_panel[%71, %72] : memref<64x16xf32>
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<copy, axis = 2>}
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:               } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:               scf.for %c = %c0 to %c_end step %c1 {
+// CHECK-NEXT:                 %77 = arith.muli %c, %60 : index
+// CHECK-NEXT:                 %78 = arith.addi %77, %62 : index
+// CHECK-NEXT:                 scf.for %l = %37 to %67 step %c1 {
+// CHECK-NEXT:                   %l_1 = arith.addi %64, %l : index
+// CHECK-NEXT:                   %sum = scf.for %79 = %37 to %44 step %38 iter_args(%80 = %zero) -> (f32) {
+// CHECK-NEXT:                     %81 = memref.load %window_panel[%79, %l] : memref<64x16xf32>
+// CHECK-NEXT:                     %82 = arith.addi %78, %79 : index
+// CHECK-NEXT:                     %83 = memref.load %weight_panel[%82] : memref<1024xf32>
+// CHECK-NEXT:                     %84 = arith.mulf %81, %83 : f32
+// CHECK-NEXT:                     %85 = arith.addf %80, %84 fastmath<reassoc> : f32
+// CHECK-NEXT:                     scf.yield %85 : f32
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<reduce, axis = 1>}
+// CHECK-NEXT:                   %86 = memref.load %dx[%n, %c, %l_1] : memref<?x?x?xf32>
+// CHECK-NEXT:                   %87 = arith.addf %86, %sum fastmath<reassoc> : f32
+// CHECK-NEXT:                   %88 = arith.select %45, %sum, %87 : f32
+// CHECK-NEXT:                   memref.store %88, %dx[%n, %c, %l_1] : memref<?x?x?xf32>
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<parallel, axis = 2>}
+// CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:             } {tg.loop = #tg.loop<tile, axis = 2>}
+// CHECK-NEXT:           } else {
+// CHECK-NEXT:             scf.for %c_1 = %c0 to %c_end step %c1 {
+// CHECK-NEXT:               scf.for %l_2 = %t to %t_end step %c1 {
+// CHECK-NEXT:                 %sum_1 = scf.for %k = %c0 to %k_end step %c1 iter_args(%acc = %zero) -> (f32) {
+// CHECK-NEXT:                   %part = scf.for %j = %c0 to %s_end step %c1 iter_args(%acc_j = %zero) -> (f32) {
+// CHECK-NEXT:                     %l1_1 = arith.addi %l_2, %c1 : index
+// CHECK-NEXT:                     %o_1 = arith.subi %l1_1, %j : index
+// CHECK-NEXT:                     %above_1 = arith.cmpi sge, %o_1, %c0 : index
+// CHECK-NEXT:                     %below_1 = arith.cmpi slt, %o_1, %o_end : index
+// CHECK-NEXT:                     %inside_1 = arith.andi %above_1, %below_1 : i1
+// CHECK-NEXT:                     %o_up_1 = arith.maxsi %o_1, %c0 : index
+// CHECK-NEXT:                     %o_in_1 = arith.minsi %o_up_1, %o_last : index
+// CHECK-NEXT:                     %dyv_1 = memref.load %dy[%n, %k, %o_in_1] : memref<?x?x?xf32>
+// CHECK-NEXT:                     %wv = memref.load %w[%k, %c_1, %j] : memref<?x?x?xf32>
+// CHECK-NEXT:                     %p = arith.mulf %dyv_1, %wv : f32
+// CHECK-NEXT:                     %term = arith.select %inside_1, %p, %zero : f32
+// CHECK-NEXT:                     %acc_j_next = arith.addf %acc_j, %term fastmath<reassoc> : f32
+// CHECK-NEXT:                     scf.yield %acc_j_next : f32
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<reduce, axis = 0>}
+// CHECK-NEXT:                   %acc_next = arith.addf %acc, %part fastmath<reassoc> : f32
+// CHECK-NEXT:                   scf.yield %acc_next : f32
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<reduce, axis = 0>}
+// CHECK-NEXT:                 memref.store %sum_1, %dx[%n, %c_1, %l_2] : memref<?x?x?xf32>
+// CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 2>}
+// CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 1>, tg.cold}
+// CHECK-NEXT:           }
+// CHECK-NEXT:         } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:       } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:     } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
 // CHECK-NEXT:     func.return

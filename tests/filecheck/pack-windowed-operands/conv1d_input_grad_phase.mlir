@@ -153,128 +153,185 @@ builtin.module {
 // CHECK-NEXT:         %29 = arith.divsi %28, %7 : index
 // CHECK-NEXT:         %tile = arith.constant 4096 : index
 // CHECK-NEXT:         %tile_1 = arith.constant 16 : index
-// CHECK-NEXT:         %30 = arith.muli %k_end, %29 : index
-// CHECK-NEXT:         %31 = arith.constant 0 : index
-// CHECK-NEXT:         %32 = arith.constant 1 : index
-// CHECK-NEXT:         %33 = arith.constant 1 : index
-// CHECK-NEXT:         %34 = memref.dim %w, %33 : memref<?x?x?xf32>
-// CHECK-NEXT:         %35 = arith.muli %k_end, %29 : index
-// CHECK-NEXT:         %36 = arith.muli %34, %35 : index
-// CHECK-NEXT:         %37 = arith.constant 1024 : index
-// CHECK-NEXT:         %38 = arith.cmpi sle, %36, %37 : index
-// CHECK-NEXT:         %39 = arith.constant 64 : index
-// CHECK-NEXT:         %40 = arith.cmpi sle, %35, %39 : index
-// CHECK-NEXT:         %window_fits = arith.andi %38, %40 : i1
-// CHECK-NEXT:         scf.if %window_fits {
-// CHECK-NEXT:           scf.for %41 = %31 to %34 step %32 {
-// CHECK-NEXT:             scf.for %42 = %31 to %k_end step %32 {
-// CHECK-NEXT:               %43 = arith.muli %41, %k_end : index
-// CHECK-NEXT:               %44 = arith.addi %43, %42 : index
-// CHECK-NEXT:               scf.for %45 = %31 to %29 step %32 {
-// CHECK-NEXT:                 %46 = arith.muli %44, %29 : index
-// CHECK-NEXT:                 %47 = arith.addi %46, %45 : index
-// CHECK-NEXT:                 %48 = arith.constant 2 : index
-// CHECK-NEXT:                 %49 = arith.muli %45, %48 : index
-// CHECK-NEXT:                 %50 = arith.addi %49, %residue : index
-// CHECK-NEXT:                 %51 = memref.load %w[%42, %41, %50] : memref<?x?x?xf32>
-// CHECK-NEXT:                 memref.store %51, %weight_panel[%47] : memref<1024xf32>
+// CHECK-NEXT:         %30 = arith.constant 1 : index
+// CHECK-NEXT:         %31 = memref.dim %w, %30 : memref<?x?x?xf32>
+// CHECK-NEXT:         %32 = arith.muli %k_end, %29 : index
+// CHECK-NEXT:         %33 = arith.muli %31, %32 : index
+// CHECK-NEXT:         %34 = arith.constant 1024 : index
+// CHECK-NEXT:         %weight_fits = arith.cmpi sle, %33, %34 : index
+// CHECK-NEXT:         scf.if %weight_fits {
+// CHECK-NEXT:           %35 = arith.constant 0 : index
+// CHECK-NEXT:           %36 = arith.constant 1 : index
+// CHECK-NEXT:           scf.for %37 = %35 to %31 step %36 {
+// CHECK-NEXT:             scf.for %38 = %35 to %k_end step %36 {
+// CHECK-NEXT:               %39 = arith.muli %37, %k_end : index
+// CHECK-NEXT:               %40 = arith.addi %39, %38 : index
+// CHECK-NEXT:               scf.for %41 = %35 to %29 step %36 {
+// CHECK-NEXT:                 %42 = arith.muli %40, %29 : index
+// CHECK-NEXT:                 %43 = arith.addi %42, %41 : index
+// CHECK-NEXT:                 %44 = arith.constant 2 : index
+// CHECK-NEXT:                 %45 = arith.muli %41, %44 : index
+// CHECK-NEXT:                 %46 = arith.addi %45, %residue : index
+// CHECK-NEXT:                 %47 = memref.load %w[%38, %37, %46] : memref<?x?x?xf32>
+// CHECK-NEXT:                 memref.store %47, %weight_panel[%43] : memref<1024xf32>
 // CHECK-NEXT:               } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:             } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:           } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:         }
-// CHECK-NEXT:         scf.for %t = %18 to %l_end_1 step %tile_1 {
-// CHECK-NEXT:           %t_next = arith.addi %t, %tile_1 : index
-// CHECK-NEXT:           %t_end = arith.minsi %t_next, %l_end_1 : index
-// CHECK-NEXT:           scf.if %window_fits {
-// CHECK-NEXT:             %52 = arith.constant 0 : index
-// CHECK-NEXT:             %53 = arith.constant 1 : index
-// CHECK-NEXT:             %54 = arith.constant 16 : index
-// CHECK-NEXT:             scf.for %55 = %t to %t_end step %54 {
-// CHECK-NEXT:               %56 = arith.addi %55, %54 : index
-// CHECK-NEXT:               %57 = arith.minsi %56, %t_end : index
-// CHECK-NEXT:               %58 = arith.subi %57, %55 : index
-// CHECK-NEXT:               scf.for %59 = %52 to %k_end step %53 {
-// CHECK-NEXT:                 scf.for %60 = %52 to %29 step %53 {
-// CHECK-NEXT:                   %61 = arith.muli %59, %29 : index
-// CHECK-NEXT:                   %62 = arith.addi %61, %60 : index
-// CHECK-NEXT:                   scf.for %63 = %52 to %58 step %53 {
-// CHECK-NEXT:                     %64 = arith.addi %55, %63 : index
-// CHECK-NEXT:                     %65 = arith.constant -1 : index
-// CHECK-NEXT:                     %66 = arith.muli %60, %65 : index
-// CHECK-NEXT:                     %67 = arith.addi %64, %66 : index
-// CHECK-NEXT:                     %half = arith.addi %67, %quotient : index
-// CHECK-NEXT:                     %above = arith.cmpi sge, %half, %c0 : index
-// CHECK-NEXT:                     %even = arith.constant true
-// CHECK-NEXT:                     %kept = arith.andi %above, %even : i1
-// CHECK-NEXT:                     %below = arith.cmpi slt, %half, %o_end : index
-// CHECK-NEXT:                     %inside = arith.andi %kept, %below : i1
-// CHECK-NEXT:                     %o_up = arith.maxsi %half, %c0 : index
-// CHECK-NEXT:                     %o_in = arith.minsi %o_up, %o_last : index
-// CHECK-NEXT:                     %dyv = memref.load %dy[%n, %59, %o_in] : memref<?x?x?xf32>
-// CHECK-NEXT:                     %68 = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:                     %69 = arith.select %inside, %dyv, %68 : f32
-// CHECK-NEXT:                     memref.store %69, %window_panel[%62, %63] : memref<64x16xf32>
-// CHECK-NEXT:                   } {tg.loop = #tg.loop<copy, axis = 2>}
+// CHECK-NEXT:         %48 = arith.constant 0 : index
+// CHECK-NEXT:         %49 = arith.constant 1 : index
+// CHECK-NEXT:         %50 = arith.muli %49, %29 : index
+// CHECK-NEXT:         %51 = arith.muli %k_end, %50 : index
+// CHECK-NEXT:         %52 = arith.constant 64 : index
+// CHECK-NEXT:         %53 = arith.cmpi sle, %50, %52 : index
+// CHECK-NEXT:         %54 = arith.muli %31, %50 : index
+// CHECK-NEXT:         %55 = arith.constant 1024 : index
+// CHECK-NEXT:         %56 = arith.cmpi sle, %54, %55 : index
+// CHECK-NEXT:         %57 = arith.ori %weight_fits, %56 : i1
+// CHECK-NEXT:         %window_fits = arith.andi %53, %57 : i1
+// CHECK-NEXT:         %58 = arith.constant 64 : index
+// CHECK-NEXT:         %59 = arith.divsi %58, %50 : index
+// CHECK-NEXT:         %60 = arith.constant 1024 : index
+// CHECK-NEXT:         %61 = arith.muli %31, %50 : index
+// CHECK-NEXT:         %62 = arith.constant 1 : index
+// CHECK-NEXT:         %63 = arith.maxsi %61, %62 : index
+// CHECK-NEXT:         %64 = arith.divsi %60, %63 : index
+// CHECK-NEXT:         %65 = arith.minsi %59, %64 : index
+// CHECK-NEXT:         %66 = arith.select %weight_fits, %59, %65 : index
+// CHECK-NEXT:         %67 = arith.constant 1 : index
+// CHECK-NEXT:         %block_sums = arith.maxsi %66, %67 : index
+// CHECK-NEXT:         %68 = arith.constant 0 : index
+// CHECK-NEXT:         %69 = arith.constant 1 : index
+// CHECK-NEXT:         %70 = arith.maxsi %k_end, %69 : index
+// CHECK-NEXT:         %71 = arith.select %window_fits, %block_sums, %70 : index
+// CHECK-NEXT:         scf.for %72 = %68 to %70 step %71 {
+// CHECK-NEXT:           %73 = arith.subi %k_end, %72 : index
+// CHECK-NEXT:           %74 = arith.minsi %block_sums, %73 : index
+// CHECK-NEXT:           %75 = arith.muli %74, %50 : index
+// CHECK-NEXT:           %76 = arith.cmpi eq, %72, %68 : index
+// CHECK-NEXT:           %77 = arith.constant true
+// CHECK-NEXT:           %78 = arith.xori %weight_fits, %77 : i1
+// CHECK-NEXT:           %79 = arith.andi %window_fits, %78 : i1
+// CHECK-NEXT:           scf.if %79 {
+// CHECK-NEXT:             %80 = arith.constant 0 : index
+// CHECK-NEXT:             %81 = arith.constant 1 : index
+// CHECK-NEXT:             scf.for %82 = %80 to %31 step %81 {
+// CHECK-NEXT:               scf.for %83 = %80 to %74 step %81 {
+// CHECK-NEXT:                 %84 = arith.muli %82, %74 : index
+// CHECK-NEXT:                 %85 = arith.addi %84, %83 : index
+// CHECK-NEXT:                 scf.for %86 = %80 to %29 step %81 {
+// CHECK-NEXT:                   %87 = arith.muli %85, %29 : index
+// CHECK-NEXT:                   %88 = arith.addi %87, %86 : index
+// CHECK-NEXT:                   %89 = arith.addi %72, %83 : index
+// CHECK-NEXT:                   %90 = arith.constant 2 : index
+// CHECK-NEXT:                   %91 = arith.muli %86, %90 : index
+// CHECK-NEXT:                   %92 = arith.addi %91, %residue : index
+// CHECK-NEXT:                   %93 = memref.load %w[%89, %82, %92] : memref<?x?x?xf32>
+// CHECK-NEXT:                   memref.store %93, %weight_panel[%88] : memref<1024xf32>
 // CHECK-NEXT:                 } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:               } {tg.loop = #tg.loop<copy, axis = 0>}
-// CHECK-NEXT:               scf.for %c = %c0 to %c_end step %c1 {
-// CHECK-NEXT:                 %70 = arith.muli %c, %30 : index
-// CHECK-NEXT:                 scf.for %l = %52 to %58 step %c1 {
-// CHECK-NEXT:                   %l_1 = arith.addi %55, %l : index
-// CHECK-NEXT:                   %71 = arith.constant 2 : index
-// CHECK-NEXT:                   %72 = arith.muli %l_1, %71 : index
-// CHECK-NEXT:                   %l_2 = arith.addi %72, %phase : index
-// CHECK-NEXT:                   %sum = scf.for %73 = %52 to %30 step %53 iter_args(%74 = %zero) -> (f32) {
-// CHECK-NEXT:                     %75 = memref.load %window_panel[%73, %l] : memref<64x16xf32>
-// CHECK-NEXT:                     %76 = arith.addi %70, %73 : index
-// CHECK-NEXT:                     %77 = memref.load %weight_panel[%76] : memref<1024xf32>
-// CHECK-NEXT:                     %78 = arith.mulf %75, %77 : f32
-// CHECK-NEXT:                     %79 = arith.addf %74, %78 fastmath<reassoc> : f32
-// CHECK-NEXT:                     scf.yield %79 : f32
-// CHECK-NEXT:                   } {tg.loop = #tg.loop<reduce, axis = 1>}
-// CHECK-NEXT:                   memref.store %sum, %dx[%n, %c, %l_2] : memref<?x?x?xf32>
-// CHECK-NEXT:                 } {tg.loop = #tg.loop<parallel, axis = 2>}
-// CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 1>}
-// CHECK-NEXT:             } {tg.loop = #tg.loop<tile, axis = 2>}
-// CHECK-NEXT:           } else {
-// CHECK-NEXT:             scf.for %c_1 = %c0 to %c_end step %c1 {
-// CHECK-NEXT:               scf.for %l_3 = %t to %t_end step %c1 {
-// CHECK-NEXT:                 %80 = arith.constant 2 : index
-// CHECK-NEXT:                 %81 = arith.muli %l_3, %80 : index
-// CHECK-NEXT:                 %l_4 = arith.addi %81, %phase : index
-// CHECK-NEXT:                 %sum_1 = scf.for %k = %c0 to %k_end step %c1 iter_args(%acc = %zero) -> (f32) {
-// CHECK-NEXT:                   %part = scf.for %j = %c0 to %29 step %c1 iter_args(%acc_j = %zero) -> (f32) {
-// CHECK-NEXT:                     %82 = arith.constant 2 : index
-// CHECK-NEXT:                     %83 = arith.muli %j, %82 : index
-// CHECK-NEXT:                     %j_1 = arith.addi %83, %residue : index
-// CHECK-NEXT:                     %l1 = arith.addi %l_4, %c1 : index
-// CHECK-NEXT:                     %o = arith.subi %l1, %j_1 : index
-// CHECK-NEXT:                     %84 = arith.constant -1 : index
-// CHECK-NEXT:                     %85 = arith.muli %j, %84 : index
-// CHECK-NEXT:                     %86 = arith.addi %l_3, %85 : index
-// CHECK-NEXT:                     %half_1 = arith.addi %86, %quotient : index
-// CHECK-NEXT:                     %above_1 = arith.cmpi sge, %half_1, %c0 : index
-// CHECK-NEXT:                     %rem = arith.constant 0 : index
-// CHECK-NEXT:                     %even_1 = arith.constant true
-// CHECK-NEXT:                     %kept_1 = arith.andi %above_1, %even_1 : i1
-// CHECK-NEXT:                     %below_1 = arith.cmpi slt, %half_1, %o_end : index
-// CHECK-NEXT:                     %inside_1 = arith.andi %kept_1, %below_1 : i1
-// CHECK-NEXT:                     %o_up_1 = arith.maxsi %half_1, %c0 : index
-// CHECK-NEXT:                     %o_in_1 = arith.minsi %o_up_1, %o_last : index
-// CHECK-NEXT:                     %dyv_1 = memref.load %dy[%n, %k, %o_in_1] : memref<?x?x?xf32>
-// CHECK-NEXT:                     %wv = memref.load %w[%k, %c_1, %j_1] : memref<?x?x?xf32>
-// CHECK-NEXT:                     %p = arith.mulf %dyv_1, %wv : f32
-// CHECK-NEXT:                     %term = arith.select %inside_1, %p, %zero : f32
-// CHECK-NEXT:                     %acc_j_next = arith.addf %acc_j, %term fastmath<reassoc> : f32
-// CHECK-NEXT:                     scf.yield %acc_j_next : f32
-// CHECK-NEXT:                   } {tg.loop = #tg.loop<reduce, axis = 0>}
-// CHECK-NEXT:                   %acc_next = arith.addf %acc, %part fastmath<reassoc> : f32
-// CHECK-NEXT:                   scf.yield %acc_next : f32
-// CHECK-NEXT:                 } {tg.loop = #tg.loop<reduce, axis = 0>}
-// CHECK-NEXT:                 memref.store %sum_1, %dx[%n, %c_1, %l_4] : memref<?x?x?xf32>
-// CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 2>}
-// CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:             } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:           }
+// CHECK-NEXT:           %94 = arith.select %weight_fits, %51, %75 : index
+// CHECK-NEXT:           %95 = arith.muli %72, %50 : index
+// CHECK-NEXT:           %96 = arith.select %weight_fits, %95, %68 : index
+// CHECK-NEXT:           scf.for %t = %18 to %l_end_1 step %tile_1 {
+// CHECK-NEXT:             %t_next = arith.addi %t, %tile_1 : index
+// CHECK-NEXT:             %t_end = arith.minsi %t_next, %l_end_1 : index
+// CHECK-NEXT:             scf.if %window_fits {
+// CHECK-NEXT:               %97 = arith.constant 16 : index
+// CHECK-NEXT:               scf.for %98 = %t to %t_end step %97 {
+// CHECK-NEXT:                 %99 = arith.addi %98, %97 : index
+// CHECK-NEXT:                 %100 = arith.minsi %99, %t_end : index
+// CHECK-NEXT:                 %101 = arith.subi %100, %98 : index
+// CHECK-NEXT:                 scf.for %102 = %68 to %74 step %69 {
+// CHECK-NEXT:                   scf.for %103 = %68 to %29 step %69 {
+// CHECK-NEXT:                     %104 = arith.muli %102, %29 : index
+// CHECK-NEXT:                     %105 = arith.addi %104, %103 : index
+// CHECK-NEXT:                     scf.for %106 = %68 to %101 step %69 {
+// CHECK-NEXT:                       %107 = arith.addi %72, %102 : index
+// CHECK-NEXT:                       %108 = arith.addi %98, %106 : index
+// CHECK-NEXT:                       %109 = arith.constant -1 : index
+// CHECK-NEXT:                       %110 = arith.muli %103, %109 : index
+// CHECK-NEXT:                       %111 = arith.addi %108, %110 : index
+// CHECK-NEXT:                       %half = arith.addi %111, %quotient : index
+// CHECK-NEXT:                       %above = arith.cmpi sge, %half, %c0 : index
+// CHECK-NEXT:                       %even = arith.constant true
+// CHECK-NEXT:                       %kept = arith.andi %above, %even : i1
+// CHECK-NEXT:                       %below = arith.cmpi slt, %half, %o_end : index
+// CHECK-NEXT:                       %inside = arith.andi %kept, %below : i1
+// CHECK-NEXT:                       %o_up = arith.maxsi %half, %c0 : index
+// CHECK-NEXT:                       %o_in = arith.minsi %o_up, %o_last : index
+// CHECK-NEXT:                       %dyv = memref.load %dy[%n, %107, %o_in] : memref<?x?x?xf32>
+// CHECK-NEXT:                       %112 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:                       %113 = arith.select %inside, %dyv, %112 : f32
+// CHECK-NEXT:                       memref.store %113, %window_panel[%105, %106] : memref<64x16xf32>
+// CHECK-NEXT:                     } {tg.loop = #tg.loop<copy, axis = 2>}
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<copy, axis = 0>}
+// CHECK-NEXT:                 scf.for %c = %c0 to %c_end step %c1 {
+// CHECK-NEXT:                   %114 = arith.muli %c, %94 : index
+// CHECK-NEXT:                   %115 = arith.addi %114, %96 : index
+// CHECK-NEXT:                   scf.for %l = %68 to %101 step %c1 {
+// CHECK-NEXT:                     %l_1 = arith.addi %98, %l : index
+// CHECK-NEXT:                     %116 = arith.constant 2 : index
+// CHECK-NEXT:                     %117 = arith.muli %l_1, %116 : index
+// CHECK-NEXT:                     %l_2 = arith.addi %117, %phase : index
+// CHECK-NEXT:                     %sum = scf.for %118 = %68 to %75 step %69 iter_args(%119 = %zero) -> (f32) {
+// CHECK-NEXT:                       %120 = memref.load %window_panel[%118, %l] : memref<64x16xf32>
+// CHECK-NEXT:                       %121 = arith.addi %115, %118 : index
+// CHECK-NEXT:                       %122 = memref.load %weight_panel[%121] : memref<1024xf32>
+// CHECK-NEXT:                       %123 = arith.mulf %120, %122 : f32
+// CHECK-NEXT:                       %124 = arith.addf %119, %123 fastmath<reassoc> : f32
+// CHECK-NEXT:                       scf.yield %124 : f32
+// CHECK-NEXT:                     } {tg.loop = #tg.loop<reduce, axis = 1>}
+// CHECK-NEXT:                     %125 = memref.load %dx[%n, %c, %l_2] : memref<?x?x?xf32>
+// CHECK-NEXT:                     %126 = arith.addf %125, %sum fastmath<reassoc> : f32
+// CHECK-NEXT:                     %127 = arith.select %76, %sum, %126 : f32
+// CHECK-NEXT:                     memref.store %127, %dx[%n, %c, %l_2] : memref<?x?x?xf32>
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<parallel, axis = 2>}
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<parallel, axis = 1>}
+// CHECK-NEXT:               } {tg.loop = #tg.loop<tile, axis = 2>}
+// CHECK-NEXT:             } else {
+// CHECK-NEXT:               scf.for %c_1 = %c0 to %c_end step %c1 {
+// CHECK-NEXT:                 scf.for %l_3 = %t to %t_end step %c1 {
+// CHECK-NEXT:                   %128 = arith.constant 2 : index
+// CHECK-NEXT:                   %129 = arith.muli %l_3, %128 : index
+// CHECK-NEXT:                   %l_4 = arith.addi %129, %phase : index
+// CHECK-NEXT:                   %sum_1 = scf.for %k = %c0 to %k_end step %c1 iter_args(%acc = %zero) -> (f32) {
+// CHECK-NEXT:                     %part = scf.for %j = %c0 to %29 step %c1 iter_args(%acc_j = %zero) -> (f32) {
+// CHECK-NEXT:                       %130 = arith.constant 2 : index
+// CHECK-NEXT:                       %131 = arith.muli %j, %130 : index
+// CHECK-NEXT:                       %j_1 = arith.addi %131, %residue : index
+// CHECK-NEXT:                       %l1 = arith.addi %l_4, %c1 : index
+// CHECK-NEXT:                       %o = arith.subi %l1, %j_1 : index
+// CHECK-NEXT:                       %132 = arith.constant -1 : index
+// CHECK-NEXT:                       %133 = arith.muli %j, %132 : index
+// CHECK-NEXT:                       %134 = arith.addi %l_3, %133 : index
+// CHECK-NEXT:                       %half_1 = arith.addi %134, %quotient : index
+// CHECK-NEXT:                       %above_1 = arith.cmpi sge, %half_1, %c0 : index
+// CHECK-NEXT:                       %rem = arith.constant 0 : index
+// CHECK-NEXT:                       %even_1 = arith.constant true
+// CHECK-NEXT:                       %kept_1 = arith.andi %above_1, %even_1 : i1
+// CHECK-NEXT:                       %below_1 = arith.cmpi slt, %half_1, %o_end : index
+// CHECK-NEXT:                       %inside_1 = arith.andi %kept_1, %below_1 : i1
+// CHECK-NEXT:                       %o_up_1 = arith.maxsi %half_1, %c0 : index
+// CHECK-NEXT:                       %o_in_1 = arith.minsi %o_up_1, %o_last : index
+// CHECK-NEXT:                       %dyv_1 = memref.load %dy[%n, %k, %o_in_1] : memref<?x?x?xf32>
+// CHECK-NEXT:                       %wv = memref.load %w[%k, %c_1, %j_1] : memref<?x?x?xf32>
+// CHECK-NEXT:                       %p = arith.mulf %dyv_1, %wv : f32
+// CHECK-NEXT:                       %term = arith.select %inside_1, %p, %zero : f32
+// CHECK-NEXT:                       %acc_j_next = arith.addf %acc_j, %term fastmath<reassoc> : f32
+// CHECK-NEXT:                       scf.yield %acc_j_next : f32
+// CHECK-NEXT:                     } {tg.loop = #tg.loop<reduce, axis = 0>}
+// CHECK-NEXT:                     %acc_next = arith.addf %acc, %part fastmath<reassoc> : f32
+// CHECK-NEXT:                     scf.yield %acc_next : f32
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<reduce, axis = 0>}
+// CHECK-NEXT:                   memref.store %sum_1, %dx[%n, %c_1, %l_4] : memref<?x?x?xf32>
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<parallel, axis = 2>}
+// CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 1>, tg.cold}
+// CHECK-NEXT:             }
+// CHECK-NEXT:           } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:         } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:       }
 // CHECK-NEXT:     } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}

@@ -83,79 +83,99 @@ builtin.module {
 // CHECK-NEXT:     %8 = memref.dim %dw, %7 : memref<?x?x?xf32>
 // CHECK-NEXT:     %9 = arith.muli %8, %3 : index
 // CHECK-NEXT:     %10 = arith.constant 1024 : index
-// CHECK-NEXT:     %11 = arith.maxsi %9, %2 : index
-// CHECK-NEXT:     %12 = arith.divsi %10, %11 : index
-// CHECK-NEXT:     %13 = arith.constant 16 : index
-// CHECK-NEXT:     %14 = arith.cmpi sge, %12, %13 : index
-// CHECK-NEXT:     %15 = arith.constant 1 : index
-// CHECK-NEXT:     %16 = memref.dim %dw, %15 : memref<?x?x?xf32>
-// CHECK-NEXT:     %17 = arith.cmpi sle, %c_end, %16 : index
-// CHECK-NEXT:     %18 = arith.andi %14, %17 : i1
-// CHECK-NEXT:     %19 = arith.constant 2 : index
-// CHECK-NEXT:     %20 = memref.dim %dw, %19 : memref<?x?x?xf32>
-// CHECK-NEXT:     %21 = arith.cmpi eq, %20, %s_end : index
-// CHECK-NEXT:     %window_fits = arith.andi %18, %21 : i1
-// CHECK-NEXT:     %22 = arith.minsi %o_end, %12 : index
-// CHECK-NEXT:     %23 = arith.constant 1024 : index
-// CHECK-NEXT:     %24 = arith.maxsi %5, %2 : index
-// CHECK-NEXT:     %25 = arith.divsi %23, %24 : index
-// CHECK-NEXT:     %window_panel = memref.expand_shape %0 {{\[\[}}0 : i64, 1 : i64]] output_shape [%25, %5] : memref<1024xf32> into memref<?x?xf32>
+// CHECK-NEXT:     %11 = arith.constant 16 : index
+// CHECK-NEXT:     %12 = arith.muli %3, %11 : index
+// CHECK-NEXT:     %13 = arith.maxsi %12, %2 : index
+// CHECK-NEXT:     %14 = arith.divsi %10, %13 : index
+// CHECK-NEXT:     %15 = arith.maxsi %2, %14 : index
+// CHECK-NEXT:     %16 = arith.constant 1024 : index
+// CHECK-NEXT:     %17 = arith.maxsi %9, %2 : index
+// CHECK-NEXT:     %18 = arith.divsi %16, %17 : index
+// CHECK-NEXT:     %19 = arith.constant 16 : index
+// CHECK-NEXT:     %20 = arith.cmpi sge, %18, %19 : index
+// CHECK-NEXT:     %block_channels = arith.select %20, %8, %15 : index
+// CHECK-NEXT:     %21 = arith.constant 1024 : index
+// CHECK-NEXT:     %22 = arith.muli %block_channels, %3 : index
+// CHECK-NEXT:     %23 = arith.maxsi %22, %2 : index
+// CHECK-NEXT:     %24 = arith.divsi %21, %23 : index
+// CHECK-NEXT:     %25 = arith.constant 16 : index
+// CHECK-NEXT:     %26 = arith.cmpi sge, %24, %25 : index
+// CHECK-NEXT:     %27 = arith.constant 1 : index
+// CHECK-NEXT:     %28 = memref.dim %dw, %27 : memref<?x?x?xf32>
+// CHECK-NEXT:     %29 = arith.cmpi sle, %c_end, %28 : index
+// CHECK-NEXT:     %30 = arith.andi %26, %29 : i1
+// CHECK-NEXT:     %31 = arith.constant 2 : index
+// CHECK-NEXT:     %32 = memref.dim %dw, %31 : memref<?x?x?xf32>
+// CHECK-NEXT:     %33 = arith.cmpi eq, %32, %s_end : index
+// CHECK-NEXT:     %window_fits = arith.andi %30, %33 : i1
+// CHECK-NEXT:     %34 = arith.minsi %o_end, %24 : index
 // CHECK-NEXT:     scf.if %window_fits {
-// CHECK-NEXT:       %26 = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:       scf.for %27 = %c0 to %k_end step %c1 {
-// CHECK-NEXT:         scf.for %28 = %1 to %5 step %2 {
-// CHECK-NEXT:           %29 = arith.addi %6, %28 : index
-// CHECK-NEXT:           memref.store %26, %dw_flat[%27, %29] : memref<?x?xf32>
+// CHECK-NEXT:       %35 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:       scf.for %36 = %c0 to %k_end step %c1 {
+// CHECK-NEXT:         scf.for %37 = %1 to %5 step %2 {
+// CHECK-NEXT:           %38 = arith.addi %6, %37 : index
+// CHECK-NEXT:           memref.store %35, %dw_flat[%36, %38] : memref<?x?xf32>
 // CHECK-NEXT:         } {tg.loop = #tg.loop<parallel, axis = 2>}
 // CHECK-NEXT:       } {tg.loop = #tg.loop<parallel, axis = 0>}
-// CHECK-NEXT:       scf.for %30 = %1 to %n_end step %2 {
-// CHECK-NEXT:         scf.for %31 = %1 to %o_end step %22 {
-// CHECK-NEXT:           %32 = arith.addi %31, %22 : index
-// CHECK-NEXT:           %33 = arith.minsi %32, %o_end : index
-// CHECK-NEXT:           %34 = arith.subi %33, %31 : index
-// CHECK-NEXT:           %35 = arith.muli %2, %34 : index
-// CHECK-NEXT:           scf.for %36 = %c0 to %c_end step %2 {
-// CHECK-NEXT:             scf.for %37 = %1 to %s_end step %2 {
-// CHECK-NEXT:               %38 = arith.subi %36, %c0 : index
-// CHECK-NEXT:               %39 = arith.muli %38, %s_end : index
-// CHECK-NEXT:               %40 = arith.addi %39, %37 : index
-// CHECK-NEXT:               scf.for %41 = %1 to %2 step %2 {
-// CHECK-NEXT:                 scf.for %42 = %1 to %34 step %2 {
-// CHECK-NEXT:                   %43 = arith.addi %31, %42 : index
-// CHECK-NEXT:                   %o1 = arith.subi %43, %c1 : index
-// CHECK-NEXT:                   %l = arith.addi %o1, %37 : index
-// CHECK-NEXT:                   %above = arith.cmpi sge, %l, %c0 : index
-// CHECK-NEXT:                   %below = arith.cmpi slt, %l, %l_end : index
-// CHECK-NEXT:                   %inside = arith.andi %above, %below : i1
-// CHECK-NEXT:                   %l_up = arith.maxsi %l, %c0 : index
-// CHECK-NEXT:                   %l_in = arith.minsi %l_up, %l_last : index
-// CHECK-NEXT:                   %xv = memref.load %x[%30, %36, %l_in] : memref<?x?x?xf32>
-// CHECK-NEXT:                   %44 = arith.select %inside, %xv, %26 : f32
-// CHECK-NEXT:                   %45 = arith.muli %41, %34 : index
-// CHECK-NEXT:                   %46 = arith.addi %45, %42 : index
-// CHECK-NEXT:                   memref.store %44, %window_panel[%46, %40] : memref<?x?xf32>
-// CHECK-NEXT:                 } {tg.loop = #tg.loop<copy, axis = 2>}
+// CHECK-NEXT:       scf.for %39 = %c0 to %c_end step %block_channels {
+// CHECK-NEXT:         %40 = arith.addi %39, %block_channels : index
+// CHECK-NEXT:         %41 = arith.minsi %40, %c_end : index
+// CHECK-NEXT:         %42 = arith.subi %41, %39 : index
+// CHECK-NEXT:         %43 = arith.muli %42, %3 : index
+// CHECK-NEXT:         %44 = arith.muli %39, %3 : index
+// CHECK-NEXT:         %45 = arith.constant 1024 : index
+// CHECK-NEXT:         %46 = arith.maxsi %43, %2 : index
+// CHECK-NEXT:         %47 = arith.divsi %45, %46 : index
+// CHECK-NEXT:         %window_panel = memref.expand_shape %0 {{\[\[}}0 : i64, 1 : i64]] output_shape [%47, %43] : memref<1024xf32> into memref<?x?xf32>
+// CHECK-NEXT:         scf.for %48 = %1 to %n_end step %2 {
+// CHECK-NEXT:           scf.for %49 = %1 to %o_end step %34 {
+// CHECK-NEXT:             %50 = arith.addi %49, %34 : index
+// CHECK-NEXT:             %51 = arith.minsi %50, %o_end : index
+// CHECK-NEXT:             %52 = arith.subi %51, %49 : index
+// CHECK-NEXT:             %53 = arith.muli %2, %52 : index
+// CHECK-NEXT:             scf.for %54 = %39 to %41 step %2 {
+// CHECK-NEXT:               scf.for %55 = %1 to %s_end step %2 {
+// CHECK-NEXT:                 %56 = arith.subi %54, %39 : index
+// CHECK-NEXT:                 %57 = arith.muli %56, %s_end : index
+// CHECK-NEXT:                 %58 = arith.addi %57, %55 : index
+// CHECK-NEXT:                 scf.for %59 = %1 to %2 step %2 {
+// CHECK-NEXT:                   scf.for %60 = %1 to %52 step %2 {
+// CHECK-NEXT:                     %61 = arith.addi %49, %60 : index
+// CHECK-NEXT:                     %o1 = arith.subi %61, %c1 : index
+// CHECK-NEXT:                     %l = arith.addi %o1, %55 : index
+// CHECK-NEXT:                     %above = arith.cmpi sge, %l, %c0 : index
+// CHECK-NEXT:                     %below = arith.cmpi slt, %l, %l_end : index
+// CHECK-NEXT:                     %inside = arith.andi %above, %below : i1
+// CHECK-NEXT:                     %l_up = arith.maxsi %l, %c0 : index
+// CHECK-NEXT:                     %l_in = arith.minsi %l_up, %l_last : index
+// CHECK-NEXT:                     %xv = memref.load %x[%48, %54, %l_in] : memref<?x?x?xf32>
+// CHECK-NEXT:                     %62 = arith.select %inside, %xv, %35 : f32
+// CHECK-NEXT:                     %63 = arith.muli %59, %52 : index
+// CHECK-NEXT:                     %64 = arith.addi %63, %60 : index
+// CHECK-NEXT:                     memref.store %62, %window_panel[%64, %58] : memref<?x?xf32>
+// CHECK-NEXT:                   } {tg.loop = #tg.loop<copy, axis = 2>}
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:               } {tg.loop = #tg.loop<copy, axis = 0>}
 // CHECK-NEXT:             } {tg.loop = #tg.loop<copy, axis = 0>}
-// CHECK-NEXT:           } {tg.loop = #tg.loop<copy, axis = 0>}
-// CHECK-NEXT:           scf.for %47 = %c0 to %k_end step %c1 {
-// CHECK-NEXT:             scf.for %48 = %1 to %5 step %2 {
-// CHECK-NEXT:               %49 = scf.for %50 = %1 to %35 step %2 iter_args(%51 = %26) -> (f32) {
-// CHECK-NEXT:                 %52 = arith.addi %31, %50 : index
-// CHECK-NEXT:                 %53 = memref.load %dy[%30, %47, %52] : memref<?x?x?xf32>
-// CHECK-NEXT:                 %54 = memref.load %window_panel[%50, %48] : memref<?x?xf32>
-// CHECK-NEXT:                 %55 = arith.mulf %53, %54 : f32
-// CHECK-NEXT:                 %56 = arith.addf %51, %55 fastmath<reassoc> : f32
-// CHECK-NEXT:                 scf.yield %56 : f32
-// CHECK-NEXT:               } {tg.loop = #tg.loop<reduce, axis = 1>}
-// CHECK-NEXT:               %57 = arith.addi %6, %48 : index
-// CHECK-NEXT:               %58 = memref.load %dw_flat[%47, %57] : memref<?x?xf32>
-// CHECK-NEXT:               %59 = arith.addf %58, %49 fastmath<reassoc> : f32
-// CHECK-NEXT:               memref.store %59, %dw_flat[%47, %57] : memref<?x?xf32>
-// CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 2>}
-// CHECK-NEXT:           } {tg.loop = #tg.loop<parallel, axis = 0>}
+// CHECK-NEXT:             scf.for %65 = %c0 to %k_end step %c1 {
+// CHECK-NEXT:               scf.for %66 = %1 to %43 step %2 {
+// CHECK-NEXT:                 %67 = scf.for %68 = %1 to %53 step %2 iter_args(%69 = %35) -> (f32) {
+// CHECK-NEXT:                   %70 = arith.addi %49, %68 : index
+// CHECK-NEXT:                   %71 = memref.load %dy[%48, %65, %70] : memref<?x?x?xf32>
+// CHECK-NEXT:                   %72 = memref.load %window_panel[%68, %66] : memref<?x?xf32>
+// CHECK-NEXT:                   %73 = arith.mulf %71, %72 : f32
+// CHECK-NEXT:                   %74 = arith.addf %69, %73 fastmath<reassoc> : f32
+// CHECK-NEXT:                   scf.yield %74 : f32
+// CHECK-NEXT:                 } {tg.loop = #tg.loop<reduce, axis = 1>}
+// CHECK-NEXT:                 %75 = arith.addi %44, %66 : index
+// CHECK-NEXT:                 %76 = memref.load %dw_flat[%65, %75] : memref<?x?xf32>
+// CHECK-NEXT:                 %77 = arith.addf %76, %67 fastmath<reassoc> : f32
+// CHECK-NEXT:                 memref.store %77, %dw_flat[%65, %75] : memref<?x?xf32>
+// CHECK-NEXT:               } {tg.loop = #tg.loop<parallel, axis = 2>}
+// CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 0>}
+// CHECK-NEXT:           } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:         } {tg.loop = #tg.loop<tile, axis = 2>}
-// CHECK-NEXT:       } {tg.loop = #tg.loop<tile, axis = 2>}
+// CHECK-NEXT:       } {tg.loop = #tg.loop<tile, axis = 1>}
 // CHECK-NEXT:     } else {
 // CHECK-NEXT:       scf.for %k = %c0 to %k_end step %c1 {
 // CHECK-NEXT:         scf.for %c = %c0 to %c_end step %c1 {
@@ -187,7 +207,7 @@ builtin.module {
 // CHECK-NEXT:             } {tg.loop = #tg.loop<parallel, axis = 2>}
 // CHECK-NEXT:           } {tg.loop = #tg.loop<tile, axis = 2>}
 // CHECK-NEXT:         } {tg.loop = #tg.loop<parallel, axis = 1>}
-// CHECK-NEXT:       } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64}
+// CHECK-NEXT:       } {tg.loop = #tg.loop<parallel, axis = 0>, tg.stage = 0 : i64, tg.cold}
 // CHECK-NEXT:     }
 // CHECK-NEXT:     func.return
 // CHECK-NEXT:   }
