@@ -6,11 +6,11 @@ sizes (`factor`) or turns off (`distributed=False`)."""
 
 import numpy as np
 import pytest
-from conftest import torch  # skips without torch
+from conftest import torch  # noqa: F401  (skips without torch)
+from test_inline_temps import _attention_call, _schedule
 
 import tilegrad
 import tilegrad.dsl as tg
-import tilegrad.user_ops  # noqa: F401  (registers user_attention_backward)
 from tilegrad.errors import ScheduleError
 from tilegrad.schedule import Distribute
 
@@ -56,21 +56,6 @@ def _layer_call(m, k, h, n, dtype, seed=0):
     f = {name: v.astype(np.float64) for name, v in call.items()}
     hh = f["x"] @ f["w1"]
     return call, (hh - hh.mean(1, keepdims=True)) ** 2 @ f["w2"]
-
-
-def _attention_call(b, length, depth, dtype, seed=1):
-    rng = np.random.default_rng(seed)
-    q, k, v, do = (rng.standard_normal((b, length, depth)).astype(dtype) for _ in range(4))
-    scale = 1 / depth ** 0.5
-    tq, tk, tv = (torch.from_numpy(x).double().requires_grad_() for x in (q, k, v))
-    p = torch.softmax(scale * tq @ tk.transpose(1, 2), -1)
-    (p @ tv).backward(torch.from_numpy(do).double())
-    call = dict(do=do, q=q, k=k, v=v, p=p.detach().numpy().astype(dtype), scale=scale)
-    return call, (tq.grad.numpy(), tk.grad.numpy(), tv.grad.numpy())
-
-
-def _schedule(kernel, call) -> dict[str, str]:
-    return {entry["directive"]: entry["source"] for entry in kernel.plan(**call).schedule}
 
 
 def _tol(dtype):
