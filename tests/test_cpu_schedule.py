@@ -567,8 +567,8 @@ def test_a_distribute_naming_no_row_of_sums_is_refused(linear_ce, directive):
     call, _ = linear_ce
     with pytest.raises(ScheduleError) as err:
         tilegrad.compile(LOGITS, "cpu", schedule=directive).plan(**call)
-    assert str(err.value) == (f"{directive}: names no row loop of sums with math after them that defer-sum-epilogues "
-                              f"can transform (the ones it can: Distribute(stage=1))")
+    assert str(err.value) == (f"{directive}: names no loop a cpu pass can transform by Distribute "
+                              f"(the ones they can: Distribute(stage=1))")  # (two passes take Distribute)
 
 
 def test_a_distribute_option_is_refused_by_name_in_opt():

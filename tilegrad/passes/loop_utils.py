@@ -193,6 +193,11 @@ def _may_be_inputs(op: Operation) -> set[SSAValue]:
     return {arg for index, arg in enumerate(fn.body.block.args) if "tg.in_place" in arg_info(fn, index)}
 
 
+def may_be_inputs(op: Operation) -> set[SSAValue]:
+    """The outputs of op's function a caller may pass as one of its inputs (`tg.in_place`)."""
+    return _may_be_inputs(op)
+
+
 def _column_of(index: SSAValue, column: SSAValue) -> bool:
     """The index is the column itself or the column minus a value fixed in the sweep."""
     if index is column:

@@ -50,6 +50,7 @@ ALL_PASSES: tuple[PassEntry, ...] = (
     _entry("split-window-phases", "split_window_phases", "SplitWindowPhases", ("tiled", "cpu")),
     _entry("pack-windowed-operands", "pack_windowed_operands", "PackWindowedOperands", ("tiled", "cpu")),
     _entry("pack-windowed-reductions", "pack_windowed_reductions", "PackWindowedReductions", ("tiled", "cpu")),
+    _entry("distribute-row-nests", "distribute_row_nests", "DistributeRowNests", ("tiled", "cpu")),
     _entry("interchange-column-reductions", "interchange_column_reductions", "InterchangeColumnReductions",
            ("tiled", "cpu")),
     _entry("jam-row-sweeps", "jam_row_sweeps", "JamRowSweeps", ("tiled", "cpu")),

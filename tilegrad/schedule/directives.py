@@ -633,12 +633,16 @@ __all__ += ["ComputeWith"]
 class Distribute(Directive):
     """The math after each sum in loop `axis` (a row loop of the stage, a loop of sums inside it)
     runs after it, in a copy of the two loops of its own that reads the stored sums back (loop
-    distribution, or fission: the sums first, then their epilogues over the tile, which vectorize).
-    `distributed=False`: the math stays with each sum (a user's override of the planner's)."""
+    distribution, or fission: the sums first, then their epilogues over the tile, which vectorize;
+    defer-sum-epilogues). Or (distribute-row-nests) row loop `axis`, whose body is several loop
+    nests, runs by tiles of `factor` rows, each nest over the tile in a loop of its own.
+    `distributed=False`: the loop as it was (a user's override of the planner's)."""
 
     axis: int = 0
     distributed: bool = True
-    kind: ClassVar[str] = "a sum's epilogue in a loop of its own"
+    factor: int = 0
+    """distribute-row-nests': rows per tile (0: as many as its budget holds, sized at run time)."""
+    kind: ClassVar[str] = "a sum's epilogue in a loop of its own, or a row loop's nests in loops of their own"
 
     @property
     def off(self) -> bool:
@@ -647,6 +651,7 @@ class Distribute(Directive):
     def check(self) -> None:
         super().check()
         _axis(self, "axis", self.axis)
+        _positive(self, "factor", self.factor, least=0)
 
 
 VOCABULARY[Distribute.__name__] = Distribute

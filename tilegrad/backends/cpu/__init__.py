@@ -16,6 +16,7 @@ from tilegrad.errors import ScheduleError
 from tilegrad.passes.branch_guarded_reads import BranchGuardedReads
 from tilegrad.passes.chunk_row_sweeps import ChunkRowSweeps
 from tilegrad.passes.defer_sum_epilogues import DeferSumEpilogues
+from tilegrad.passes.distribute_row_nests import DistributeRowNests, granule
 from tilegrad.passes.fold_affine_tests import FoldAffineTests
 from tilegrad.passes.forward_stored_values import ForwardStoredValues
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops
@@ -45,6 +46,7 @@ from tilegrad.passes.unswitch_invariant_selects import UnswitchInvariantSelects
 from tilegrad.schedule import (
     ComputeWith,
     Directive,
+    Distribute,
     Reorder,
     RFactor,
     ScheduleHint,
@@ -95,6 +97,8 @@ class CpuBackend(Backend):
             PackWindowedOperands(host.panel_bytes(target.ub_bytes), columns * host.jam_rows),
             # a sum over positions of a windowed operand (a conv's grad_weight): a GEMM per block of positions
             PackWindowedReductions(host.panel_bytes(target.ub_bytes)),
+            # a row loop of several nests, one a contraction: each nest over a tile of rows in a loop of its own
+            DistributeRowNests(target.ub_bytes // 2, granule(host.jam_rows, host.reuse_jam_rows)),
             # a sum that walks a column accumulates a stack row instead (contiguous terms)
             InterchangeColumnReductions(row=host.column_row),
             # rows that sweep the same data run `rows` at a time (register tile, row side)
@@ -167,7 +171,8 @@ class CpuBackend(Backend):
         if not hasattr(step, "takes"):
             _, given = super().direct(step, planned, user, earlier)
             return step, [(d, "user" if d in user else who) for d, who in given]
-        mine = [d for d in user if step.takes(d) and (not isinstance(d, ROUTED) or any(d.names(p) for p in planned))]
+        mine = [d for d in user if step.takes(d) and (not isinstance(d, ROUTED) or any(_routed_here(d, p, user)
+                                                                                  for p in planned))]
         kept = [d for d in planned if planner and not any(u.names(d) for u in mine)]
         given = [(d, "planner") for d in kept] + [(d, "user") for d in mine]
         return replace(step, directives="; ".join(str(d) for d, _ in given)), given
@@ -184,14 +189,15 @@ class CpuBackend(Backend):
                                     f"(the ones they can: {can or 'none in this kernel'})")
 
 
-ROUTED = (UnrollJam, RFactor, ComputeWith, Reorder, Unroll, Specialize, Stage)
+ROUTED = (UnrollJam, RFactor, ComputeWith, Reorder, Unroll, Specialize, Stage, Distribute)
 """Kinds more than one cpu pass carries out (jam-row-sweeps' and unroll-reuse-loops' UnrollJam;
 split-column-reductions' and tile-for-target's RFactor; fuse-sibling-loops' and
 fuse-sibling-reductions' ComputeWith, of which the loops stage's fuse-sibling-loops plans none;
 interchange-column-reductions', reorder-for-reuse's and hoist-tile-loops' Reorder; jam-sweep-terms'
 and unroll-short-reductions' Unroll; unswitch-invariant-selects' and branch-guarded-reads'
 Specialize; pack-windowed-operands', pack-windowed-reductions' and pack-reused-panels'
-Stage(memory=panel)): a user's goes to the pass whose planned loop it names."""
+Stage(memory=panel); defer-sum-epilogues' and distribute-row-nests' Distribute): a user's goes to
+the pass whose planned loop it names."""
 
 
 def _check_column_rfactors(given: Sequence[Directive], earlier: Sequence[tuple[Directive, str]]) -> None:
@@ -203,6 +209,14 @@ def _check_column_rfactors(given: Sequence[Directive], earlier: Sequence[tuple[D
             can = "; ".join(dict.fromkeys(map(str, columns)))
             raise ScheduleError(f"{directive}: names no column stage beside a row stage that split-column-reductions "
                                 f"can transform (the ones it can: {can})")
+
+
+def _routed_here(directive: Directive, planned: Directive, user: Sequence[Directive]) -> bool:
+    """Whether a user's directive of a kind two passes carry out (ROUTED) goes to the pass that planned
+    `planned`: it names it, and it is that directive itself or no other user directive is. Two passes
+    may plan the same kind for one stage and axis (distribute-row-nests' nests: jam-row-sweeps' rows
+    of one, unroll-reuse-loops' of another): a plan given back restates both, each claiming its own."""
+    return directive.names(planned) and (directive == planned or planned not in user)
 
 
 def _takes(step: ModulePass, directive: Directive) -> bool:

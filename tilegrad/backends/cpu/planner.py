@@ -20,7 +20,7 @@ sum loop; 0 for an unmarked window loop).
   interchange-column-reductions, reorder-for-reuse, hoist-tile-loops: Reorder (a sum's loop as 'rK')
   unroll-short-reductions: Unroll(factor=0)       unswitch-invariant-selects: Specialize
   branch-guarded-reads: Specialize(condition='TENSORS in bounds')
-  defer-sum-epilogues: Distribute  tabulate-axis-expressions: Table
+  defer-sum-epilogues, distribute-row-nests: Distribute  tabulate-axis-expressions: Table
   scan-reductions (the loops stage's): Scan      fuse-elementwise (the loops stage's): Inline
 
 Canonicalizations, not listed (no alternative a directive would choose): the loops stage's
@@ -41,6 +41,7 @@ from tilegrad.passes.common import (
     tensor_name,
 )
 from tilegrad.passes.defer_sum_epilogues import DeferSumEpilogues, deferred_epilogues
+from tilegrad.passes.distribute_row_nests import DistributeRowNests, distributed_rows
 from tilegrad.passes.fuse_elementwise import FuseElementwise, inlines
 from tilegrad.passes.fuse_sibling_loops import FuseSiblingLoops, fusions
 from tilegrad.passes.fuse_sibling_reductions import FuseSiblingReductions, merged_reductions
@@ -138,6 +139,8 @@ def decide(step: ModulePass, module: ModuleOp) -> tuple[Directive, ...]:
         return branched_reads(module)
     if isinstance(step, UnswitchInvariantSelects):
         return versioned_loops(module)
+    if isinstance(step, DistributeRowNests):  # (a row loop's nests, each over a tile of rows in a loop of its own)
+        return _unique(own for own, _ in distributed_rows(module))
     if isinstance(step, DeferSumEpilogues):  # (a row loop's sums, then their math in a loop of its own)
         return _unique(own for own, _ in deferred_epilogues(module))
     return ()
