@@ -19,10 +19,10 @@ tests by branch-guarded-reads) stays whole: its tests are vector compares, and p
 would cost more than they save on short rows. But a loop that walks a sum's terms (a reduction's
 loop, or the row a column sum accumulates: interchange-column-reductions) whose tests decide a
 branch is partitioned: each of its terms is one multiply-add, which the masks of its branched reads
-(64-bit compares, one per lane) cost several times over (a depthwise conv's grad_input as row
-accumulations over its taps, 8x128x56x56: 24 -> 7 ms; its grad_weight's sums over the positions,
-a dot product of a row of dy and a shifted row of x, likewise), and a sum's row is the whole tile
-or the whole axis, long beside its two edges.
+(64-bit compares, one per lane) cost several times over (depthwise conv2d backward at
+8x128x56x56, one process, load 5-6: grad_input as row accumulations over its taps 78 -> 7 ms;
+grad_weight's sum over the positions, a row of dy against a shifted row of x, 42 -> 5.4 ms), and a
+sum's row is the whole tile or the whole axis, long beside its two edges.
 
 A window loop: an output loop with loops inside it whose ranges do not change along it (a
 convolution's taps, `x[o - p + d*j]` tested `0 <= o - p + d*j < W` for j in [0, S)), whose tests
