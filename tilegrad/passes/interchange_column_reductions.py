@@ -21,7 +21,11 @@ loop per variable, each level summing the next from zero) interchanges as a nest
 around the row loop, every term added to the row in the nest's order (the inner levels' partial
 sums are not formed: one rounding per term, as the sums' reassoc flag allows). Its read along the
 column may be a window's (the column plus a tap, clamped: partition-clamped-loops unclamps the row
-loop's middle). Only on a Reorder that names it (planned_interchanges).
+loop's middle). By itself only a window's sum (every level a tap, its variable in a range test:
+a depthwise convolution's grad_input sums over the taps alone), each tap one contiguous
+multiply-add over the row once partition-clamped-loops takes the row's edges apart (depthwise
+conv2d backward's dx at 8x128x56x56: 24 -> 7 ms); a nest with a level outside the window (a batch, a
+channel: a contraction) only on a Reorder that names it (planned_interchanges).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from tilegrad.dialect.tg import LoopRole
 from tilegrad.dialect.values import BlockBuilder
 from tilegrad.passes.applying import reordered
 from tilegrad.passes.common import (
+    SHORT_TRIPS,
     blocked_shape,
     check_counts,
     constant_index,
@@ -75,7 +80,8 @@ def _candidates(p: scf.ForOp) -> list[Operation]:
         if nest is None:
             return []
         loop = nest[0]
-        walks = walks_columns(loop, column) if len(nest) == 1 else _nest_walks_columns(nest, column)
+        walks = (len(nest) == 1 and walks_columns(loop, column)) or \
+            ((len(nest) > 1 or _window_sum(nest)) and _nest_walks_columns(nest, column))
         if not walks or _mostly_invariant(nest[-1], nest):
             return []
         if isinstance(reduce, scf.IfOp) and not blocked_shape(reduce):
@@ -413,8 +419,26 @@ Interchange = tuple[func.FuncOp, scf.ForOp, list[Operation]]
 
 
 def nested(sums: list[Operation]) -> bool:
-    """Whether any of the sums is a nest (a sum over several variables: _sum_nest)."""
-    return any(len(_sum_nest(s) or ()) > 1 for s in sums)
+    """Whether any of the sums is a nest (a sum over several variables: _sum_nest) that is not a
+    window's sum (_window_sum): left as it is unless a Reorder names it."""
+    return any(len(nest := _sum_nest(s) or []) > 1 and not _window_sum(nest) for s in sums)
+
+
+def _window_sum(nest: list[scf.ForOp]) -> bool:
+    """Whether every level of a sum nest is a window's tap: its variable in a range test (a
+    padding's), so the sum has a window's few terms; a level no test reads (a batch, a channel)
+    makes it a contraction. Not a window of a few constant taps at every level (divisive
+    normalization's): unroll-short-reductions makes it straight-line code, and the column loop
+    around it vectorizes as it is."""
+    def trips(level: scf.ForOp) -> int | None:
+        bounds = [constant_index(v) for v in (level.lb, level.ub, level.step)]
+        return None if None in bounds else len(range(*bounds))
+
+    if all((t := trips(level)) is not None and t <= SHORT_TRIPS for level in nest):
+        return False
+    tests = [o for o in nest[0].walk() if isinstance(o, arith.CmpiOp)]
+    return all(any(depends_within(v, level.body.block.args[0], nest[0]) for t in tests for v in t.operands)
+               for level in nest)
 
 
 def planned_interchanges(module: Operation) -> tuple[Reorder, ...]:

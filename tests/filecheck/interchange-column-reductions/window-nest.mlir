@@ -3,7 +3,8 @@
 // A convolution's sum nest, named by a Reorder with the sums outside: y[o] = Σ_c Σ_j x[c, o - 1 + j] w[c, j]
 // (x's column read through a clamp). Its loops, c then j, run around a row loop over the tile: every
 // term added to the one stack row, in c, j order (no partial sum per c); then y reads the row. Without
-// the directive the pass leaves a nest as it is (tilegrad opt -p 'interchange-column-reductions').
+// the directive the pass leaves this nest as it is (tilegrad opt -p 'interchange-column-reductions'):
+// its level c is in no range test, a contraction (window-sum-by-itself.mlir: a window's sum).
 
 builtin.module {
   func.func @window(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %y: memref<?xf32>) {
