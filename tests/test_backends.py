@@ -113,7 +113,7 @@ def test_each_target_family_has_its_stage_table():
 
 def library_calls():
     """(kernel, arguments) of each library op's first benchmark case at its tiny size (one per op:
-    each is a compile, and the test command has a time budget)."""
+    each is a lowering, and the test command has a time budget; none runs)."""
     from tilegrad import bench_cases
     from tilegrad.bench import Case
     from tilegrad.kernel import Kernel
@@ -121,10 +121,7 @@ def library_calls():
     calls, real = {}, Kernel.__call__
 
     def spy(kernel, /, *args, **kwargs):
-        if kernel.op.name in calls:
-            return None
-        calls[kernel.op.name] = (kernel, kwargs)
-        return real(kernel, *args, **kwargs)
+        calls.setdefault(kernel.op.name, (kernel, kwargs))
 
     Kernel.__call__ = spy
     try:
@@ -169,9 +166,10 @@ def test_the_cpu_plan_of_every_library_op_lists_its_decisions_as_directives():
 
 
 def plan_of(kernel, kwargs):
-    """The tiling plan of the kernel's call with these arguments (as Kernel.plan makes it)."""
+    """The tiling plan of the kernel's call with these arguments (as Kernel.plan makes it: lowered
+    to the tiled stage, kept for `kernel.ir`, no code)."""
     args, kwargs, _, num_blocks = kernel._split_call((), dict(kwargs))
-    return kernel.specialize(kernel.op.bind(kernel.target, args, kwargs), num_blocks).plan
+    return kernel.specialize(kernel.op.bind(kernel.target, args, kwargs), num_blocks, code=False, keep_ir=True).plan
 
 
 def _sorted(by_tensor: dict) -> dict:

@@ -384,8 +384,8 @@ class Kernel(Dispatcher):
         hint = self.schedule_hint(binding)
         if self.untiled:
             return hint
-        try:
-            planned = self._planned(self._specialization(binding, num_blocks, hint), binding)
+        try:  # (its plan is enough: no code for it, until a call asks)
+            planned = self._planned(self._specialization(binding, num_blocks, hint, code=False), binding)
         except TilegradError:  # the build fails: the caller rebuilds it pass by pass to show where
             return hint
         return replace(hint, planned=planned) if planned else hint
