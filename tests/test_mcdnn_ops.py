@@ -176,9 +176,11 @@ def test_pooling_blending_and_errors(rng):
         kernel(y=y.numpy(), dy=dy.numpy(), x=x)
 
 
-@pytest.mark.parametrize("shape", SHAPES)
-@pytest.mark.parametrize("n", [1, 3, 4, 5])
-@pytest.mark.parametrize("target", ["cpu", "metax-c500", "ascend910b"])
+LRN_GRID = [(shape, n, target) for target in ("cpu", "metax-c500", "ascend910b") for n in (1, 3, 4, 5)
+            for shape in SHAPES if LONG or target != "metax-c500" or shape == SHAPES[n % 2]]
+
+
+@pytest.mark.parametrize("shape, n, target", LRN_GRID)
 def test_lrn_cross_channel_backward(shape, n, target, rng):
     x = rng.standard_normal(shape).astype(np.float32)
     xt = to_torch(x).double().requires_grad_()

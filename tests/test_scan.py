@@ -104,8 +104,9 @@ def test_a_reduction_written_from_the_other_end_inside_a_larger_body(target, dty
     np.testing.assert_allclose(got, g * _torch_scan(x, "sum", False, 1) + x, **TOLERANCE[dtype])
 
 
-@pytest.mark.parametrize("target,dtype,guard", WHERE)
-@pytest.mark.parametrize("combine", ["sum", "max", "min", "prod"])
+@pytest.mark.parametrize("target,dtype,guard,combine", [
+    (*where, combine) for where in WHERE for combine in ("sum", "max", "min", "prod")
+    if combine in ("sum", "max") or where in (WHERE[0], WHERE[-1])])  # (float64 and guard: one sum, one compare)
 def test_tg_scan_along_every_axis_both_ways_matches_torch(target, dtype, guard, combine, rng):
     x = (rng.random((3, 20, 5)) + 0.5).astype(dtype)  # (products of 20 terms stay in range)
     x[1, 7, 2] = np.nan if combine in ("max", "min") else x[1, 7, 2]  # NaN propagates, as torch's
