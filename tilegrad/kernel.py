@@ -443,7 +443,7 @@ class Kernel(Dispatcher):
 
         lowered = lower(self.op, binding, self.target, num_blocks, hint, untiled=self.untiled,
                         override=self._lowering_override, verify_tiled=self.guard, sum_lengths=lengths,
-                        keep_ir=keep_ir)  # (a call or a plan reads no stage's text: `ir` asks for them)
+                        keep_ir=keep_ir)  # (a call reads no stage's text: `ir` and `plan` ask for them)
         if not compile_all and not hint.planned and lowered.plan is not None:
             plan_only = PlanOnly(lowered.plan, lowered.layout, lowered.num_blocks)
             if self._planned(plan_only, binding):  # this call runs a fused split: compile that kernel only
@@ -655,7 +655,8 @@ class Kernel(Dispatcher):
         """The tiling plan for this call signature (raises UBCapacityError if it cannot fit)."""
         args, kwargs, _, num_blocks = self._split_call(args, kwargs)
         binding = self.op.bind(self.target, args, kwargs)
-        spec = self.specialize(binding, num_blocks, check_fit=False, code=False)
+        # (its stages printed: what a plan's reader asks for next, `ir`, is then no second lowering)
+        spec = self.specialize(binding, num_blocks, check_fit=False, code=False, keep_ir=True)
         arrays = {n: a for n, a in binding.tensors.items() if a is not None}
         report = PlanReport.build(self, binding, spec, workspace_bytes(spec, arrays))
         if check and spec.plan is not None:
